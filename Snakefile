@@ -1,0 +1,19 @@
+# sdpa-lab: every claim of the scaled dot-product attention lesson, re-measured.
+# This file is a table of contents; the rules live in workflow/rules/.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/experiments.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

@@ -1,0 +1,91 @@
+"""Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V, and the two
+functions it is built from: a numerically stable softmax and the entropy of
+a probability distribution."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _as_float_array(x, name: str) -> np.ndarray:
+    """x as a floating array (integers become float64); rejects non-numeric input."""
+    a = np.asarray(x)
+    if a.dtype.kind in "biu":
+        a = a.astype(np.float64)
+    if a.dtype.kind != "f":
+        raise TypeError(f"{name} must be a real floating-point array, got dtype {a.dtype}")
+    return a
+
+
+def softmax(x, axis: int = -1) -> np.ndarray:
+    """Probabilities exp(x) / sum(exp(x)) along `axis`, computed stably.
+
+    Subtracting the maximum first keeps exp() from overflowing; the result
+    has the dtype of `x` (float32 stays float32).
+    """
+    x = _as_float_array(x, "x")
+    shifted = x - x.max(axis=axis, keepdims=True)  # largest entry becomes 0
+    e = np.exp(shifted)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def entropy(p, axis: int = -1) -> np.ndarray:
+    """Shannon entropy -sum p log p (in nats) along `axis`, with 0 log 0 = 0.
+
+    Unlike the lesson's -sum p log(p + 1e-12), exact zeros (exp underflow)
+    contribute exactly 0 and never produce nan.
+    """
+    p = _as_float_array(p, "p")
+    positive = p > 0
+    logp = np.log(np.where(positive, p, 1.0))  # log 1 = 0 where p == 0
+    return -np.sum(np.where(positive, p * logp, 0.0), axis=axis)
+
+
+def lesson_entropy(p, axis: int = -1) -> np.ndarray:
+    """The lesson's entropy, -sum p log(p + 1e-12), kept for exact replication."""
+    p = np.asarray(p)
+    return -np.sum(p * np.log(p + 1e-12), axis=axis)
+
+
+def scaled_dot_product_attention(Q, K, V, scale: float | None = None):
+    """Attention output and weights: softmax(Q K^T * scale) V.
+
+    Q: (..., T_q, d_k), K: (..., T_k, d_k), V: (..., T_k, d_v), any leading
+    batch dimensions (broadcast). `scale` defaults to 1 / sqrt(d_k).
+    Returns (out, weights) with out: (..., T_q, d_v), weights: (..., T_q, T_k),
+    in the dtype of the inputs (float32 in, float32 out).
+    """
+    Q = _as_float_array(Q, "Q")
+    K = _as_float_array(K, "K")
+    V = _as_float_array(V, "V")
+    for name, a in (("Q", Q), ("K", K), ("V", V)):
+        if a.ndim < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions (..., T, d), got shape {a.shape}")
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError(
+            f"Q and K must share the last dimension d_k: Q has shape {Q.shape}, K has shape {K.shape}"
+        )
+    if K.shape[-2] != V.shape[-2]:
+        raise ValueError(
+            f"K and V must have the same number of positions T_k: K has shape {K.shape}, V has shape {V.shape}"
+        )
+    try:
+        np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"batch dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} and V {V.shape[:-2]} do not broadcast"
+        ) from None
+    dtype = np.result_type(Q, K, V)
+    d_k = Q.shape[-1]
+    if scale is None:
+        scale = 1.0 / np.sqrt(d_k)
+    elif not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    # A Python/NumPy float64 scalar times a float32 array would promote under
+    # NumPy 2's rules (the lesson's trap): cast the scale to the input dtype.
+    scale = dtype.type(scale)
+
+    scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., T_q, T_k)
+    weights = softmax(scores, axis=-1)  # (..., T_q, T_k), rows sum to 1
+    out = weights @ V  # (..., T_q, d_v)
+    return out, weights

@@ -1,0 +1,1 @@
+"""One module per experiment; each `run_*` function returns a tidy table."""

@@ -1,0 +1,37 @@
+"""B9: the forward maps (B, T, d_k) -> weights (B, T, T) -> output (B, T, d_k), rows summing to 1."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.attention import scaled_dot_product_attention
+from sdpa_lab.seeding import stream
+
+DTYPES = ("float64", "float32")
+
+
+def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFrame:
+    """For each (B, T, d_k) and dtype: the shapes, dtype and row sums of one seeded forward."""
+    rows = []
+    for B, T, d_k in shapes:
+        rng = stream(seed, "forward_shape", B, T, d_k)
+        Q, K, V = (rng.standard_normal((B, T, d_k)) for _ in range(3))  # each (B, T, d_k)
+        for dtype in DTYPES:
+            out, weights = scaled_dot_product_attention(*(a.astype(dtype) for a in (Q, K, V)))
+            row_sums = weights.sum(axis=-1, dtype=np.float64)  # (B, T)
+            measured = {
+                "weights_B": weights.shape[0], "weights_T_q": weights.shape[1], "weights_T_k": weights.shape[2],
+                "output_B": out.shape[0], "output_T": out.shape[1], "output_d": out.shape[2],
+                "output_ndim": out.ndim, "weights_ndim": weights.ndim,
+                "dtype_kept": float(out.dtype == np.dtype(dtype) and weights.dtype == np.dtype(dtype)),
+                "max_row_sum_error": float(np.max(np.abs(row_sums - 1.0))),
+                "min_weight": float(weights.min()),
+                "all_finite": float(np.isfinite(out).all() and np.isfinite(weights).all()),
+            }
+            for quantity, value in measured.items():
+                rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "dtype": dtype,
+                             "quantity": quantity, "value": float(value)})
+    return pd.DataFrame(rows)

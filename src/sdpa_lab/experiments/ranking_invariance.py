@@ -1,0 +1,55 @@
+"""B6: a positive scale changes how sharp the weights are, never the order of the keys.
+
+The order is decided on the logits (scores), where a positive scale is
+monotone. A naive argsort of the *weights* is measured separately: once exp
+underflows to exactly 0, several keys tie and the argsort order is arbitrary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.attention import softmax
+from sdpa_lab.experiments.entropy_sweep import trial_logits
+from sdpa_lab.seeding import stream
+
+DTYPES = ("float64", "float32")
+
+
+def _has_ties(w: np.ndarray) -> np.ndarray:
+    """Per row of w (m, T): whether two entries are exactly equal."""
+    s = np.sort(w, axis=-1)
+    return np.any(s[:, 1:] == s[:, :-1], axis=-1)
+
+
+def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> pd.DataFrame:
+    """Per d_k: fraction of trials whose scaled and unscaled rankings agree, on logits and on weights."""
+    rows = []
+    for d_k in d_k_values:
+        counts: dict[tuple[str, str], int] = {}
+
+        def add(dtype: str, quantity: str, n: int) -> None:
+            counts[dtype, quantity] = counts.get((dtype, quantity), 0) + int(n)
+
+        for raw64 in trial_logits(stream(seed, "ranking_invariance", d_k, T), trials, T, d_k):
+            for dtype in DTYPES:
+                raw = raw64.astype(dtype)  # (m, T)
+                scaled = raw / raw.dtype.type(np.sqrt(d_k))  # stays in dtype
+                same_logit_rank = np.all(
+                    np.argsort(raw, axis=-1, kind="stable") == np.argsort(scaled, axis=-1, kind="stable"),
+                    axis=-1,
+                )
+                w_unscaled, w_scaled = softmax(raw), softmax(scaled)
+                same_naive_rank = np.all(np.argsort(w_unscaled, axis=-1) == np.argsort(w_scaled, axis=-1), axis=-1)
+                add(dtype, "logit_rank_agrees", same_logit_rank.sum())
+                add(dtype, "weight_argsort_agrees", same_naive_rank.sum())
+                add(dtype, "unscaled_weight_ties", _has_ties(w_unscaled).sum())
+                add(dtype, "unscaled_weight_underflow", np.any(w_unscaled == 0, axis=-1).sum())
+                add(dtype, "top1_agrees", (w_unscaled.argmax(-1) == w_scaled.argmax(-1)).sum())
+        for (dtype, quantity), n in counts.items():
+            rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "dtype": dtype,
+                         "quantity": quantity, "count": n, "fraction": n / trials})
+    return pd.DataFrame(rows)

@@ -1,0 +1,112 @@
+"""A1-A3: the lesson's printed numbers, recomputed with the lesson's own parameters and seeding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.attention import lesson_entropy, scaled_dot_product_attention, softmax
+from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream
+
+# The lesson's parameters: fixed, whatever the sweep config says.
+A1_D_K = (4, 16, 64, 256)
+A1_N_SAMPLES = 100_000
+A2_D_K, A2_T = 256, 8
+A3_SHAPE = (1, 6, 16)  # (B, T, d_k)
+
+# Rows of Q (or K) drawn at a time: bounds memory at about 8 MiB per array.
+_CHUNK_ELEMENTS = 1 << 20
+
+
+def _legacy_normal_chunks(rs: np.random.RandomState, n: int, d: int):
+    """rs.randn(n, d) delivered in row chunks; concatenated, they are bit-identical to it."""
+    rows = max(1, _CHUNK_ELEMENTS // d)
+    for start in range(0, n, rows):
+        yield rs.randn(min(rows, n - start), d)
+
+
+def lesson_variance_scores(rs: np.random.RandomState, n: int, d_k: int) -> np.ndarray:
+    """The lesson's scores sum(Q * K, axis=1) for Q = randn(n, d_k), K = randn(n, d_k), streamed.
+
+    Q's draws come first in the stream and K's right after them, so a copy
+    of the stream is advanced past Q to read K alongside it. `rs` is left
+    where the lesson's global stream would be: after K.
+    """
+    rs_k = np.random.RandomState()
+    rs_k.set_state(rs.get_state())
+    for _ in _legacy_normal_chunks(rs_k, n, d_k):  # skip Q's draws
+        pass
+    scores = np.empty(n)  # (n,): n floats, not n * d_k
+    pos = 0
+    for q, k in zip(_legacy_normal_chunks(rs, n, d_k), _legacy_normal_chunks(rs_k, n, d_k)):
+        scores[pos : pos + len(q)] = np.sum(q * k, axis=1)  # same arithmetic as the lesson
+        pos += len(q)
+    rs.set_state(rs_k.get_state())
+    return scores
+
+
+def run_replicate_variance() -> pd.DataFrame:
+    """A1: raw and scaled score variance for d_k = 4, 16, 64, 256 on one global seeded stream."""
+    rs = lesson_legacy_stream()
+    rows = []
+    for d_k in A1_D_K:
+        scores = lesson_variance_scores(rs, A1_N_SAMPLES, d_k)
+        rows.append({"d_k": d_k, "n_samples": A1_N_SAMPLES, "quantity": "raw_variance",
+                     "value": float(scores.var())})
+        rows.append({"d_k": d_k, "n_samples": A1_N_SAMPLES, "quantity": "scaled_variance",
+                     "value": float((scores / np.sqrt(d_k)).var())})
+    return pd.DataFrame(rows)
+
+
+def run_replicate_softmax_collapse() -> pd.DataFrame:
+    """A2: one query against T = 8 keys at d_k = 256, softmax of raw vs scaled scores."""
+    rs = lesson_legacy_stream()
+    q = rs.randn(A2_D_K)  # (d_k,)
+    K = rs.randn(A2_T, A2_D_K)  # (T, d_k)
+    raw = K @ q  # (T,) one query vs T keys
+    scaled = raw / np.sqrt(A2_D_K)
+    w_unscaled, w_scaled = softmax(raw), softmax(scaled)
+    rows = []
+    for j in range(A2_T):
+        rows += [
+            {"quantity": "raw_score", "key": j, "value": float(raw[j])},
+            {"quantity": "scaled_score", "key": j, "value": float(scaled[j])},
+            {"quantity": "unscaled_weight", "key": j, "value": float(w_unscaled[j])},
+            {"quantity": "scaled_weight", "key": j, "value": float(w_scaled[j])},
+        ]
+    rows += [
+        {"quantity": "unscaled_argmax", "key": "", "value": float(np.argmax(w_unscaled))},
+        {"quantity": "unscaled_max_weight", "key": "", "value": float(w_unscaled.max())},
+        {"quantity": "unscaled_entropy", "key": "", "value": float(lesson_entropy(w_unscaled))},
+        {"quantity": "scaled_max_weight", "key": "", "value": float(w_scaled.max())},
+        {"quantity": "scaled_entropy", "key": "", "value": float(lesson_entropy(w_scaled))},
+        {"quantity": "uniform_entropy", "key": "", "value": float(np.log(A2_T))},
+    ]
+    table = pd.DataFrame(rows)
+    table.insert(0, "T", A2_T)
+    table.insert(0, "d_k", A2_D_K)
+    return table
+
+
+def run_replicate_forward() -> pd.DataFrame:
+    """A3: the forward on (B, T, d_k) = (1, 6, 16) with default_rng(42): shapes, row sums, weights."""
+    rng = lesson_default_rng()
+    B, T, d_k = A3_SHAPE
+    Q = rng.standard_normal((B, T, d_k))
+    K = rng.standard_normal((B, T, d_k))
+    V = rng.standard_normal((B, T, d_k))
+    out, weights = scaled_dot_product_attention(Q, K, V)  # (B, T, d_k), (B, T, T)
+    rows = []
+    for name, shape in (("input", Q.shape), ("weights", weights.shape), ("output", out.shape)):
+        for axis, size in enumerate(shape):
+            rows.append({"quantity": f"{name}_shape", "row": "", "col": axis, "value": float(size)})
+    row_sums = weights.sum(axis=-1)[0]  # (T,)
+    for i in range(T):
+        rows.append({"quantity": "row_sum", "row": i, "col": "", "value": float(row_sums[i])})
+    for i in range(T):
+        for j in range(T):
+            rows.append({"quantity": "weight", "row": i, "col": j, "value": float(weights[0, i, j])})
+    table = pd.DataFrame(rows)
+    for name, size in zip(("d_k", "T", "B"), (d_k, T, B)):
+        table.insert(0, name, size)
+    return table

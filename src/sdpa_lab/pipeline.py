@@ -1,0 +1,90 @@
+"""What each Snakemake rule runs: an experiment's tables from the config, written atomically.
+
+Rules stay thin: workflow/scripts/run_experiment.py hands the rule's name,
+config and outputs to `run_job`. Everything here runs (and is tested)
+without Snakemake.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from sdpa_lab.config import check_config
+from sdpa_lab.experiments.entropy_sweep import run_entropy_single_draw, run_entropy_sweep
+from sdpa_lab.experiments.forward_shape import run_forward_shape
+from sdpa_lab.experiments.ranking_invariance import run_ranking_invariance
+from sdpa_lab.experiments.replication import (
+    run_replicate_forward,
+    run_replicate_softmax_collapse,
+    run_replicate_variance,
+)
+from sdpa_lab.experiments.variance import run_variance
+from sdpa_lab.io import write_csv
+
+Tables = dict[str, pd.DataFrame]
+
+# Experiment name -> function of the (checked) config returning {output name: table}.
+# The output names are the keys of each rule's `output:` in workflow/rules/experiments.smk.
+EXPERIMENTS: dict[str, Callable[[Mapping], Tables]] = {
+    "variance": lambda c: {"table": run_variance(c["seed"], c["variance"]["d_k"], c["variance"]["n_pairs"])},
+    "entropy_sweep": lambda c: {
+        "table": run_entropy_sweep(c["seed"], c["entropy_sweep"]["d_k"], c["entropy_sweep"]["T"],
+                                   c["entropy_sweep"]["trials"]),
+        "single_draw": run_entropy_single_draw(),
+    },
+    "ranking_invariance": lambda c: {
+        "table": run_ranking_invariance(c["seed"], c["ranking_invariance"]["d_k"], c["ranking_invariance"]["T"],
+                                        c["ranking_invariance"]["trials"]),
+    },
+    "forward_shape": lambda c: {"table": run_forward_shape(c["seed"], c["forward_shape"]["shapes"])},
+    "lesson_variance": lambda c: {"table": run_replicate_variance()},
+    "lesson_softmax_collapse": lambda c: {"table": run_replicate_softmax_collapse()},
+    "lesson_forward": lambda c: {"table": run_replicate_forward()},
+}
+
+# Where each experiment's tables land, relative to the working directory.
+OUTPUTS: dict[str, dict[str, str]] = {
+    "variance": {"table": "results/variance.csv"},
+    "entropy_sweep": {"table": "results/entropy_sweep.csv", "single_draw": "results/entropy_single_draw.csv"},
+    "ranking_invariance": {"table": "results/ranking_invariance.csv"},
+    "forward_shape": {"table": "results/forward_shape.csv"},
+    "lesson_variance": {"table": "results/lesson_variance.csv"},
+    "lesson_softmax_collapse": {"table": "results/lesson_softmax_collapse.csv"},
+    "lesson_forward": {"table": "results/lesson_forward.csv"},
+}
+
+
+def run_experiment(name: str, config: Mapping) -> Tables:
+    """The tables of experiment `name` under `config` (checked first)."""
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
+    return EXPERIMENTS[name](check_config(config))
+
+
+def run_job(name: str, config: Mapping, outputs: Mapping[str, str], log_path: str | None = None) -> None:
+    """Run experiment `name` and write each table to outputs[<its name>], logging to `log_path`."""
+    logger = logging.getLogger("sdpa_lab")
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(log_path, mode="w")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    try:
+        start = time.perf_counter()
+        tables = run_experiment(name, config)
+        missing = set(tables) ^ set(outputs)
+        if missing:
+            raise ValueError(f"experiment {name!r} makes tables {sorted(tables)} but the rule names {sorted(outputs)}")
+        for key, table in tables.items():
+            write_csv(table, outputs[key])
+            logger.info("%s: wrote %d rows to %s", name, len(table), outputs[key])
+        logger.info("%s: done in %.2f s", name, time.perf_counter() - start)
+    except Exception:
+        logger.exception("%s failed", name)
+        raise

@@ -1,0 +1,35 @@
+"""Shared fixtures: a tiny, fast configuration and the repository root."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+TINY_CONFIG = {
+    "seed": 7,
+    "variance": {"d_k": [4, 64], "n_pairs": 2000},
+    "entropy_sweep": {"d_k": [4, 64], "T": 8, "trials": 200},
+    "ranking_invariance": {"d_k": [4, 2048], "T": 8, "trials": 200},
+    "forward_shape": {"shapes": [[1, 6, 16], [2, 3, 5]]},
+}
+
+
+@pytest.fixture
+def repo() -> Path:
+    return REPO
+
+
+@pytest.fixture
+def tiny_config() -> dict:
+    """A deep copy of a small valid config, safe to mutate."""
+    return copy.deepcopy(TINY_CONFIG)
+
+
+@pytest.fixture
+def default_config() -> dict:
+    return yaml.safe_load((REPO / "config" / "config.yaml").read_text())

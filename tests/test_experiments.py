@@ -1,0 +1,116 @@
+"""Each experiment function on small parameters, against independent computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdpa_lab.attention import entropy, softmax
+from sdpa_lab.experiments import entropy_sweep, variance
+from sdpa_lab.experiments.forward_shape import run_forward_shape
+from sdpa_lab.experiments.ranking_invariance import run_ranking_invariance
+from sdpa_lab.moments import Moments
+from sdpa_lab.seeding import stream
+
+
+def test_moments_merge_equals_numpy():
+    x = np.random.default_rng(0).standard_normal(1001) * 3 + 2
+    m = Moments()
+    for chunk in np.array_split(x, 7):
+        m = m.merge(Moments.of(chunk))
+    assert m.count == 1001
+    assert m.mean == pytest.approx(x.mean(), rel=1e-12)
+    assert m.variance == pytest.approx(x.var(), rel=1e-12)
+
+
+def test_variance_streaming_equals_one_shot(monkeypatch):
+    """Chunked draws give the same scores as drawing all at once, whatever the chunk size."""
+    n, d = 3000, 16
+    monkeypatch.setattr(variance, "CHUNK_ELEMENTS", 160)  # 10 rows per chunk
+    chunked = np.concatenate(list(variance.score_chunks(stream(1, "variance", d), n, d)))
+    assert len(chunked) == n
+    rng_q, rng_k = stream(1, "variance", d).spawn(2)
+    q, k = rng_q.standard_normal((n, d)), rng_k.standard_normal((n, d))  # all at once
+    ref = [sum(q[i] * k[i]) for i in range(n)]
+    np.testing.assert_allclose(chunked, ref, rtol=1e-12)
+    m = variance.score_moments(stream(1, "variance", d), n, d)
+    assert m.variance == pytest.approx(np.var(ref), rel=1e-10)
+
+
+def test_run_variance_table_and_scales():
+    t = variance.run_variance(seed=3, d_k_values=[4, 64], n_pairs=5000)
+    assert set(t.columns) == {"seed", "d_k", "n_pairs", "scale", "statistic", "value"}
+    assert len(t) == 2 * 3 * 3
+    v = t.set_index(["d_k", "scale", "statistic"])["value"]
+    for d in (4, 64):
+        assert v[d, "inv_sqrt_dk", "variance"] == pytest.approx(v[d, "none", "variance"] / d, rel=1e-12)
+        assert v[d, "inv_dk", "variance"] == pytest.approx(v[d, "none", "variance"] / d**2, rel=1e-12)
+        assert v[d, "none", "std"] == pytest.approx(np.sqrt(v[d, "none", "variance"]))
+        # 5000 independent pairs: within 6 standard errors of d (a gross-error check, not the claim)
+        assert abs(v[d, "none", "variance"] - d) < 6 * d * np.sqrt((2 + 6 / d) / 5000)
+
+
+def test_variance_per_d_k_streams_are_independent_of_the_sweep():
+    a = variance.run_variance(seed=3, d_k_values=[4, 64], n_pairs=2000)
+    b = variance.run_variance(seed=3, d_k_values=[64], n_pairs=2000)
+    pd.testing.assert_frame_equal(a[a.d_k == 64].reset_index(drop=True), b)
+    c = variance.run_variance(seed=4, d_k_values=[64], n_pairs=2000)
+    assert not np.allclose(b.value, c.value)
+
+
+def test_entropy_sweep_against_direct_computation():
+    seed, d, T, trials = 5, 16, 8, 300
+    t = entropy_sweep.run_entropy_sweep(seed, [d], T, trials)
+    raw = np.concatenate(list(entropy_sweep.trial_logits(stream(seed, "entropy_sweep", d, T), trials, T, d)))
+    assert raw.shape == (trials, T)
+    rng_q, rng_k = stream(seed, "entropy_sweep", d, T).spawn(2)
+    q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
+    np.testing.assert_allclose(raw, [[K[i, j] @ q[i] for j in range(T)] for i in range(trials)], rtol=1e-12)
+    v = t.set_index(["scale", "quantity", "statistic"])["value"]
+    for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / np.sqrt(d)), ("inv_dk", 1 / d)):
+        h = entropy(softmax(raw * c))
+        assert v[scale, "entropy", "mean"] == pytest.approx(h.mean(), rel=1e-12)
+        assert v[scale, "entropy", "se"] == pytest.approx(h.std(ddof=1) / np.sqrt(trials), rel=1e-9)
+        assert v[scale, "max_weight", "mean"] == pytest.approx(softmax(raw * c).max(-1).mean(), rel=1e-12)
+
+
+def test_entropy_trials_chunking_does_not_change_draws(monkeypatch):
+    a = entropy_sweep.run_entropy_sweep(5, [16], 8, 300)
+    monkeypatch.setattr(entropy_sweep, "CHUNK_ELEMENTS", 8 * 16 * 7)
+    b = entropy_sweep.run_entropy_sweep(5, [16], 8, 300)
+    pd.testing.assert_frame_equal(a, b, rtol=1e-12)
+
+
+def test_entropy_single_draw_is_the_lessons_exercise():
+    t = entropy_sweep.run_entropy_single_draw()
+    rs = np.random.RandomState(42)
+    for d in (4, 16, 64, 256):
+        q, K = rs.randn(d), rs.randn(8, d)
+        p = softmax(K @ q)
+        expected = -np.sum(p * np.log(p + 1e-12))
+        got = t[(t.d_k == d) & (t.scale == "none")].entropy.item()
+        assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_ranking_invariance_counts():
+    t = run_ranking_invariance(seed=1, d_k_values=[4, 4096], T=8, trials=300)
+    f = t.set_index(["d_k", "dtype", "quantity"])["fraction"]
+    assert f[4, "float64", "logit_rank_agrees"] == 1.0
+    assert f[4, "float32", "weight_argsort_agrees"] == 1.0
+    assert f[4, "float32", "unscaled_weight_ties"] == 0.0
+    # float32 exp underflows below about -103: at d_k = 4096 scores spread by ~64 per unit, ties appear
+    assert f[4096, "float32", "unscaled_weight_underflow"] > 0.5
+    assert f[4096, "float32", "weight_argsort_agrees"] < 1.0
+    assert f[4096, "float32", "top1_agrees"] == 1.0
+    assert (t["count"] <= 300).all() and (t["count"] >= 0).all()
+
+
+def test_forward_shape_rows():
+    t = run_forward_shape(seed=1, shapes=[[2, 5, 3]])
+    v = t.set_index(["dtype", "quantity"])["value"]
+    for dtype in ("float32", "float64"):
+        assert (v[dtype, "weights_B"], v[dtype, "weights_T_q"], v[dtype, "weights_T_k"]) == (2, 5, 5)
+        assert (v[dtype, "output_B"], v[dtype, "output_T"], v[dtype, "output_d"]) == (2, 5, 3)
+        assert v[dtype, "dtype_kept"] == 1.0
+        assert v[dtype, "max_row_sum_error"] < (1e-6 if dtype == "float32" else 1e-12)

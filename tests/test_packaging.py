@@ -1,0 +1,42 @@
+"""pyproject.toml and environment.yml declare the same dependencies; the layout is in place."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import yaml
+
+
+def _name(req: str) -> str:
+    return re.split(r"[<>=!~ \[;]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_environment_yml_matches_pyproject(repo):
+    project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
+    declared = {_name(r) for r in project["dependencies"]} | {
+        _name(r) for r in project["optional-dependencies"]["test"]
+    }
+    env = yaml.safe_load((repo / "environment.yml").read_text())
+    conda = {_name(d) for d in env["dependencies"] if isinstance(d, str)} - {"python", "pip"}
+    assert conda == declared
+    pip_lines = [d for d in env["dependencies"] if isinstance(d, dict)][0]["pip"]
+    assert "-e ." in pip_lines  # installs the package itself
+
+
+def test_design_card_packages_are_declared(repo):
+    project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
+    declared = {_name(r) for r in project["dependencies"]}
+    assert {"numpy", "pandas", "matplotlib", "snakemake", "jinja2", "pyyaml"} <= declared
+
+
+def test_schema_is_shipped_with_the_package(repo):
+    from sdpa_lab.config import schema_path
+
+    assert schema_path().read_bytes() == (repo / "workflow/schemas/config.schema.yaml").read_bytes()
+
+
+def test_layout(repo):
+    for path in ("Snakefile", "workflow/rules", "src/sdpa_lab", "config/config.yaml", "results/README.md",
+                 "reports/README.md", "tests", "environment.yml", "pyproject.toml", "README.md", ".ci/run"):
+        assert (repo / path).exists(), path

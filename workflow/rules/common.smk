@@ -1,0 +1,22 @@
+# Config checking and small helpers shared by the rules.
+
+from snakemake.utils import validate
+
+from sdpa_lab.config import ConfigError, config_errors
+from sdpa_lab.pipeline import OUTPUTS
+
+# Our own check first: one clear line per bad setting, before any job runs.
+_errors = config_errors(config)
+if _errors:
+    raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
+validate(config, schema="../schemas/config.schema.yaml")
+
+
+def outputs_of(experiment):
+    """The named outputs of an experiment rule, as the package declares them."""
+    return OUTPUTS[experiment]
+
+
+def all_outputs():
+    """Every file the default target builds."""
+    return [path for outs in OUTPUTS.values() for path in outs.values()]

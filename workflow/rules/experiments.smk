@@ -1,0 +1,94 @@
+# One rule per experiment. Each writes its CSV(s) to results/ through the
+# package (sdpa_lab.pipeline.run_job); the lesson replications (lesson_*)
+# ignore the sweep config and use the lesson's own parameters and seeds.
+
+
+rule variance:
+    output:
+        **outputs_of("variance"),
+    params:
+        experiment="variance",
+    log:
+        "logs/variance.log",
+    benchmark:
+        "benchmarks/rules/variance.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule entropy_sweep:
+    output:
+        **outputs_of("entropy_sweep"),
+    params:
+        experiment="entropy_sweep",
+    log:
+        "logs/entropy_sweep.log",
+    benchmark:
+        "benchmarks/rules/entropy_sweep.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule ranking_invariance:
+    output:
+        **outputs_of("ranking_invariance"),
+    params:
+        experiment="ranking_invariance",
+    log:
+        "logs/ranking_invariance.log",
+    benchmark:
+        "benchmarks/rules/ranking_invariance.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule forward_shape:
+    output:
+        **outputs_of("forward_shape"),
+    params:
+        experiment="forward_shape",
+    log:
+        "logs/forward_shape.log",
+    benchmark:
+        "benchmarks/rules/forward_shape.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lesson_variance:
+    output:
+        **outputs_of("lesson_variance"),
+    params:
+        experiment="lesson_variance",
+    log:
+        "logs/lesson_variance.log",
+    benchmark:
+        "benchmarks/rules/lesson_variance.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lesson_softmax_collapse:
+    output:
+        **outputs_of("lesson_softmax_collapse"),
+    params:
+        experiment="lesson_softmax_collapse",
+    log:
+        "logs/lesson_softmax_collapse.log",
+    benchmark:
+        "benchmarks/rules/lesson_softmax_collapse.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule lesson_forward:
+    output:
+        **outputs_of("lesson_forward"),
+    params:
+        experiment="lesson_forward",
+    log:
+        "logs/lesson_forward.log",
+    benchmark:
+        "benchmarks/rules/lesson_forward.tsv"
+    script:
+        "../scripts/run_experiment.py"
