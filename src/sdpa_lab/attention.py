@@ -25,8 +25,16 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     """
     x = _as_float_array(x, "x")
     shifted = x - x.max(axis=axis, keepdims=True)  # largest entry becomes 0
-    e = np.exp(shifted)
-    return e / e.sum(axis=axis, keepdims=True)
+    return _softmax_inplace(shifted, axis)
+
+
+def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """softmax of a floating array we own, computed in its own buffer (no temporaries
+    the size of x: at (8, 1024, 1024) each one costs a fresh allocation and its page faults)."""
+    x -= x.max(axis=axis, keepdims=True)  # largest entry becomes 0
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
 
 
 def entropy(p, axis: int = -1) -> np.ndarray:
@@ -55,6 +63,41 @@ def scaled_dot_product_attention(Q, K, V, scale: float | None = None):
     Returns (out, weights) with out: (..., T_q, d_v), weights: (..., T_q, T_k),
     in the dtype of the inputs (float32 in, float32 out).
     """
+    Q, K, V, dtype, scale = _checked_inputs(Q, K, V, scale)
+    # One (..., T_q, T_k) buffer: the scores, scaled and turned into weights in place.
+    scores = (Q @ np.swapaxes(K, -1, -2)).astype(dtype, copy=False)  # (..., T_q, T_k)
+    scores *= scale
+    weights = _softmax_inplace(scores, axis=-1)  # (..., T_q, T_k), rows sum to 1
+    out = weights @ V  # (..., T_q, d_v)
+    return out, weights
+
+
+def scaled_dot_product_attention_chunked(Q, K, V, scale: float | None = None, chunk_size: int = 256):
+    """Attention output softmax(Q K^T * scale) V, computed `chunk_size` queries at a time.
+
+    Same inputs, checks and dtype rules as `scaled_dot_product_attention`, but it
+    returns only `out` (..., T_q, d_v) and never holds the whole (..., T_q, T_k)
+    weights: at most (..., chunk_size, T_k) at once.
+    """
+    if int(chunk_size) != chunk_size or chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+    chunk_size = int(chunk_size)
+    Q, K, V, dtype, scale = _checked_inputs(Q, K, V, scale)
+    batch = np.broadcast_shapes(Q.shape[:-2], K.shape[:-2], V.shape[:-2])
+    T_q = Q.shape[-2]
+    out = np.empty((*batch, T_q, V.shape[-1]), dtype=dtype)  # (..., T_q, d_v)
+    K_t = np.swapaxes(K, -1, -2)  # (..., d_k, T_k)
+    for start in range(0, T_q, chunk_size):
+        rows = slice(start, min(start + chunk_size, T_q))
+        scores = (Q[..., rows, :] @ K_t).astype(dtype, copy=False)  # (..., c, T_k)
+        scores *= scale
+        out[..., rows, :] = _softmax_inplace(scores, axis=-1) @ V  # (..., c, d_v)
+    return out
+
+
+def _checked_inputs(Q, K, V, scale):
+    """Q, K, V as floating arrays with compatible shapes, their common dtype and the
+    scale (default 1 / sqrt(d_k)) as a scalar of that dtype; raises on bad input."""
     Q = _as_float_array(Q, "Q")
     K = _as_float_array(K, "K")
     V = _as_float_array(V, "V")
@@ -84,8 +127,4 @@ def scaled_dot_product_attention(Q, K, V, scale: float | None = None):
     # A Python/NumPy float64 scalar times a float32 array would promote under
     # NumPy 2's rules (the lesson's trap): cast the scale to the input dtype.
     scale = dtype.type(scale)
-
-    scores = (Q @ np.swapaxes(K, -1, -2)) * scale  # (..., T_q, T_k)
-    weights = softmax(scores, axis=-1)  # (..., T_q, T_k), rows sum to 1
-    out = weights @ V  # (..., T_q, d_v)
-    return out, weights
+    return Q, K, V, dtype, scale
