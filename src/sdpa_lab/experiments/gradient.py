@@ -1,0 +1,110 @@
+"""B7 (gradient): a saturated softmax passes almost no gradient; the scaled one stays responsive.
+
+Each trial draws one query q ~ N(0, I_dk), T keys K ~ N(0, I), values V ~ N(0, I)
+of shape (T, d_v) and an upstream gradient g_out ~ N(0, I_dv) standing for
+dL/d(out). With p = softmax(scale * K q) and the softmax Jacobian
+J = diag(p) - p p^T, three per-trial quantities are measured:
+
+- jacobian_norm:       ||J||_F, how much gradient the softmax can pass at all;
+- score_grad_norm:     ||J V g_out||_2, the gradient reaching the (scaled) scores;
+- raw_score_grad_norm: scale * ||J V g_out||_2, the gradient reaching the raw
+  scores K q (and, through them, q and K), so the 1/sqrt(d_k) factor on the
+  backward pass is visible too;
+- log10_jacobian_norm, log10_score_grad_norm: the same norms on a log scale. A
+  mean of norms is carried by the rare trials whose top two scores nearly tie;
+  the mean of log10 (a geometric mean) shows the typical trial. Norms are
+  floored at the smallest normal float64 (LOG_FLOOR) before the log.
+
+d_v = min(d_k, D_V_MAX) keeps the values cheap at large d_k; V g_out only sets the
+direction and size of dL/dp, not whether the softmax passes it. Trials are
+streamed in chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.attention import softmax
+from sdpa_lab.experiments.variance import scale_factor
+from sdpa_lab.moments import Moments
+from sdpa_lab.seeding import stream
+
+# Elements per drawn chunk (trials * T * max(d_k, T)): about 2**20 float64 = 8 MiB per array,
+# bounding both the keys (m, T, d_k) and the Jacobians (m, T, T).
+CHUNK_ELEMENTS = 1 << 20
+
+# Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
+D_V_MAX = 64
+
+SCALES = ("none", "inv_sqrt_dk")
+QUANTITIES = ("jacobian_norm", "score_grad_norm", "raw_score_grad_norm",
+              "log10_jacobian_norm", "log10_score_grad_norm")
+
+# log10 of a norm that underflowed to exactly 0 would be -inf: floor the norms here first.
+LOG_FLOOR = float(np.finfo(np.float64).tiny)
+
+
+def value_dim(d_k: int) -> int:
+    """The value width d_v used with head size d_k."""
+    return min(d_k, D_V_MAX)
+
+
+def softmax_jacobian(p: np.ndarray) -> np.ndarray:
+    """dp/ds of p = softmax(s): J = diag(p) - p p^T, for p (..., T) -> J (..., T, T)."""
+    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
+
+
+def trial_draws(rng: np.random.Generator, trials: int, T: int, d_k: int, d_v: int) -> Iterator[tuple]:
+    """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v)."""
+    per_chunk = max(1, CHUNK_ELEMENTS // (T * max(d_k, d_v, T)))
+    rng_q, rng_k, rng_v, rng_g = rng.spawn(4)  # separate streams: the draws do not depend on the chunk size
+    for start in range(0, trials, per_chunk):
+        m = min(per_chunk, trials - start)
+        q = rng_q.standard_normal((m, d_k))  # (m, d_k)
+        K = rng_k.standard_normal((m, T, d_k))  # (m, T, d_k)
+        V = rng_v.standard_normal((m, T, d_v))  # (m, T, d_v)
+        g_out = rng_g.standard_normal((m, d_v))  # (m, d_v)
+        yield np.einsum("mtd,md->mt", K, q), V, g_out  # (m, T), (m, T, d_v), (m, d_v)
+
+
+def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c: float) -> dict[str, np.ndarray]:
+    """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of the first two,
+    for p = softmax(c * raw)."""
+    p = softmax(c * raw)  # (m, T)
+    J = softmax_jacobian(p)  # (m, T, T)
+    g_p = np.einsum("mtv,mv->mt", V, g_out)  # (m, T): dL/dp = V g_out
+    g_scores = np.einsum("mst,mt->ms", J, g_p)  # (m, T): dL/ds = J dL/dp (J is symmetric)
+    jac_norm = np.sqrt(np.sum(J * J, axis=(-2, -1)))  # (m,) Frobenius norm
+    score_norm = np.linalg.norm(g_scores, axis=-1)  # (m,)
+    return {
+        "jacobian_norm": jac_norm,
+        "score_grad_norm": score_norm,
+        "raw_score_grad_norm": c * score_norm,  # dL/d(raw) = c dL/ds
+        "log10_jacobian_norm": np.log10(np.maximum(jac_norm, LOG_FLOOR)),
+        "log10_score_grad_norm": np.log10(np.maximum(score_norm, LOG_FLOOR)),
+    }
+
+
+def summary(m: Moments) -> dict[str, float]:
+    """Mean, sample std (ddof=1) and standard error of the mean."""
+    sd = float(np.sqrt(m.m2 / (m.count - 1))) if m.count > 1 else float("nan")
+    return {"mean": m.mean, "std": sd, "se": sd / np.sqrt(m.count)}
+
+
+def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> pd.DataFrame:
+    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale."""
+    rows = []
+    for d_k in d_k_values:
+        acc = {(s, q): Moments() for s in SCALES for q in QUANTITIES}
+        for raw, V, g_out in trial_draws(stream(seed, "gradient", d_k, T), trials, T, d_k, value_dim(d_k)):
+            for scale in SCALES:
+                for quantity, x in gradient_norms(raw, V, g_out, scale_factor(scale, d_k)).items():
+                    acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
+        for (scale, quantity), m in acc.items():
+            for statistic, value in summary(m).items():
+                rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,
+                             "quantity": quantity, "statistic": statistic, "value": float(value)})
+    return pd.DataFrame(rows)
