@@ -1,0 +1,158 @@
+"""B10 (learning): without the scale, does a wide attention head stop learning?
+
+The task, per run: one query q (d_k,), T keys K (T, d_k) and values V (T, d_v),
+all N(0, 1), and a target key j* drawn uniformly; the target is V[j*]. The head
+outputs out = softmax(scale * K q) V and the loss is L(q) = 0.5 ||out - V[j*]||^2.
+Plain gradient descent on q (K, V fixed) runs for a fixed number of steps from
+the same initial q, K, V, j* under both scales, for every learning rate of a
+grid, so each scale gets its best learning rate on the same runs.
+
+A run succeeds when its loss falls below `loss_threshold` times its initial
+loss at some step within the budget. d_v = min(d_k, D_V_MAX): the loss (and
+its gradient) grows with d_v, and capping it keeps one learning-rate grid
+meaningful across d_k.
+
+Statistics per (d_k, scale, lr), over the runs:
+- success_fraction: fraction of runs that succeed;
+- mean_final_relative_loss: mean of L(final) / L(initial);
+- median_steps_to_threshold: median number of steps to succeed, counting a run
+  that never succeeds as steps + 1 (so a value of steps + 1 means "the median
+  run did not succeed within the budget");
+- mean_initial_loss, mean_final_loss: absolute losses, to show where the runs
+  start (an unscaled wide head can start saturated on the right key, with a
+  tiny loss it cannot improve on).
+A run whose initial loss is exactly 0 has relative loss 0 and succeeds at step 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.attention import softmax
+from sdpa_lab.experiments.variance import scale_factor
+from sdpa_lab.seeding import stream
+
+# Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
+D_V_MAX = 64
+
+SCALES = ("none", "inv_sqrt_dk")
+STATISTICS = ("success_fraction", "mean_final_relative_loss", "median_steps_to_threshold",
+              "mean_initial_loss", "mean_final_loss")
+
+# learning_curves.csv: step 0 and about this many log-spaced steps up to `steps`.
+N_CHECKPOINTS = 20
+
+
+def value_dim(d_k: int) -> int:
+    """The value width d_v used with head size d_k."""
+    return min(d_k, D_V_MAX)
+
+
+def loss_and_grad(q, K, V, target, scale: float):
+    """The loss 0.5 ||softmax(scale K q) V - target||^2 and its gradient with respect to q.
+
+    q: (d_k,) one query, or (..., n, d_k) n queries sharing keys K (..., T, d_k)
+    and values V (..., T, d_v); target broadcasts against the output (..., [n,] d_v).
+    Returns loss (..., [n]) and dL/dq shaped like q.
+    """
+    p = softmax(scale * (q @ np.swapaxes(K, -1, -2)))  # (..., [n,] T) attention weights
+    r = p @ V - target  # (..., [n,] d_v) dL/d(out)
+    g_p = r @ np.swapaxes(V, -1, -2)  # (..., [n,] T) dL/dp = V r
+    g_s = p * (g_p - np.sum(p * g_p, axis=-1, keepdims=True))  # dL/ds = J V r, J = diag(p) - p p^T
+    grad = scale * (g_s @ K)  # (..., [n,] d_k) dL/dq = scale K^T J V r
+    return 0.5 * np.sum(r * r, axis=-1), grad
+
+
+def draw_runs(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int):
+    """Initial queries q0 (R, d_k), keys K (R, T, d_k), values V (R, T, d_v) and targets V[j*] (R, d_v)."""
+    rng_q, rng_k, rng_v, rng_j = rng.spawn(4)  # separate streams: changing d_v does not change q0 or K
+    q0 = rng_q.standard_normal((runs, d_k))
+    K = rng_k.standard_normal((runs, T, d_k))
+    V = rng_v.standard_normal((runs, T, d_v))
+    j_star = rng_j.integers(T, size=runs)  # (R,) target key, uniform
+    return q0, K, V, V[np.arange(runs), j_star]
+
+
+def train(q0, K, V, target, scale: float, lrs: Sequence[float], steps: int) -> np.ndarray:
+    """Losses (steps + 1, R, L) of gradient descent on q, for R runs and each of L learning rates.
+
+    q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [t, r, l] is
+    the loss of run r after t steps with learning rate lrs[l].
+    """
+    lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
+    q = np.repeat(q0[:, None, :], lr.shape[1], axis=1)  # (R, L, d_k): one copy of q per lr
+    target = target[:, None, :]  # (R, 1, d_v)
+    losses = np.empty((steps + 1, q.shape[0], q.shape[1]))  # (steps + 1, R, L)
+    for t in range(steps + 1):
+        losses[t], grad = loss_and_grad(q, K, V, target, scale)
+        q = q - lr * grad
+    return losses
+
+
+def relative_losses(losses: np.ndarray) -> np.ndarray:
+    """L(t) / L(0) per run (same shape as losses); 0 where L(0) == 0."""
+    loss0 = np.broadcast_to(losses[0], losses.shape)
+    return np.divide(losses, loss0, out=np.zeros_like(losses), where=loss0 > 0)
+
+
+def steps_to_threshold(relative: np.ndarray, loss_threshold: float) -> np.ndarray:
+    """First step t with L(t) / L(0) < loss_threshold, per run (R, L); steps + 1 if none."""
+    hit = relative < loss_threshold  # (steps + 1, R, L)
+    steps = relative.shape[0] - 1
+    return np.where(hit.any(axis=0), hit.argmax(axis=0), steps + 1)
+
+
+def lr_statistics(losses: np.ndarray, loss_threshold: float) -> dict[str, np.ndarray]:
+    """Each statistic of STATISTICS per learning rate (L,), over the runs."""
+    relative = relative_losses(losses)  # (steps + 1, R, L)
+    reach = steps_to_threshold(relative, loss_threshold)  # (R, L)
+    steps = losses.shape[0] - 1
+    return {
+        "success_fraction": np.mean(reach <= steps, axis=0),
+        "mean_final_relative_loss": relative[-1].mean(axis=0),
+        "median_steps_to_threshold": np.median(reach, axis=0),
+        "mean_initial_loss": losses[0].mean(axis=0),
+        "mean_final_loss": losses[-1].mean(axis=0),
+    }
+
+
+def best_lr_index(success_fraction: np.ndarray, mean_final_relative_loss: np.ndarray, lrs: Sequence[float]) -> int:
+    """Index of the best lr: highest success fraction, then lowest mean final relative loss, then smallest lr."""
+    order = np.lexsort((np.asarray(lrs), mean_final_relative_loss, -success_fraction))  # last key sorts first
+    return int(order[0])
+
+
+def checkpoints(steps: int) -> np.ndarray:
+    """Step 0 and about N_CHECKPOINTS log-spaced steps from 1 to `steps` (always including `steps`)."""
+    if steps == 0:
+        return np.array([0])
+    logspaced = np.round(np.geomspace(1, steps, N_CHECKPOINTS)).astype(int)
+    return np.unique(np.concatenate([[0], logspaced, [steps]]))
+
+
+def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
+                 learning_rates: Sequence[float], loss_threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per (d_k, scale, lr): success fraction and losses of gradient descent on q; and the mean
+    relative-loss curve at the best lr of each (d_k, scale)."""
+    lrs = [float(lr) for lr in learning_rates]
+    rows, curve_rows = [], []
+    for d_k in d_k_values:
+        q0, K, V, target = draw_runs(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k))
+        for scale in SCALES:
+            losses = train(q0, K, V, target, scale_factor(scale, d_k), lrs, steps)  # (steps + 1, R, L)
+            stats = lr_statistics(losses, loss_threshold)
+            best = best_lr_index(stats["success_fraction"], stats["mean_final_relative_loss"], lrs)
+            for i, lr in enumerate(lrs):
+                for statistic in STATISTICS:
+                    rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
+                                 "loss_threshold": loss_threshold, "scale": scale, "lr": lr,
+                                 "best_lr": int(i == best), "statistic": statistic,
+                                 "value": float(stats[statistic][i])})
+            curve = relative_losses(losses)[:, :, best].mean(axis=1)  # (steps + 1,) mean over runs
+            for step in checkpoints(steps):
+                curve_rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "scale": scale,
+                                   "lr": lrs[best], "step": int(step), "mean_relative_loss": float(curve[step])})
+    return pd.DataFrame(rows), pd.DataFrame(curve_rows)

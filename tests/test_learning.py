@@ -1,0 +1,154 @@
+"""B10: the analytic gradient, the training loop and the tables of the learning experiment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sdpa_lab.attention import softmax
+from sdpa_lab.experiments import learning
+from sdpa_lab.seeding import stream
+
+
+def direct_loss(q, K, V, target, scale):
+    """0.5 ||softmax(scale K q) V - target||^2 for one query, written out."""
+    out = softmax(scale * (K @ q)) @ V
+    return 0.5 * np.sum((out - target) ** 2)
+
+
+def central_differences(f, q, h=1e-6):
+    return np.array([(f(q + h * e) - f(q - h * e)) / (2 * h) for e in np.eye(len(q))])
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_gradient_matches_finite_differences(case):
+    rng = np.random.default_rng(case)
+    d_k, T, d_v = [(3, 5, 2), (8, 4, 3), (16, 8, 5), (2, 6, 1), (5, 5, 5), (12, 3, 7)][case]
+    q, K, V = rng.standard_normal(d_k), rng.standard_normal((T, d_k)), rng.standard_normal((T, d_v))
+    target = V[rng.integers(T)]
+    for scale in (1.0, 1 / np.sqrt(d_k), 0.3):
+        loss, grad = learning.loss_and_grad(q, K, V, target, scale)
+        assert grad.shape == q.shape and np.ndim(loss) == 0
+        assert loss == pytest.approx(direct_loss(q, K, V, target, scale), rel=1e-14)
+        fd = central_differences(lambda x: direct_loss(x, K, V, target, scale), q)
+        np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_gradient_written_out_as_in_the_docstring():
+    rng = np.random.default_rng(9)
+    q, K, V = rng.standard_normal(4), rng.standard_normal((6, 4)), rng.standard_normal((6, 3))
+    target, scale = V[2], 0.5
+    p = softmax(scale * K @ q)
+    J = np.diag(p) - np.outer(p, p)
+    expected = scale * K.T @ J @ V @ (p @ V - target)  # dL/dq = scale K^T J V (out - target)
+    np.testing.assert_allclose(learning.loss_and_grad(q, K, V, target, scale)[1], expected, rtol=1e-13)
+
+
+@given(st.integers(0, 10_000), st.integers(1, 3), st.integers(1, 4))
+@settings(max_examples=25, deadline=None)
+def test_batched_queries_equal_one_at_a_time(seed, runs, n):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((runs, n, 5))  # (R, n, d_k): n queries per run share K and V
+    K, V = rng.standard_normal((runs, 4, 5)), rng.standard_normal((runs, 4, 3))
+    target = rng.standard_normal((runs, 1, 3))
+    loss, grad = learning.loss_and_grad(q, K, V, target, 0.7)
+    assert loss.shape == (runs, n) and grad.shape == q.shape
+    for r in range(runs):
+        for i in range(n):
+            loss1, grad1 = learning.loss_and_grad(q[r, i], K[r], V[r], target[r, 0], 0.7)
+            assert loss[r, i] == pytest.approx(loss1, rel=1e-12)
+            np.testing.assert_allclose(grad[r, i], grad1, rtol=1e-12, atol=1e-15)
+
+
+def test_train_is_plain_gradient_descent():
+    rng = np.random.default_rng(3)
+    R, T, d_k, d_v, steps, lrs = 2, 4, 6, 3, 5, [0.1, 2.0]
+    q0, K = rng.standard_normal((R, d_k)), rng.standard_normal((R, T, d_k))
+    V = rng.standard_normal((R, T, d_v))
+    target = V[:, 0]
+    losses = learning.train(q0, K, V, target, 0.4, lrs, steps)
+    assert losses.shape == (steps + 1, R, len(lrs))
+    for r in range(R):
+        for j, lr in enumerate(lrs):
+            q = q0[r].copy()
+            for t in range(steps + 1):
+                loss, grad = learning.loss_and_grad(q, K[r], V[r], target[r], 0.4)
+                assert losses[t, r, j] == pytest.approx(loss, rel=1e-10)
+                q = q - lr * grad
+
+
+def test_statistics_on_known_losses():
+    # 3 steps, 2 runs, 1 lr: run 0 reaches 0.1 x its initial loss at step 2, run 1 never does.
+    losses = np.array([[[10.0], [4.0]], [[5.0], [3.0]], [[0.5], [2.0]], [[0.2], [1.0]]])  # (4, 2, 1)
+    s = learning.lr_statistics(losses, 0.1)
+    assert s["success_fraction"][0] == 0.5
+    assert s["mean_final_relative_loss"][0] == pytest.approx((0.02 + 0.25) / 2)
+    assert s["median_steps_to_threshold"][0] == pytest.approx((2 + 4) / 2)  # never = steps + 1 = 4
+    assert s["mean_initial_loss"][0] == 7.0 and s["mean_final_loss"][0] == 0.6
+
+
+def test_zero_initial_loss_counts_as_reached_at_step_0():
+    losses = np.zeros((3, 1, 1))
+    assert learning.relative_losses(losses).max() == 0.0
+    assert learning.steps_to_threshold(learning.relative_losses(losses), 0.1)[0, 0] == 0
+
+
+def test_best_lr_tie_breaks():
+    lrs = [0.01, 0.1, 1.0, 10.0]
+    assert learning.best_lr_index(np.array([0.5, 0.9, 0.9, 0.2]), np.array([0.1, 0.3, 0.2, 0.0]), lrs) == 2
+    assert learning.best_lr_index(np.array([0.9, 0.9, 0.9, 0.2]), np.array([0.2, 0.2, 0.2, 0.0]), lrs) == 0
+
+
+def test_checkpoints():
+    c = learning.checkpoints(200)
+    assert c[0] == 0 and c[-1] == 200 and np.all(np.diff(c) > 0) and 15 <= len(c) <= 22
+    assert list(learning.checkpoints(3)) == [0, 1, 2, 3]
+
+
+def test_run_learning_tables():
+    lrs = [0.01, 0.3, 3.0]
+    table, curves = learning.run_learning(seed=2, d_k_values=[4, 32], T=4, runs=6, steps=30,
+                                          learning_rates=lrs, loss_threshold=0.2)
+    assert list(table.columns) == ["seed", "d_k", "T", "runs", "steps", "loss_threshold", "scale", "lr",
+                                   "best_lr", "statistic", "value"]
+    assert list(curves.columns) == ["seed", "d_k", "T", "runs", "scale", "lr", "step", "mean_relative_loss"]
+    assert len(table) == 2 * 2 * len(lrs) * len(learning.STATISTICS)
+    assert np.isfinite(table.value).all() and np.isfinite(curves.mean_relative_loss).all()
+    best = table[table.best_lr == 1].groupby(["d_k", "scale"]).lr.unique()
+    assert all(len(v) == 1 for v in best)  # one best lr per (d_k, scale)
+    for (d_k, scale), g in curves.groupby(["d_k", "scale"]):
+        assert g.lr.nunique() == 1 and g.lr.iloc[0] == best[d_k, scale][0]
+        assert g.step.iloc[0] == 0 and g.mean_relative_loss.iloc[0] == 1.0 and g.step.iloc[-1] == 30
+    # the curve's last point is the mean final relative loss at the best lr
+    v = table.set_index(["d_k", "scale", "lr", "statistic"])["value"]
+    for (d_k, scale), g in curves.groupby(["d_k", "scale"]):
+        assert g.mean_relative_loss.iloc[-1] == pytest.approx(
+            v[d_k, scale, g.lr.iloc[0], "mean_final_relative_loss"], rel=1e-12)
+    sf = table[table.statistic == "success_fraction"].value
+    assert ((sf >= 0) & (sf <= 1)).all()
+
+
+def test_run_learning_is_deterministic_and_fair():
+    args = dict(d_k_values=[8], T=4, runs=5, steps=10, learning_rates=[0.1, 1.0], loss_threshold=0.1)
+    a, ca = learning.run_learning(seed=4, **args)
+    b, cb = learning.run_learning(seed=4, **args)
+    pd.testing.assert_frame_equal(a, b)
+    pd.testing.assert_frame_equal(ca, cb)
+    # both scales start from the same runs: same initial loss at d_k = 1 (scale 1 either way)
+    t, _ = learning.run_learning(seed=4, d_k_values=[1], T=4, runs=5, steps=3, learning_rates=[0.1],
+                                 loss_threshold=0.1)
+    init = t[t.statistic == "mean_initial_loss"].set_index("scale")["value"]
+    assert init["none"] == init["inv_sqrt_dk"]
+    q0, K, V, target = learning.draw_runs(stream(4, "learning", 8, 4), 5, 4, 8, 8)
+    assert all(any(np.array_equal(target[r], V[r, j]) for j in range(4)) for r in range(5))  # target = V[j*]
+
+
+def test_scaled_head_learns_on_a_small_sweep():
+    """A sanity check of the task, not the claim: the scaled head learns at d_k = 64."""
+    table, _ = learning.run_learning(seed=1, d_k_values=[64], T=8, runs=16, steps=100,
+                                     learning_rates=[0.1, 1.0], loss_threshold=0.1)
+    sf = table[(table.statistic == "success_fraction") & (table.scale == "inv_sqrt_dk")].value
+    assert sf.max() >= 0.9
