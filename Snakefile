@@ -11,6 +11,7 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/experiments.smk"
+include: "workflow/rules/claims.smk"
 
 
 rule all:

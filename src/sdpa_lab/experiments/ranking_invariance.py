@@ -15,6 +15,7 @@ import pandas as pd
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments.entropy_sweep import trial_logits
 from sdpa_lab.seeding import stream
+from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 DTYPES = ("float64", "float32")
 
@@ -27,6 +28,8 @@ def _has_ties(w: np.ndarray) -> np.ndarray:
 
 def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> pd.DataFrame:
     """Per d_k: fraction of trials whose scaled and unscaled rankings agree, on logits and on weights."""
+    seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
+    T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=1)
     rows = []
     for d_k in d_k_values:
         counts: dict[tuple[str, str], int] = {}
@@ -46,7 +49,10 @@ def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials:
                 same_naive_rank = np.all(np.argsort(w_unscaled, axis=-1) == np.argsort(w_scaled, axis=-1), axis=-1)
                 add(dtype, "logit_rank_agrees", same_logit_rank.sum())
                 add(dtype, "weight_argsort_agrees", same_naive_rank.sum())
+                ties = _has_ties(w_unscaled) | _has_ties(w_scaled)
                 add(dtype, "unscaled_weight_ties", _has_ties(w_unscaled).sum())
+                # Distinct weights sort like their logits: a disagreement needs a tie.
+                add(dtype, "weight_argsort_disagrees_without_ties", (~same_naive_rank & ~ties).sum())
                 add(dtype, "unscaled_weight_underflow", np.any(w_unscaled == 0, axis=-1).sum())
                 add(dtype, "top1_agrees", (w_unscaled.argmax(-1) == w_scaled.argmax(-1)).sum())
         for (dtype, quantity), n in counts.items():

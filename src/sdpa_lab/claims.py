@@ -1,0 +1,567 @@
+"""The claims registry: every claim of the lesson, how it is decided, and why its tolerance is what it is.
+
+Each `Claim` restates one claim of the lesson in the project's words and
+decides it from the result CSVs into one or more `Check`s. The checker
+(`sdpa-lab check`), the claims table (results/claims.csv) and the report all
+read this one registry; no claim's numbers are restated anywhere else.
+
+Tolerances:
+- replication (A): half a unit in the last digit the lesson printed;
+- sample statistics (B): k standard errors of the estimator, with k from a
+  Bonferroni split of ALPHA_FAMILY over every statistical check of the run,
+  so that a correct pipeline run with fresh seeds fails by chance less than
+  once in 1 / ALPHA_FAMILY runs;
+- shapes, orderings and counts: exact; floating-point sums: a rounding bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.results import Results, ResultsError
+
+# A correct pipeline, re-run with fresh seeds, fails some statistical check by chance
+# in fewer than one run in 10,000.
+ALPHA_FAMILY = 1e-4
+
+# Verdicts. Only FAILS makes the checker exit non-zero.
+HOLDS = "holds"
+FAILS = "fails"
+NOT_PER_DRAW = "holds on average, not per draw"
+NOT_MEASURED = "not measured"
+
+# How measured is compared with expected (deviation = measured - expected, tol = tolerance).
+RELATIONS = {
+    "equals": lambda dev, tol: dev == 0,  # exact
+    "within": lambda dev, tol: abs(dev) <= tol,  # |measured - expected| <= tol
+    "not above": lambda dev, tol: dev <= tol,  # measured <= expected + tol
+    "not below": lambda dev, tol: dev >= -tol,  # measured >= expected - tol
+    "above": lambda dev, tol: dev > tol,  # measured exceeds expected by more than the noise
+    "below": lambda dev, tol: dev < -tol,  # measured falls short of expected by more than the noise
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One decided comparison: a measured number against an expected one."""
+
+    claim: str
+    check: str  # what is compared, in words
+    parameters: str  # the sweep point, e.g. "d_k=64"
+    relation: str  # a key of RELATIONS
+    expected: float
+    measured: float
+    basis: str  # "printed" | "statistical" | "exact" | "rounding" | "missing"
+    source: str  # the CSV the measured number comes from
+    tolerance: float = 0.0
+    se: float = float("nan")  # standard error, for statistical checks (tolerance = k * se)
+    literal: bool = False  # the lesson's literal single-draw statement, not the general claim
+    note: str = ""
+
+    @property
+    def deviation(self) -> float:
+        return self.measured - self.expected
+
+    @property
+    def margin(self) -> float:
+        """deviation / tolerance; for an exact check (no tolerance) 0 when it holds, +-inf when not."""
+        if self.tolerance > 0:
+            return self.deviation / self.tolerance
+        if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):
+            return 0.0
+        return math.copysign(math.inf, self.deviation)
+
+    @property
+    def verdict(self) -> str:
+        if self.basis == "missing":
+            return NOT_MEASURED
+        ok = RELATIONS[self.relation](self.deviation, self.tolerance)
+        if ok:
+            return HOLDS
+        return NOT_PER_DRAW if self.literal else FAILS
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the lesson: what it says, what is true, and how it is decided."""
+
+    id: str
+    title: str
+    statement: str  # the claim in the project's words
+    lesson_says: str  # what the lesson printed or wrote
+    lesson_section: str  # where in the lesson
+    reads: tuple[str, ...]  # result CSVs
+    tolerance_reason: str
+    decide: Callable[[Results], list[Check]] = field(repr=False)
+
+
+# --------------------------------------------------------------------------
+# Building checks
+
+def printed(claim, check, parameters, measured, value, decimals, source) -> Check:
+    """measured must round to the lesson's printed `value` at `decimals` places."""
+    return Check(claim, check, parameters, "within", float(value), float(measured), "printed", source,
+                 tolerance=0.5 * 10.0**-decimals)
+
+
+def statistical(claim, check, parameters, measured, expected, se, relation, source, **kw) -> Check:
+    """A sample statistic against theory; the tolerance (k * se) is set once k is known."""
+    return Check(claim, check, parameters, relation, float(expected), float(measured), "statistical", source,
+                 se=float(se), **kw)
+
+
+def exact(claim, check, parameters, measured, expected, source, relation="equals", **kw) -> Check:
+    return Check(claim, check, parameters, relation, float(expected), float(measured), "exact", source, **kw)
+
+
+def missing(claim, check, parameters, source, why) -> Check:
+    return Check(claim, check, parameters, "equals", float("nan"), float("nan"), "missing", source, note=why)
+
+
+def bonferroni_k(n_checks: int, alpha_family: float = ALPHA_FAMILY) -> float:
+    """Two-sided normal quantile giving each of n_checks a false-alarm rate alpha_family / n_checks."""
+    if n_checks < 1:
+        return float("nan")
+    return NormalDist().inv_cdf(1.0 - alpha_family / (2.0 * n_checks))
+
+
+def variance_se(d: float, n: int) -> float:
+    """Standard error of the sample variance of n independent q.k scores of length d (Var = d, E S^4 = 3d^2 + 6d)."""
+    return d * math.sqrt((2.0 + 6.0 / d) / n)
+
+
+# --------------------------------------------------------------------------
+# The lesson's printed numbers (the expected values of the replication claims)
+
+LESSON_VARIANCE = {  # d_k: (raw variance printed to 3 places, scaled to 4)
+    4: (3.988, 0.9971), 16: (15.891, 0.9932), 64: (64.249, 1.0039), 256: (256.391, 1.0015)}
+LESSON_RAW_SCORES = (-3.12, 13.41, -27.0, 12.41, 2.39, 24.29, -1.23, -2.77)  # 2 places
+LESSON_SCALED_SCORES = (-0.2, 0.84, -1.69, 0.78, 0.15, 1.52, -0.08, -0.17)  # 2 places
+LESSON_UNSCALED_WEIGHTS = (0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0)  # 4 places
+LESSON_SCALED_WEIGHTS = (0.0634, 0.1781, 0.0142, 0.1673, 0.0894, 0.3514, 0.0713, 0.0648)  # 4 places
+LESSON_COLLAPSE = {  # quantity: (printed value, places)
+    "unscaled_max_weight": (1.0, 4), "unscaled_entropy": (0.0003, 4),
+    "scaled_max_weight": (0.3514, 4), "scaled_entropy": (1.7909, 4), "uniform_entropy": (2.0794, 4)}
+LESSON_WEIGHTS_6X6 = (  # 3 places
+    (0.057, 0.41, 0.13, 0.21, 0.104, 0.09),
+    (0.072, 0.606, 0.025, 0.089, 0.079, 0.128),
+    (0.172, 0.162, 0.096, 0.093, 0.185, 0.291),
+    (0.116, 0.108, 0.216, 0.123, 0.173, 0.263),
+    (0.056, 0.104, 0.27, 0.301, 0.05, 0.219),
+    (0.1, 0.083, 0.496, 0.134, 0.107, 0.081),
+)
+LESSON_STRONGEST_LINKS = {1: 1, 5: 2}  # query row -> key it attends to most
+LESSON_EXERCISE2 = "1.08, 1.48, 0.014, 0.10"
+
+
+# --------------------------------------------------------------------------
+# A: replication
+
+def _mismatched_axes(got: Sequence[int], want: Sequence[int]) -> int:
+    """How many axes of a shape differ from the expected one (a missing or extra axis counts too)."""
+    return sum(a != b for a, b in zip(got, want)) + abs(len(got) - len(want))
+
+
+def decide_a1(R: Results) -> list[Check]:
+    src = "lesson_variance.csv"
+    out = []
+    for d, (raw, scaled) in LESSON_VARIANCE.items():
+        out.append(printed("A1", "raw score variance", f"d_k={d}",
+                           R.value(src, d_k=d, quantity="raw_variance"), raw, 3, src))
+        out.append(printed("A1", "scaled score variance", f"d_k={d}",
+                           R.value(src, d_k=d, quantity="scaled_variance"), scaled, 4, src))
+    return out
+
+
+def decide_a2(R: Results) -> list[Check]:
+    src = "lesson_softmax_collapse.csv"
+    out = []
+    for j in range(8):
+        for quantity, values, places in (("raw_score", LESSON_RAW_SCORES, 2),
+                                         ("scaled_score", LESSON_SCALED_SCORES, 2),
+                                         ("unscaled_weight", LESSON_UNSCALED_WEIGHTS, 4),
+                                         ("scaled_weight", LESSON_SCALED_WEIGHTS, 4)):
+            out.append(printed("A2", quantity.replace("_", " "), f"key={j}",
+                               R.value(src, quantity=quantity, key=j), values[j], places, src))
+    out.append(exact("A2", "unscaled weights one-hot on position", "d_k=256, T=8",
+                     R.value(src, quantity="unscaled_argmax"), 5, src))
+    for quantity, (value, places) in LESSON_COLLAPSE.items():
+        out.append(printed("A2", quantity.replace("_", " "), "d_k=256, T=8", R.value(src, quantity=quantity),
+                           value, places, src))
+    return out
+
+
+def decide_a3(R: Results) -> list[Check]:
+    src = "lesson_forward.csv"
+    table = R[src]
+    out = []
+    expected_shapes = {"input_shape": (1, 6, 16), "weights_shape": (1, 6, 6), "output_shape": (1, 6, 16)}
+    for quantity, shape in expected_shapes.items():
+        got = tuple(int(R.value(src, quantity=quantity, col=axis)) for axis in range(len(shape)))
+        out.append(exact("A3", f"axes of the {quantity.split('_')[0]} whose size differs from {shape}",
+                         "(B,T,d_k)=(1,6,16)", _mismatched_axes(got, shape), 0, src))
+    for i in range(6):
+        out.append(printed("A3", "weight row sum", f"row={i}", R.value(src, quantity="row_sum", row=i),
+                           1.0, 6, src))
+        for j in range(6):
+            out.append(printed("A3", "attention weight", f"row={i}, key={j}",
+                               R.value(src, quantity="weight", row=i, col=j), LESSON_WEIGHTS_6X6[i][j], 3, src))
+    weights = table[table.quantity == "weight"]
+    for row, key in LESSON_STRONGEST_LINKS.items():
+        r = weights[weights.row == row]
+        strongest = r["col"].to_numpy()[np.argmax(r["value"].to_numpy())]
+        out.append(exact("A3", "key this query attends to most", f"row={row}", strongest, key, src))
+    return out
+
+
+# --------------------------------------------------------------------------
+# B: general claims on the configured sweep
+
+def _variance_points(R: Results):
+    t = R["variance.csv"]
+    return [(int(d), int(t[t.d_k == d].n_pairs.iloc[0])) for d in sorted(t.d_k.unique())]
+
+
+def decide_b1(R: Results) -> list[Check]:
+    src = "variance.csv"
+    out = []
+    for d, n in _variance_points(R):
+        out.append(statistical("B1", "mean of raw scores", f"d_k={d}, n={n}",
+                               R.value(src, d_k=d, scale="none", statistic="mean"), 0.0, math.sqrt(d / n),
+                               "within", src))
+        out.append(statistical("B1", "variance of raw scores", f"d_k={d}, n={n}",
+                               R.value(src, d_k=d, scale="none", statistic="variance"), d, variance_se(d, n),
+                               "within", src))
+    return out
+
+
+def decide_b2(R: Results) -> list[Check]:
+    src = "variance.csv"
+    return [
+        statistical("B2", "variance of scores / sqrt(d_k)", f"d_k={d}, n={n}",
+                    R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0, variance_se(d, n) / d,
+                    "within", src)
+        for d, n in _variance_points(R)
+    ]
+
+
+def _log_std_var(d: int, n: int) -> float:
+    """Variance of log(sample std) of n scores: Var(log s^2) / 4 = (2 + 6/d) / (4n) (delta method)."""
+    return (2.0 + 6.0 / d) / (4.0 * n)
+
+
+def decide_b3(R: Results) -> list[Check]:
+    src = "variance.csv"
+    points = _variance_points(R)
+    if len(points) < 2:
+        return [missing("B3", "slope of log std vs log d_k", "", src, "needs at least two d_k values")]
+    d = np.array([p[0] for p in points], dtype=float)
+    var_log = np.array([_log_std_var(*p) for p in points])
+    y = np.log([R.value(src, d_k=int(di), scale="none", statistic="std") for di in d])
+    x = np.log(d)
+    c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # OLS slope = sum c_i y_i
+    out = [statistical("B3", "slope of log std vs log d_k", f"d_k={int(d[0])}..{int(d[-1])}",
+                       float(c @ y), 0.5, math.sqrt(float(c**2 @ var_log)), "within", src)]
+    pairs = list(zip(points, points[1:]))  # each step of the sweep, plus the lesson's 16 -> 256
+    n_of = dict(points)
+    if {16, 256} <= set(n_of) and (16, 256) not in {(a[0], b[0]) for a, b in pairs}:
+        pairs.append(((16, n_of[16]), (256, n_of[256])))
+    for (da, na), (db, nb) in pairs:
+        ratio = R.value(src, d_k=db, scale="none", statistic="std") / R.value(src, d_k=da, scale="none",
+                                                                              statistic="std")
+        expected = math.sqrt(db / da)
+        se = expected * math.sqrt(_log_std_var(da, na) + _log_std_var(db, nb))
+        out.append(statistical("B3", "std ratio", f"d_k={da}->{db}", ratio, expected, se, "within", src))
+    return out
+
+
+def decide_b4(R: Results) -> list[Check]:
+    src = "variance.csv"
+    points = dict(_variance_points(R))
+    if 1024 not in points:
+        why = "d_k = 1024 is not in the configured variance sweep"
+        return [missing("B4", "raw variance at d_k = 1024", "d_k=1024", src, why),
+                missing("B4", "scaled variance at d_k = 1024", "d_k=1024", src, why)]
+    n = points[1024]
+    return [
+        statistical("B4", "raw variance at d_k = 1024", f"d_k=1024, n={n}",
+                    R.value(src, d_k=1024, scale="none", statistic="variance"), 1024, variance_se(1024, n),
+                    "within", src),
+        statistical("B4", "scaled variance at d_k = 1024", f"d_k=1024, n={n}",
+                    R.value(src, d_k=1024, scale="inv_sqrt_dk", statistic="variance"), 1.0,
+                    variance_se(1024, n) / 1024, "within", src),
+    ]
+
+
+def _entropy(R: Results, d: int, scale: str, statistic: str, quantity: str = "entropy") -> float:
+    return R.value("entropy_sweep.csv", d_k=d, scale=scale, quantity=quantity, statistic=statistic)
+
+
+def _entropy_d_k(R: Results) -> list[int]:
+    return [int(d) for d in sorted(R["entropy_sweep.csv"].d_k.unique())]
+
+
+def decide_b5(R: Results) -> list[Check]:
+    src = "entropy_sweep.csv"
+    ds = _entropy_d_k(R)
+    T = int(R[src]["T"].iloc[0])
+    out = []
+    for a, b in zip(ds, ds[1:]):  # the unscaled entropy falls at every step of the sweep
+        drop = _entropy(R, a, "none", "mean") - _entropy(R, b, "none", "mean")
+        se = math.hypot(_entropy(R, a, "none", "se"), _entropy(R, b, "none", "se"))
+        out.append(statistical("B5", "fall of mean unscaled entropy", f"d_k={a}->{b}, T={T}", drop, 0.0, se,
+                               "above", src))
+    if len(ds) >= 2:  # ... toward 0, like a power of d_k: fit log mean = a + b log d_k
+        x = np.log(ds)
+        means = np.array([_entropy(R, d, "none", "mean") for d in ds])
+        var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means)])
+        c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+        out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
+                               f"d_k={ds[0]}..{ds[-1]}, T={T}", float(c @ np.log(means)), 0.0,
+                               math.sqrt(float(c**2 @ var_log)), "below", src))
+    for d in ds:  # the scaled entropy stays at least at its d_k -> infinity limit (unit-variance scores)
+        gap = _entropy(R, d, "inv_sqrt_dk", "mean") - _entropy(R, d, "unit_variance_reference", "mean")
+        se = math.hypot(_entropy(R, d, "inv_sqrt_dk", "se"), _entropy(R, d, "unit_variance_reference", "se"))
+        out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
+                               gap, 0.0, se, "not below", src))
+    single = R["entropy_single_draw.csv"]
+    single = single[single.scale == "none"].sort_values("d_k")
+    rises = int(np.sum(np.diff(single.entropy.to_numpy()) >= 0))
+    out.append(exact("B5", "steps where one draw's unscaled entropy does not fall (Exercise 2, literal)",
+                     "d_k=" + ",".join(str(d) for d in single.d_k), rises, 0, "entropy_single_draw.csv",
+                     literal=True, note="one continuing np.random.seed(42) stream, one draw per d_k"))
+    return out
+
+
+def decide_b6(R: Results) -> list[Check]:
+    src = "ranking_invariance.csv"
+    t = R[src]
+    out = []
+    for (d, dtype), g in t.groupby(["d_k", "dtype"], sort=True):
+        trials = int(g.trials.iloc[0])
+        agree = R.value(src, "count", d_k=d, dtype=dtype, quantity="logit_rank_agrees")
+        out.append(exact("B6", "trials whose ranking of the logits is the same scaled and unscaled",
+                         f"d_k={d}, {dtype}", agree, trials, src))
+        bad = R.value(src, "count", d_k=d, dtype=dtype, quantity="weight_argsort_disagrees_without_ties")
+        out.append(exact("B6", "trials where argsort of the weights disagrees without a tie", f"d_k={d}, {dtype}",
+                         bad, 0, src))
+    return out
+
+
+def decide_b8(R: Results) -> list[Check]:
+    out = []
+    src = "variance.csv"
+    for d, n in _variance_points(R):
+        out.append(statistical("B8", "variance of scores / d_k", f"d_k={d}, n={n}",
+                               R.value(src, d_k=d, scale="inv_dk", statistic="variance"), 1.0 / d,
+                               variance_se(d, n) / d**2, "within", src))
+    src = "entropy_sweep.csv"
+    ds = _entropy_d_k(R)
+    T = int(R[src]["T"].iloc[0])
+    for a, b in zip(ds, ds[1:]):  # 1/d_k flattens attention toward uniform as d_k grows
+        rise = _entropy(R, b, "inv_dk", "mean") - _entropy(R, a, "inv_dk", "mean")
+        se = math.hypot(_entropy(R, a, "inv_dk", "se"), _entropy(R, b, "inv_dk", "se"))
+        out.append(statistical("B8", "rise of mean entropy under 1/d_k", f"d_k={a}->{b}, T={T}", rise, 0.0, se,
+                               "above", src))
+    d = ds[-1]
+    gap = _entropy(R, d, "inv_dk", "mean") - _entropy(R, d, "inv_sqrt_dk", "mean")
+    se = math.hypot(_entropy(R, d, "inv_dk", "se"), _entropy(R, d, "inv_sqrt_dk", "se"))
+    out.append(statistical("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k={d}, T={T}", gap, 0.0,
+                           se, "above", src, note=f"uniform bound log T = {math.log(T):.4f}"))
+    return out
+
+
+def _eps(dtype: str) -> float:
+    return float(np.finfo(np.dtype(dtype)).eps)
+
+
+def _row_sum_bound(T: int, dtype: str) -> float:
+    """Rounding bound on |sum of a softmax row - 1|: T additions and one division, each within eps."""
+    return (T + 1) * _eps(dtype)
+
+
+def decide_b9(R: Results) -> list[Check]:
+    src = "forward_shape.csv"
+    t = R[src]
+    out = []
+    for (B, T, d, dtype), _ in t.groupby(["B", "T", "d_k", "dtype"], sort=True):
+        p = f"(B,T,d_k)=({B},{T},{d}), {dtype}"
+
+        def v(quantity: str) -> float:
+            return R.value(src, B=B, T=T, d_k=d, dtype=dtype, quantity=quantity)
+
+        weights = tuple(int(v(q)) for q in ("weights_B", "weights_T_q", "weights_T_k"))
+        output = tuple(int(v(q)) for q in ("output_B", "output_T", "output_d"))
+        out.append(exact("B9", "axes of the weights whose size differs from (B, T, T)", p,
+                         _mismatched_axes(weights, (B, T, T)), 0, src))
+        out.append(exact("B9", "axes of the output whose size differs from (B, T, d_k)", p,
+                         _mismatched_axes(output, (B, T, d)), 0, src))
+        out.append(exact("B9", "output and weights keep the input dtype", p, v("dtype_kept"), 1, src))
+        out.append(exact("B9", "smallest weight is non-negative", p, v("min_weight"), 0, src, relation="not below"))
+        out.append(Check("B9", "largest |row sum - 1|", p, "not above", 0.0, v("max_row_sum_error"), "rounding",
+                         src, tolerance=_row_sum_bound(T, dtype)))
+    return out
+
+
+# --------------------------------------------------------------------------
+# The registry
+
+SE_VARIANCE = ("k standard errors of the sample variance of n independent scores: SE = d sqrt((2 + 6/d) / n), "
+               "from Var S = d and E[S^4] = 3d^2 + 6d; each score uses a fresh query, so the scores are independent")
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("A1", "The lesson's variance table, reproduced",
+          "With the lesson's own seed and single random stream, the raw score variances for d_k = 4, 16, 64, 256 "
+          "come out as the lesson printed them, and so do the variances after dividing by sqrt(d_k).",
+          "raw 3.988, 15.891, 64.249, 256.391; scaled 0.9971, 0.9932, 1.0039, 1.0015",
+          "Proving It: Score Variance Tracks d_k", ("lesson_variance.csv",),
+          "the lesson's printed precision: half a unit in the last printed digit", decide_a1),
+    Claim("A2", "The lesson's softmax collapse at d_k = 256, reproduced",
+          "For one query against 8 keys at d_k = 256 (lesson seed), the raw scores, both softmaxes, their maximum "
+          "weights and entropies come out as printed: unscaled, all weight on position 5; scaled, spread out.",
+          "raw scores [-3.12 13.41 -27. 12.41 2.39 24.29 -1.23 -2.77]; unscaled max weight 1.0000, entropy 0.0003; "
+          "scaled max weight 0.3514, entropy 1.7909; uniform log 8 = 2.0794",
+          "Why Large Scores Break Softmax", ("lesson_softmax_collapse.csv",),
+          "the lesson's printed precision; the one-hot position exactly", decide_a2),
+    Claim("A3", "The lesson's forward on (1, 6, 16), reproduced",
+          "The forward with default_rng(42) maps (1, 6, 16) to weights (1, 6, 6) and output (1, 6, 16); every "
+          "weight row sums to 1; the 6x6 weights match the printed matrix; query 1 attends most to key 1 and "
+          "query 5 to key 2.",
+          "shapes (1,6,16) -> (1,6,6) -> (1,6,16); row sums 1; strongest links 0.606 (row 1 -> key 1) and 0.496 "
+          "(row 5 -> key 2)",
+          "The Canonical Forward in NumPy", ("lesson_forward.csv",),
+          "shapes and strongest links exactly; weights and row sums at the printed precision", decide_a3),
+    Claim("B1", "A dot product's variance grows like d_k",
+          "The dot product of two independent zero-mean unit-variance vectors of length d_k has mean 0 and "
+          "variance d_k, at every d_k of the sweep.",
+          "the score has variance d_k", "Why a Dot Product Grows With Dimension", ("variance.csv",),
+          SE_VARIANCE + "; the mean's SE is sqrt(d / n)", decide_b1),
+    Claim("B2", "Dividing by sqrt(d_k) brings the variance back to 1",
+          "After dividing the scores by sqrt(d_k), their variance is 1 at every d_k.",
+          "dividing by sqrt(d_k) keeps the score variance at roughly 1 no matter how wide the head is",
+          "Why a Dot Product Grows With Dimension", ("variance.csv",), SE_VARIANCE + ", divided by d", decide_b2),
+    Claim("B3", "Score magnitude grows like sqrt(d_k)",
+          "The standard deviation of the scores grows like sqrt(d_k): the slope of log std against log d_k is 1/2, "
+          "and each step of the sweep spreads the scores by sqrt of the ratio of the d_k (16 -> 256: 4x).",
+          "double the head size and the scores spread out by sqrt(2); from d_k = 16 to 256 the typical magnitude "
+          "grows four-fold", "Why a Dot Product Grows With Dimension", ("variance.csv",),
+          "k standard errors from the delta method: Var(log s) = (2 + 6/d) / (4n) per d_k, independent across d_k",
+          decide_b3),
+    Claim("B4", "Exercise 1: d_k = 1024",
+          "At d_k = 1024 the raw variance is 1024 and the scaled variance 1.",
+          "confirm the raw variance is near 1024 while the scaled variance stays near 1", "Exercise 1",
+          ("variance.csv",), SE_VARIANCE, decide_b4),
+    Claim("B5", "Exercise 2: unscaled entropy collapses as d_k grows; scaled stays high",
+          "Averaged over many independent draws, the entropy of the unscaled softmax falls at every step of the "
+          "sweep, toward 0 like a negative power of d_k, while the scaled softmax keeps at least the entropy of "
+          "unit-variance scores (its d_k -> infinity limit). A single draw need not fall monotonically.",
+          "watch the entropy fall toward 0 as d_k grows (one query against eight keys per d_k); a single "
+          f"continuing stream gives {LESSON_EXERCISE2}",
+          "Exercise 2", ("entropy_sweep.csv", "entropy_single_draw.csv"),
+          "k standard errors of the mean entropy over independent trials (sample std / sqrt(trials)); "
+          "differences use the root-sum-square of the two SEs; the fitted exponent's SE by the delta method",
+          decide_b5),
+    Claim("B6", "Exercise 3: scaling changes the sharpness, not the ranking",
+          "A positive scale never changes the order of the logits, so scaled and unscaled attention rank the keys "
+          "the same in every trial. An argsort of the *weights* can disagree, but only where exp underflowed and "
+          "weights tied exactly.",
+          "confirm that the unscaled and scaled softmax weights produce the same argsort", "Exercise 3",
+          ("ranking_invariance.csv",), "exact: counts of trials", decide_b6),
+    Claim("B8", "Divide by sqrt(d_k), not by d_k",
+          "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k "
+          "grows, while dividing by sqrt(d_k) keeps the variance at 1 (B2) and the entropy stable (B5).",
+          "divide by sqrt(d_k), not d_k: the standard deviation grows like sqrt(d_k)", "Summary",
+          ("variance.csv", "entropy_sweep.csv"),
+          SE_VARIANCE + ", divided by d^2; entropy differences: k root-sum-square SEs", decide_b8),
+    Claim("B9", "Softmax rows are distributions; the forward's shapes",
+          "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), keeps the "
+          "input dtype, and every weight row is non-negative and sums to 1 up to rounding.",
+          "every row is non-negative and sums to 1; shapes (B, T, d_k) -> (B, T, T) -> (B, T, d_k)",
+          "The Full Formula, Piece by Piece", ("forward_shape.csv",),
+          "shapes and dtype exactly; row sums within (T + 1) machine epsilons (T additions and a division)",
+          decide_b9),
+)
+
+CLAIM_ORDER = ("A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10")
+
+
+def registry() -> dict[str, Claim]:
+    """The claims by id, in the lesson's order."""
+    by_id = {c.id: c for c in CLAIMS}
+    return {i: by_id[i] for i in CLAIM_ORDER if i in by_id}
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Every check of a run, with the k used for the statistical ones."""
+
+    checks: tuple[Check, ...]
+    k: float
+    n_statistical: int
+    alpha_family: float = ALPHA_FAMILY
+
+    def table(self) -> pd.DataFrame:
+        """One row per check: the contents of results/claims.csv."""
+        titles = {c.id: c.statement for c in CLAIMS}
+        rows = [{
+            "id": c.claim, "statement": titles[c.claim], "check": c.check, "parameters": c.parameters,
+            "relation": c.relation, "expected": c.expected, "measured": c.measured, "tolerance": c.tolerance,
+            "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
+            "standard_error": c.se, "literal": c.literal, "source": c.source, "note": c.note,
+        } for c in self.checks]
+        return pd.DataFrame(rows)
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.verdict == FAILS]
+
+
+def decide(results: Results | str, claims: Sequence[Claim] | None = None,
+           alpha_family: float = ALPHA_FAMILY) -> Decision:
+    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k."""
+    R = results if isinstance(results, Results) else Results(results)
+    checks: list[Check] = []
+    for claim in claims or registry().values():
+        checks.extend(claim.decide(R))
+    for c in checks:
+        if not (np.isfinite(c.measured) or c.basis == "missing"):
+            raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
+                               f"measured a non-finite value {c.measured}")
+    n_stat = sum(c.basis == "statistical" for c in checks)
+    k = bonferroni_k(n_stat, alpha_family)
+    checks = [replace(c, tolerance=k * c.se) if c.basis == "statistical" else c for c in checks]
+    return Decision(tuple(checks), k, n_stat, alpha_family)
+
+
+def stale_errors(results: Results, config: Mapping) -> list[str]:
+    """Where the parameters recorded in the CSVs differ from `config` (results from another config)."""
+    errors = []
+    for name, section in (("variance.csv", "variance"), ("entropy_sweep.csv", "entropy_sweep"),
+                          ("ranking_invariance.csv", "ranking_invariance"), ("forward_shape.csv", "forward_shape"),
+                          ("gradient.csv", "gradient"), ("learning.csv", "learning")):
+        if section not in config or not (results.dir / name).exists():
+            continue
+        t = results[name]
+        expected = {"seed": config["seed"], **config[section]}
+        for key, value in expected.items():
+            if key == "shapes":
+                got = {tuple(r) for r in t[["B", "T", "d_k"]].drop_duplicates().to_numpy().tolist()}
+                want = {tuple(s) for s in value}
+            elif key not in t.columns:
+                continue
+            elif isinstance(value, list):
+                got, want = set(t[key].unique().tolist()), set(value)
+            else:
+                got, want = set(t[key].unique().tolist()), {value}
+            if got != want:
+                errors.append(f"{results.dir / name}: column '{key}' holds {sorted(got)}, but the config's "
+                              f"{section}.{key} is {value!r}: these results come from another config "
+                              "(rerun `snakemake --cores 4`)")
+    return errors
+

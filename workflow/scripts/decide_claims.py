@@ -1,0 +1,10 @@
+"""Thin Snakemake entry point: decide every claim from the result CSVs into results/claims.csv."""
+
+import logging
+from pathlib import Path
+
+from sdpa_lab.cli import summary, write_claims
+
+logging.basicConfig(filename=snakemake.log[0], filemode="w", level=logging.INFO)  # noqa: F821
+decision = write_claims(Path(snakemake.output.claims).parent, snakemake.output.claims, snakemake.config)  # noqa: F821
+logging.info("\n%s", summary(decision))
