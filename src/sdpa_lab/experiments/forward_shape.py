@@ -9,12 +9,14 @@ import pandas as pd
 
 from sdpa_lab.attention import scaled_dot_product_attention
 from sdpa_lab.seeding import stream
+from sdpa_lab.validation import check_seed, check_shapes
 
 DTYPES = ("float64", "float32")
 
 
 def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFrame:
     """For each (B, T, d_k) and dtype: the shapes, dtype and row sums of one seeded forward."""
+    seed, shapes = check_seed(seed), check_shapes(shapes, "shapes")
     rows = []
     for B, T, d_k in shapes:
         rng = stream(seed, "forward_shape", B, T, d_k)

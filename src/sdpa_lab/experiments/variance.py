@@ -15,6 +15,7 @@ import pandas as pd
 
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
+from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 # Elements (rows * d_k) per drawn chunk: 2**20 float64 = 8 MiB per array.
 CHUNK_ELEMENTS = 1 << 20
@@ -57,6 +58,8 @@ def score_moments(rng: np.random.Generator, n_pairs: int, d_k: int) -> Moments:
 
 def run_variance(seed: int, d_k_values: Sequence[int], n_pairs: int) -> pd.DataFrame:
     """Mean, variance and std of the scores per d_k and scale, one row per statistic."""
+    seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
+    n_pairs = check_int(n_pairs, "n_pairs", minimum=2)  # a variance needs two samples
     rows = []
     for d_k in d_k_values:
         raw = score_moments(stream(seed, "variance", d_k), n_pairs, d_k)

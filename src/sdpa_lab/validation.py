@@ -1,0 +1,67 @@
+"""Argument checks shared by the experiment functions.
+
+Each `run_*` function checks its arguments first, so a bad call fails with a
+ValueError naming the argument and the bad value, not with a NumPy traceback
+from deep inside a draw. The minimums here are what the computation needs
+(a variance needs two samples, a softmax over one key is trivially 1); the
+config schema asks for more (e.g. n_pairs >= 1000) for statistical reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+
+# The largest seed the project uses: NumPy's SeedSequence takes any
+# non-negative integer, the cap keeps every CSV's `seed` column a uint64.
+MAX_SEED = 2**64 - 1
+
+
+def is_int(value: Any) -> bool:
+    """Whether `value` is an integer (Python or NumPy), excluding booleans and floats like 2.0."""
+    return isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """`value` as an int if it is an integer in [minimum, maximum]; else ValueError naming `name`."""
+    if not is_int(value):
+        raise ValueError(f"{name} must be an integer, got {value!r} ({type(value).__name__})")
+    if value < minimum or (maximum is not None and value > maximum):
+        allowed = f">= {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
+    return int(value)
+
+
+def check_seed(seed: Any, name: str = "seed") -> int:
+    """`seed` as an int if it is an integer in [0, 2**64 - 1]; else ValueError."""
+    return check_int(seed, name, minimum=0, maximum=MAX_SEED)
+
+
+def check_int_list(values: Any, name: str, minimum: int = 1, unique: bool = True) -> list[int]:
+    """A non-empty sequence of integers >= minimum (distinct if `unique`) as a list; else ValueError."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise ValueError(f"{name} must be a list of integers, got {values!r}")
+    if len(values) == 0:
+        raise ValueError(f"{name} must not be empty")
+    out = [check_int(v, f"{name}[{i}]", minimum) for i, v in enumerate(values)]
+    if unique and len(set(out)) != len(out):
+        dupes = sorted({v for v in out if out.count(v) > 1})
+        raise ValueError(f"{name} must not repeat a value, got {list(values)!r} (repeated: {dupes})")
+    return out
+
+
+def check_shapes(shapes: Any, name: str = "shapes", ndim: int = 3) -> list[tuple[int, ...]]:
+    """A non-empty sequence of `ndim`-tuples of positive integers; else ValueError naming the entry."""
+    if isinstance(shapes, (str, bytes)) or not isinstance(shapes, (Sequence, np.ndarray)):
+        raise ValueError(f"{name} must be a list of {ndim}-element shapes, got {shapes!r}")
+    if len(shapes) == 0:
+        raise ValueError(f"{name} must not be empty")
+    out = []
+    for i, shape in enumerate(shapes):
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)) or len(shape) != ndim:
+            raise ValueError(f"{name}[{i}] must be {ndim} positive integers, got {shape!r}")
+        out.append(tuple(check_int(v, f"{name}[{i}][{j}]") for j, v in enumerate(shape)))
+    return out
