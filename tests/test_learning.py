@@ -63,13 +63,13 @@ def test_batched_queries_equal_one_at_a_time(seed, runs, n):
             np.testing.assert_allclose(grad[r, i], grad1, rtol=1e-12, atol=1e-15)
 
 
-def test_train_is_plain_gradient_descent():
+def test_descent_is_plain_gradient_descent():
     rng = np.random.default_rng(3)
     R, T, d_k, d_v, steps, lrs = 2, 4, 6, 3, 5, [0.1, 2.0]
     q0, K = rng.standard_normal((R, d_k)), rng.standard_normal((R, T, d_k))
     V = rng.standard_normal((R, T, d_v))
     target = V[:, 0]
-    losses = learning.train(q0, K, V, target, 0.4, lrs, steps)
+    losses = np.stack(list(learning.descent(q0, K, V, target, 0.4, lrs, steps)))
     assert losses.shape == (steps + 1, R, len(lrs))
     for r in range(R):
         for j, lr in enumerate(lrs):
@@ -83,17 +83,21 @@ def test_train_is_plain_gradient_descent():
 def test_statistics_on_known_losses():
     # 3 steps, 2 runs, 1 lr: run 0 reaches 0.1 x its initial loss at step 2, run 1 never does.
     losses = np.array([[[10.0], [4.0]], [[5.0], [3.0]], [[0.5], [2.0]], [[0.2], [1.0]]])  # (4, 2, 1)
-    s = learning.lr_statistics(losses, 0.1)
+    track = learning.follow(iter(losses), 0.1, at=[0, 2, 3])
+    assert track["steps"] == 3 and list(track["reach"][:, 0]) == [2, 4]  # never = steps + 1 = 4
+    np.testing.assert_allclose(track["curve"][:, 0], [1.0, (0.05 + 0.5) / 2, (0.02 + 0.25) / 2])
+    s = learning.lr_statistics(track)
     assert s["success_fraction"][0] == 0.5
     assert s["mean_final_relative_loss"][0] == pytest.approx((0.02 + 0.25) / 2)
-    assert s["median_steps_to_threshold"][0] == pytest.approx((2 + 4) / 2)  # never = steps + 1 = 4
+    assert s["median_steps_to_threshold"][0] == pytest.approx((2 + 4) / 2)
     assert s["mean_initial_loss"][0] == 7.0 and s["mean_final_loss"][0] == 0.6
 
 
 def test_zero_initial_loss_counts_as_reached_at_step_0():
-    losses = np.zeros((3, 1, 1))
-    assert learning.relative_losses(losses).max() == 0.0
-    assert learning.steps_to_threshold(learning.relative_losses(losses), 0.1)[0, 0] == 0
+    track = learning.follow(iter(np.zeros((3, 1, 1))), 0.1, at=[0, 2])
+    assert track["reach"][0, 0] == 0
+    assert track["curve"].max() == 0.0
+    assert learning.lr_statistics(track)["success_fraction"][0] == 1.0
 
 
 def test_best_lr_tie_breaks():

@@ -26,7 +26,7 @@ A run whose initial loss is exactly 0 has relative loss 0 and succeeds at step 0
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -76,46 +76,54 @@ def draw_runs(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int):
     return q0, K, V, V[np.arange(runs), j_star]
 
 
-def train(q0, K, V, target, scale: float, lrs: Sequence[float], steps: int) -> np.ndarray:
-    """Losses (steps + 1, R, L) of gradient descent on q, for R runs and each of L learning rates.
+def descent(q0, K, V, target, scale: float, lrs: Sequence[float], steps: int) -> Iterator[np.ndarray]:
+    """Losses (R, L) after 0, 1, ..., steps steps of gradient descent on q, one step at a time,
+    for R runs and each of L learning rates.
 
-    q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [t, r, l] is
-    the loss of run r after t steps with learning rate lrs[l].
+    q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [r, l] of the
+    t-th yield is the loss of run r after t steps with learning rate lrs[l].
     """
     lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
     q = np.repeat(q0[:, None, :], lr.shape[1], axis=1)  # (R, L, d_k): one copy of q per lr
     target = target[:, None, :]  # (R, 1, d_v)
-    losses = np.empty((steps + 1, q.shape[0], q.shape[1]))  # (steps + 1, R, L)
     for t in range(steps + 1):
-        losses[t], grad = loss_and_grad(q, K, V, target, scale)
-        q = q - lr * grad
-    return losses
+        loss, grad = loss_and_grad(q, K, V, target, scale)  # (R, L), (R, L, d_k)
+        yield loss
+        if t < steps:
+            q = q - lr * grad
 
 
-def relative_losses(losses: np.ndarray) -> np.ndarray:
-    """L(t) / L(0) per run (same shape as losses); 0 where L(0) == 0."""
-    loss0 = np.broadcast_to(losses[0], losses.shape)
-    return np.divide(losses, loss0, out=np.zeros_like(losses), where=loss0 > 0)
+def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
+    """L(t) / L(0) per run; 0 where L(0) == 0 (a run that starts exactly on its target)."""
+    return np.divide(loss, loss0, out=np.zeros_like(loss), where=loss0 > 0)
 
 
-def steps_to_threshold(relative: np.ndarray, loss_threshold: float) -> np.ndarray:
-    """First step t with L(t) / L(0) < loss_threshold, per run (R, L); steps + 1 if none."""
-    hit = relative < loss_threshold  # (steps + 1, R, L)
-    steps = relative.shape[0] - 1
-    return np.where(hit.any(axis=0), hit.argmax(axis=0), steps + 1)
+def follow(losses: Iterable[np.ndarray], loss_threshold: float, at: Sequence[int]) -> dict:
+    """One pass over the losses (R, L) of steps 0, 1, ..., steps: per run the initial and final
+    loss and the first step with L(t) / L(0) < loss_threshold (steps + 1 if none), all (R, L);
+    the number of steps; and the mean relative loss over the runs at each step of `at`
+    (increasing), as (len(at), L). Memory does not grow with the number of steps."""
+    wanted, curve = set(int(a) for a in at), []
+    for t, loss in enumerate(losses):
+        if t == 0:
+            loss0, reach = loss, np.full(loss.shape, -1)
+        rel = relative_loss(loss, loss0)  # (R, L)
+        reach = np.where((reach < 0) & (rel < loss_threshold), t, reach)
+        if t in wanted:
+            curve.append(rel.mean(axis=0))
+    steps = t
+    return {"initial": loss0, "final": loss, "reach": np.where(reach < 0, steps + 1, reach),
+            "steps": steps, "curve": np.array(curve)}
 
 
-def lr_statistics(losses: np.ndarray, loss_threshold: float) -> dict[str, np.ndarray]:
-    """Each statistic of STATISTICS per learning rate (L,), over the runs."""
-    relative = relative_losses(losses)  # (steps + 1, R, L)
-    reach = steps_to_threshold(relative, loss_threshold)  # (R, L)
-    steps = losses.shape[0] - 1
+def lr_statistics(track: dict) -> dict[str, np.ndarray]:
+    """Each statistic of STATISTICS per learning rate (L,), over the runs, from `follow`'s result."""
     return {
-        "success_fraction": np.mean(reach <= steps, axis=0),
-        "mean_final_relative_loss": relative[-1].mean(axis=0),
-        "median_steps_to_threshold": np.median(reach, axis=0),
-        "mean_initial_loss": losses[0].mean(axis=0),
-        "mean_final_loss": losses[-1].mean(axis=0),
+        "success_fraction": np.mean(track["reach"] <= track["steps"], axis=0),
+        "mean_final_relative_loss": relative_loss(track["final"], track["initial"]).mean(axis=0),
+        "median_steps_to_threshold": np.median(track["reach"], axis=0),
+        "mean_initial_loss": track["initial"].mean(axis=0),
+        "mean_final_loss": track["final"].mean(axis=0),
     }
 
 
@@ -138,12 +146,14 @@ def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps:
     """Per (d_k, scale, lr): success fraction and losses of gradient descent on q; and the mean
     relative-loss curve at the best lr of each (d_k, scale)."""
     lrs = [float(lr) for lr in learning_rates]
+    at = checkpoints(steps)
     rows, curve_rows = [], []
     for d_k in d_k_values:
         q0, K, V, target = draw_runs(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k))
         for scale in SCALES:
-            losses = train(q0, K, V, target, scale_factor(scale, d_k), lrs, steps)  # (steps + 1, R, L)
-            stats = lr_statistics(losses, loss_threshold)
+            losses = descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps)  # (R, L) per step
+            track = follow(losses, loss_threshold, at)
+            stats = lr_statistics(track)
             best = best_lr_index(stats["success_fraction"], stats["mean_final_relative_loss"], lrs)
             for i, lr in enumerate(lrs):
                 for statistic in STATISTICS:
@@ -151,8 +161,7 @@ def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps:
                                  "loss_threshold": loss_threshold, "scale": scale, "lr": lr,
                                  "best_lr": int(i == best), "statistic": statistic,
                                  "value": float(stats[statistic][i])})
-            curve = relative_losses(losses)[:, :, best].mean(axis=1)  # (steps + 1,) mean over runs
-            for step in checkpoints(steps):
+            for step, value in zip(at, track["curve"][:, best]):
                 curve_rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "scale": scale,
-                                   "lr": lrs[best], "step": int(step), "mean_relative_loss": float(curve[step])})
+                                   "lr": lrs[best], "step": int(step), "mean_relative_loss": float(value)})
     return pd.DataFrame(rows), pd.DataFrame(curve_rows)
