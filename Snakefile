@@ -6,6 +6,15 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+from pathlib import Path
+
+from sdpa_lab.config import read_config_file
+
+# Read the config safely first: a YAML syntax error is reported with its line and column.
+if Path("config/config.yaml").exists():
+    read_config_file("config/config.yaml")
+
+
 configfile: "config/config.yaml"
 
 
