@@ -16,6 +16,9 @@ TINY_CONFIG = {
     "entropy_sweep": {"d_k": [4, 64], "T": 8, "trials": 200},
     "ranking_invariance": {"d_k": [4, 2048], "T": 8, "trials": 200},
     "forward_shape": {"shapes": [[1, 6, 16], [2, 3, 5]]},
+    "gradient": {"d_k": [4, 256], "T": 8, "trials": 200},
+    "learning": {"d_k": [4, 64], "T": 4, "runs": 10, "steps": 20, "learning_rates": [0.1, 1.0],
+                 "loss_threshold": 0.1},
 }
 
 

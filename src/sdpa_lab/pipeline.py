@@ -17,6 +17,8 @@ import pandas as pd
 from sdpa_lab.config import check_config
 from sdpa_lab.experiments.entropy_sweep import run_entropy_single_draw, run_entropy_sweep
 from sdpa_lab.experiments.forward_shape import run_forward_shape
+from sdpa_lab.experiments.gradient import run_gradient
+from sdpa_lab.experiments.learning import run_learning
 from sdpa_lab.experiments.ranking_invariance import run_ranking_invariance
 from sdpa_lab.experiments.replication import (
     run_replicate_forward,
@@ -42,6 +44,12 @@ EXPERIMENTS: dict[str, Callable[[Mapping], Tables]] = {
                                         c["ranking_invariance"]["trials"]),
     },
     "forward_shape": lambda c: {"table": run_forward_shape(c["seed"], c["forward_shape"]["shapes"])},
+    "gradient": lambda c: {
+        "table": run_gradient(c["seed"], c["gradient"]["d_k"], c["gradient"]["T"], c["gradient"]["trials"]),
+    },
+    "learning": lambda c: dict(zip(("table", "curves"), run_learning(  # returns (table, curves)
+        c["seed"], c["learning"]["d_k"], c["learning"]["T"], c["learning"]["runs"], c["learning"]["steps"],
+        c["learning"]["learning_rates"], c["learning"]["loss_threshold"]))),
     "lesson_variance": lambda c: {"table": run_replicate_variance()},
     "lesson_softmax_collapse": lambda c: {"table": run_replicate_softmax_collapse()},
     "lesson_forward": lambda c: {"table": run_replicate_forward()},
@@ -53,6 +61,8 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "entropy_sweep": {"table": "results/entropy_sweep.csv", "single_draw": "results/entropy_single_draw.csv"},
     "ranking_invariance": {"table": "results/ranking_invariance.csv"},
     "forward_shape": {"table": "results/forward_shape.csv"},
+    "gradient": {"table": "results/gradient.csv"},
+    "learning": {"table": "results/learning.csv", "curves": "results/learning_curves.csv"},
     "lesson_variance": {"table": "results/lesson_variance.csv"},
     "lesson_softmax_collapse": {"table": "results/lesson_softmax_collapse.csv"},
     "lesson_forward": {"table": "results/lesson_forward.csv"},

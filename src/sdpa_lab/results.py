@@ -31,6 +31,13 @@ COLUMNS: dict[str, dict[str, str]] = {
                                "quantity": "str", "count": "int", "fraction": "float"},
     "forward_shape.csv": {"seed": "int", "B": "int", "T": "int", "d_k": "int", "dtype": "str", "quantity": "str",
                           "value": "float"},
+    "gradient.csv": {"seed": "int", "d_k": "int", "T": "int", "trials": "int", "scale": "str", "quantity": "str",
+                     "statistic": "str", "value": "float"},
+    "learning.csv": {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "steps": "int",
+                     "loss_threshold": "float", "scale": "str", "lr": "float", "best_lr": "int",
+                     "statistic": "str", "value": "float"},
+    "learning_curves.csv": {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "scale": "str", "lr": "float",
+                            "step": "int", "mean_relative_loss": "float"},
 }
 
 

@@ -55,6 +55,32 @@ rule forward_shape:
         "../scripts/run_experiment.py"
 
 
+rule gradient:
+    output:
+        **outputs_of("gradient"),
+    params:
+        experiment="gradient",
+    log:
+        "logs/gradient.log",
+    benchmark:
+        "benchmarks/rules/gradient.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
+rule learning:
+    output:
+        **outputs_of("learning"),
+    params:
+        experiment="learning",
+    log:
+        "logs/learning.log",
+    benchmark:
+        "benchmarks/rules/learning.tsv"
+    script:
+        "../scripts/run_experiment.py"
+
+
 rule lesson_variance:
     output:
         **outputs_of("lesson_variance"),
