@@ -35,6 +35,7 @@ HOLDS = "holds"
 FAILS = "fails"
 NOT_PER_DRAW = "holds on average, not per draw"
 NOT_MEASURED = "not measured"
+INCONCLUSIVE = "inconclusive"  # a direction claimed, not contradicted, but within the noise: more samples needed
 
 # How measured is compared with expected (deviation = measured - expected, tol = tolerance).
 RELATIONS = {
@@ -44,6 +45,13 @@ RELATIONS = {
     "not below": lambda dev, tol: dev >= -tol,  # measured >= expected - tol
     "above": lambda dev, tol: dev > tol,  # measured exceeds expected by more than the noise
     "below": lambda dev, tol: dev < -tol,  # measured falls short of expected by more than the noise
+}
+
+# For a claimed direction, only a significant deviation the other way contradicts the claim;
+# in between, the sample is too small to tell.
+CONTRADICTED = {
+    "above": lambda dev, tol: dev < -tol,
+    "below": lambda dev, tol: dev > tol,
 }
 
 
@@ -63,6 +71,7 @@ class Check:
     se: float = float("nan")  # standard error, for statistical checks (tolerance = k * se)
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
     note: str = ""
+    cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
 
     @property
     def deviation(self) -> float:
@@ -81,10 +90,14 @@ class Check:
     def verdict(self) -> str:
         if self.basis == "missing":
             return NOT_MEASURED
-        ok = RELATIONS[self.relation](self.deviation, self.tolerance)
-        if ok:
+        if RELATIONS[self.relation](self.deviation, self.tolerance):
             return HOLDS
-        return NOT_PER_DRAW if self.literal else FAILS
+        if self.literal:
+            return NOT_PER_DRAW
+        contradicted = CONTRADICTED.get(self.relation)
+        if contradicted and not contradicted(self.deviation, self.tolerance):
+            return INCONCLUSIVE
+        return FAILS
 
 
 @dataclass(frozen=True)
@@ -104,20 +117,27 @@ class Claim:
 # --------------------------------------------------------------------------
 # Building checks
 
+def _cell(measured, kw) -> tuple | None:
+    return kw.pop("cell", None) or getattr(measured, "cell", None)
+
+
 def printed(claim, check, parameters, measured, value, decimals, source) -> Check:
     """measured must round to the lesson's printed `value` at `decimals` places."""
     return Check(claim, check, parameters, "within", float(value), float(measured), "printed", source,
-                 tolerance=0.5 * 10.0**-decimals)
+                 tolerance=0.5 * 10.0**-decimals, cell=_cell(measured, {}))
 
 
 def statistical(claim, check, parameters, measured, expected, se, relation, source, **kw) -> Check:
     """A sample statistic against theory; the tolerance (k * se) is set once k is known."""
+    cell = _cell(measured, kw)
     return Check(claim, check, parameters, relation, float(expected), float(measured), "statistical", source,
-                 se=float(se), **kw)
+                 se=float(se), cell=cell, **kw)
 
 
 def exact(claim, check, parameters, measured, expected, source, relation="equals", **kw) -> Check:
-    return Check(claim, check, parameters, relation, float(expected), float(measured), "exact", source, **kw)
+    cell = _cell(measured, kw)
+    return Check(claim, check, parameters, relation, float(expected), float(measured), "exact", source,
+                 cell=cell, **kw)
 
 
 def missing(claim, check, parameters, source, why) -> Check:
@@ -203,9 +223,9 @@ def decide_a3(R: Results) -> list[Check]:
     out = []
     expected_shapes = {"input_shape": (1, 6, 16), "weights_shape": (1, 6, 6), "output_shape": (1, 6, 16)}
     for quantity, shape in expected_shapes.items():
-        got = tuple(int(R.value(src, quantity=quantity, col=axis)) for axis in range(len(shape)))
+        got = [R.value(src, quantity=quantity, col=axis) for axis in range(len(shape))]
         out.append(exact("A3", f"axes of the {quantity.split('_')[0]} whose size differs from {shape}",
-                         "(B,T,d_k)=(1,6,16)", _mismatched_axes(got, shape), 0, src))
+                         "(B,T,d_k)=(1,6,16)", _mismatched_axes(got, shape), 0, src, cell=got[0].cell))
     for i in range(6):
         out.append(printed("A3", "weight row sum", f"row={i}", R.value(src, quantity="row_sum", row=i),
                            1.0, 6, src))
@@ -216,7 +236,8 @@ def decide_a3(R: Results) -> list[Check]:
     for row, key in LESSON_STRONGEST_LINKS.items():
         r = weights[weights.row == row]
         strongest = r["col"].to_numpy()[np.argmax(r["value"].to_numpy())]
-        out.append(exact("A3", "key this query attends to most", f"row={row}", strongest, key, src))
+        out.append(exact("A3", "key this query attends to most", f"row={row}", strongest, key, src,
+                         cell=R.value(src, quantity="weight", row=row, col=key).cell))
     return out
 
 
@@ -263,21 +284,22 @@ def decide_b3(R: Results) -> list[Check]:
         return [missing("B3", "slope of log std vs log d_k", "", src, "needs at least two d_k values")]
     d = np.array([p[0] for p in points], dtype=float)
     var_log = np.array([_log_std_var(*p) for p in points])
-    y = np.log([R.value(src, d_k=int(di), scale="none", statistic="std") for di in d])
-    x = np.log(d)
+    stds = [R.value(src, d_k=int(di), scale="none", statistic="std") for di in d]
+    x, y = np.log(d), np.log(stds)
     c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # OLS slope = sum c_i y_i
     out = [statistical("B3", "slope of log std vs log d_k", f"d_k={int(d[0])}..{int(d[-1])}",
-                       float(c @ y), 0.5, math.sqrt(float(c**2 @ var_log)), "within", src)]
+                       float(c @ y), 0.5, math.sqrt(float(c**2 @ var_log)), "within", src, cell=stds[-1].cell)]
     pairs = list(zip(points, points[1:]))  # each step of the sweep, plus the lesson's 16 -> 256
     n_of = dict(points)
     if {16, 256} <= set(n_of) and (16, 256) not in {(a[0], b[0]) for a, b in pairs}:
         pairs.append(((16, n_of[16]), (256, n_of[256])))
     for (da, na), (db, nb) in pairs:
-        ratio = R.value(src, d_k=db, scale="none", statistic="std") / R.value(src, d_k=da, scale="none",
-                                                                              statistic="std")
+        std_b = R.value(src, d_k=db, scale="none", statistic="std")
+        ratio = std_b / R.value(src, d_k=da, scale="none", statistic="std")
         expected = math.sqrt(db / da)
         se = expected * math.sqrt(_log_std_var(da, na) + _log_std_var(db, nb))
-        out.append(statistical("B3", "std ratio", f"d_k={da}->{db}", ratio, expected, se, "within", src))
+        out.append(statistical("B3", "std ratio", f"d_k={da}->{db}", ratio, expected, se, "within", src,
+                               cell=std_b.cell))
     return out
 
 
@@ -313,23 +335,26 @@ def decide_b5(R: Results) -> list[Check]:
     T = int(R[src]["T"].iloc[0])
     out = []
     for a, b in zip(ds, ds[1:]):  # the unscaled entropy falls at every step of the sweep
-        drop = _entropy(R, a, "none", "mean") - _entropy(R, b, "none", "mean")
+        later = _entropy(R, b, "none", "mean")
+        drop = _entropy(R, a, "none", "mean") - later
         se = math.hypot(_entropy(R, a, "none", "se"), _entropy(R, b, "none", "se"))
         out.append(statistical("B5", "fall of mean unscaled entropy", f"d_k={a}->{b}, T={T}", drop, 0.0, se,
-                               "above", src))
+                               "above", src, cell=later.cell))
     if len(ds) >= 2:  # ... toward 0, like a power of d_k: fit log mean = a + b log d_k
         x = np.log(ds)
-        means = np.array([_entropy(R, d, "none", "mean") for d in ds])
+        cells = [_entropy(R, d, "none", "mean") for d in ds]
+        means = np.array(cells)
         var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means)])
         c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
         out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
                                f"d_k={ds[0]}..{ds[-1]}, T={T}", float(c @ np.log(means)), 0.0,
-                               math.sqrt(float(c**2 @ var_log)), "below", src))
+                               math.sqrt(float(c**2 @ var_log)), "below", src, cell=cells[-1].cell))
     for d in ds:  # the scaled entropy stays at least at its d_k -> infinity limit (unit-variance scores)
-        gap = _entropy(R, d, "inv_sqrt_dk", "mean") - _entropy(R, d, "unit_variance_reference", "mean")
+        scaled = _entropy(R, d, "inv_sqrt_dk", "mean")
+        gap = scaled - _entropy(R, d, "unit_variance_reference", "mean")
         se = math.hypot(_entropy(R, d, "inv_sqrt_dk", "se"), _entropy(R, d, "unit_variance_reference", "se"))
         out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
-                               gap, 0.0, se, "not below", src))
+                               gap, 0.0, se, "not below", src, cell=scaled.cell))
     single = R["entropy_single_draw.csv"]
     single = single[single.scale == "none"].sort_values("d_k")
     rises = int(np.sum(np.diff(single.entropy.to_numpy()) >= 0))
@@ -365,15 +390,17 @@ def decide_b8(R: Results) -> list[Check]:
     ds = _entropy_d_k(R)
     T = int(R[src]["T"].iloc[0])
     for a, b in zip(ds, ds[1:]):  # 1/d_k flattens attention toward uniform as d_k grows
-        rise = _entropy(R, b, "inv_dk", "mean") - _entropy(R, a, "inv_dk", "mean")
+        later = _entropy(R, b, "inv_dk", "mean")
+        rise = later - _entropy(R, a, "inv_dk", "mean")
         se = math.hypot(_entropy(R, a, "inv_dk", "se"), _entropy(R, b, "inv_dk", "se"))
         out.append(statistical("B8", "rise of mean entropy under 1/d_k", f"d_k={a}->{b}, T={T}", rise, 0.0, se,
-                               "above", src))
+                               "above", src, cell=later.cell))
     d = ds[-1]
-    gap = _entropy(R, d, "inv_dk", "mean") - _entropy(R, d, "inv_sqrt_dk", "mean")
+    flat = _entropy(R, d, "inv_dk", "mean")
+    gap = flat - _entropy(R, d, "inv_sqrt_dk", "mean")
     se = math.hypot(_entropy(R, d, "inv_dk", "se"), _entropy(R, d, "inv_sqrt_dk", "se"))
     out.append(statistical("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k={d}, T={T}", gap, 0.0,
-                           se, "above", src, note=f"uniform bound log T = {math.log(T):.4f}"))
+                           se, "above", src, note=f"uniform bound log T = {math.log(T):.4f}", cell=flat.cell))
     return out
 
 
@@ -396,16 +423,17 @@ def decide_b9(R: Results) -> list[Check]:
         def v(quantity: str) -> float:
             return R.value(src, B=B, T=T, d_k=d, dtype=dtype, quantity=quantity)
 
-        weights = tuple(int(v(q)) for q in ("weights_B", "weights_T_q", "weights_T_k"))
-        output = tuple(int(v(q)) for q in ("output_B", "output_T", "output_d"))
+        weights = [v(q) for q in ("weights_B", "weights_T_q", "weights_T_k")]
+        output = [v(q) for q in ("output_B", "output_T", "output_d")]
         out.append(exact("B9", "axes of the weights whose size differs from (B, T, T)", p,
-                         _mismatched_axes(weights, (B, T, T)), 0, src))
+                         _mismatched_axes(weights, (B, T, T)), 0, src, cell=weights[0].cell))
         out.append(exact("B9", "axes of the output whose size differs from (B, T, d_k)", p,
-                         _mismatched_axes(output, (B, T, d)), 0, src))
+                         _mismatched_axes(output, (B, T, d)), 0, src, cell=output[0].cell))
         out.append(exact("B9", "output and weights keep the input dtype", p, v("dtype_kept"), 1, src))
         out.append(exact("B9", "smallest weight is non-negative", p, v("min_weight"), 0, src, relation="not below"))
-        out.append(Check("B9", "largest |row sum - 1|", p, "not above", 0.0, v("max_row_sum_error"), "rounding",
-                         src, tolerance=_row_sum_bound(T, dtype)))
+        err = v("max_row_sum_error")
+        out.append(Check("B9", "largest |row sum - 1|", p, "not above", 0.0, float(err), "rounding",
+                         src, tolerance=_row_sum_bound(T, dtype), cell=err.cell))
     return out
 
 
@@ -523,8 +551,11 @@ class Decision:
 
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
-           alpha_family: float = ALPHA_FAMILY) -> Decision:
-    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k."""
+           alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
+    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k.
+
+    `k` may be given to decide a subset of the claims with the k of the whole run.
+    """
     R = results if isinstance(results, Results) else Results(results)
     checks: list[Check] = []
     for claim in claims or registry().values():
@@ -534,7 +565,7 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
             raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
                                f"measured a non-finite value {c.measured}")
     n_stat = sum(c.basis == "statistical" for c in checks)
-    k = bonferroni_k(n_stat, alpha_family)
+    k = bonferroni_k(n_stat, alpha_family) if k is None else k
     checks = [replace(c, tolerance=k * c.se) if c.basis == "statistical" else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from sdpa_lab.claims import FAILS, HOLDS, NOT_MEASURED, NOT_PER_DRAW, Check, Decision, decide, registry, stale_errors
+from sdpa_lab.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, NOT_PER_DRAW, Check, Decision, decide, registry, stale_errors
 from sdpa_lab.config import ConfigError, load_config
 from sdpa_lab.io import write_csv
 from sdpa_lab.results import Results, ResultsError
@@ -38,7 +38,7 @@ def describe(c: Check) -> str:
 
 def _severity(c: Check) -> float:
     """How close a check came to failing, for picking the one to show (larger is closer)."""
-    if c.verdict in (FAILS, NOT_PER_DRAW):
+    if c.verdict in (FAILS, NOT_PER_DRAW, INCONCLUSIVE):
         return math.inf
     if c.tolerance == 0:
         return 0.0
@@ -48,7 +48,7 @@ def _severity(c: Check) -> float:
 
 def claim_verdict(checks: Sequence[Check]) -> str:
     verdicts = {c.verdict for c in checks}
-    for v in (FAILS, NOT_PER_DRAW, NOT_MEASURED):
+    for v in (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED):
         if v in verdicts:
             return v
     return HOLDS

@@ -85,19 +85,30 @@ def read_table(results_dir: str | Path, name: str, columns: Mapping[str, str] | 
     return table
 
 
+class Measured(float):
+    """A number read from a result CSV, remembering its cell: (file, row selector, column)."""
+
+    cell: tuple[str, tuple[tuple[str, object], ...], str]
+
+    def __new__(cls, value: float, cell: tuple) -> "Measured":
+        obj = super().__new__(cls, value)
+        obj.cell = cell
+        return obj
+
+
 class Results:
     """The result CSVs of one run, read on first use."""
 
-    def __init__(self, results_dir: str | Path):
+    def __init__(self, results_dir: str | Path, tables: Mapping[str, pd.DataFrame] | None = None):
         self.dir = Path(results_dir)
-        self._tables: dict[str, pd.DataFrame] = {}
+        self._tables: dict[str, pd.DataFrame] = dict(tables or {})
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
             self._tables[name] = read_table(self.dir, name)
         return self._tables[name]
 
-    def value(self, name: str, column: str = "value", **where) -> float:
+    def value(self, name: str, column: str = "value", **where) -> Measured:
         """The single value of `column` in the row of `name` matching `where`."""
         table = self[name]
         mask = np.ones(len(table), dtype=bool)
@@ -109,4 +120,4 @@ class Results:
         if len(hits) != 1:
             cond = ", ".join(f"{k}={v!r}" for k, v in where.items())
             raise ResultsError(f"{self.dir / name}: expected one row with {cond}, found {len(hits)}")
-        return float(hits.iloc[0])
+        return Measured(float(hits.iloc[0]), (name, tuple(where.items()), column))

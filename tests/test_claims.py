@@ -1,0 +1,262 @@
+"""The claims registry and the checker: verdicts from real runs, and proof that each check can fail."""
+
+from __future__ import annotations
+
+import copy
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdpa_lab import claims as C
+from sdpa_lab.cli import main
+from sdpa_lab.io import write_csv
+from sdpa_lab.pipeline import OUTPUTS, run_experiment
+from sdpa_lab.results import COLUMNS, Results, read_table
+
+from conftest import TINY_CONFIG
+
+# Moderate sample sizes: every claim is decided (d_k = 1024 for B4), in a few seconds.
+CLAIMS_CONFIG = copy.deepcopy(TINY_CONFIG)
+CLAIMS_CONFIG["variance"] = {"d_k": [4, 16, 64, 256, 1024], "n_pairs": 20000}
+CLAIMS_CONFIG["entropy_sweep"] = {"d_k": [4, 16, 64, 256, 1024], "T": 8, "trials": 2000}
+
+
+@pytest.fixture(scope="session")
+def results_dir(tmp_path_factory) -> Path:
+    """Every experiment's CSVs for CLAIMS_CONFIG, as the rules write them (no claims.csv)."""
+    root = tmp_path_factory.mktemp("run")
+    for name, outs in OUTPUTS.items():
+        tables = run_experiment(name, CLAIMS_CONFIG)
+        for key, rel in outs.items():
+            write_csv(tables[key], root / rel)
+    return root / "results"
+
+
+@pytest.fixture
+def results_copy(results_dir, tmp_path) -> Path:
+    dst = tmp_path / "results"
+    shutil.copytree(results_dir, dst)
+    return dst
+
+
+def load_tables(results_dir: Path) -> dict[str, pd.DataFrame]:
+    return {p.name: read_table(results_dir, p.name) for p in results_dir.glob("*.csv")}
+
+
+def set_cell(tables: dict[str, pd.DataFrame], cell, value: float) -> dict[str, pd.DataFrame]:
+    name, where, column = cell
+    out = dict(tables)
+    t = tables[name].copy()
+    mask = np.ones(len(t), dtype=bool)
+    for col, val in where:
+        mask &= (t[col] == val).to_numpy()
+    assert mask.sum() == 1, cell
+    t[column] = t[column].astype(float)
+    t.loc[mask, column] = value
+    out[name] = t
+    return out
+
+
+def get_cell(tables, cell) -> float:
+    name, where, column = cell
+    t = tables[name]
+    mask = np.ones(len(t), dtype=bool)
+    for col, val in where:
+        mask &= (t[col] == val).to_numpy()
+    return float(t.loc[mask, column].iloc[0])
+
+
+def redecide(tables, claim_id: str, check: C.Check, k: float) -> C.Check:
+    d = C.decide(Results("mem", tables), claims=[C.registry()[claim_id]], k=k)
+    (found,) = [c for c in d.checks if c.check == check.check and c.parameters == check.parameters]
+    return found
+
+
+def move_to(tables, check: C.Check, target: float, k: float):
+    """Tables in which `check` measures `target`, by moving its cell (Newton steps on a smooth map)."""
+    c0 = get_cell(tables, check.cell)
+    c, m = c0, check.measured
+    for _ in range(30):
+        if math.isclose(m, target, rel_tol=1e-9, abs_tol=1e-3 * check.tolerance):
+            return set_cell(tables, check.cell, c)
+        h = 1e-6 * max(abs(c), 1e-3)
+        slope = (redecide(set_cell(tables, check.cell, c + h), check.claim, check, k).measured - m) / h
+        assert slope != 0, f"{check.claim} {check.check}: measured does not move with its cell"
+        c = c + (target - m) / slope
+        m = redecide(set_cell(tables, check.cell, c), check.claim, check, k).measured
+    raise AssertionError(f"could not move {check.claim} {check.check} [{check.parameters}] to {target}")
+
+
+# Where to put `measured`, in tolerances from `expected`: (a factor that fails, one that holds).
+FAIL_HOLD = {"within": (2.0, 0.5), "not above": (2.0, 0.5), "not below": (-2.0, -0.5),
+             "above": (-2.0, 2.0), "below": (2.0, -2.0)}
+
+
+def test_every_claim_in_the_inventory_is_registered():
+    assert list(C.registry()) == [i for i in C.CLAIM_ORDER if i in {c.id for c in C.CLAIMS}]
+    for required in ("A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B8", "B9"):
+        assert required in C.registry()
+    for claim in C.CLAIMS:
+        assert claim.statement and claim.lesson_says and claim.tolerance_reason
+        assert set(claim.reads) <= set(COLUMNS) | {"gradient.csv", "learning.csv", "learning_curves.csv"}
+
+
+def test_a_correct_run_holds(results_dir):
+    d = C.decide(results_dir)
+    verdicts = {c.verdict for c in d.checks if not c.literal}
+    assert verdicts == {C.HOLDS}, [c for c in d.checks if c.verdict != C.HOLDS and not c.literal]
+    (literal,) = [c for c in d.checks if c.literal]
+    assert literal.verdict == C.NOT_PER_DRAW  # the lesson's own single draws are not monotone: 1.08, 1.48, ...
+    assert literal.measured == 2
+
+
+def test_bonferroni_k():
+    k = C.bonferroni_k(50)
+    # 50 two-sided tails at k together hold alpha_family of probability
+    tail = 2 * (1 - 0.5 * (1 + math.erf(k / math.sqrt(2))))
+    assert 50 * tail == pytest.approx(C.ALPHA_FAMILY, rel=1e-6)
+    assert C.bonferroni_k(100) > k
+
+
+def test_variance_standard_error_matches_simulation():
+    # the SE formula the B1/B2 tolerances rest on, against the spread of simulated sample variances
+    rng = np.random.default_rng(0)
+    d, n, reps = 8, 400, 2000
+    s = np.einsum("rnd,rnd->rn", rng.standard_normal((reps, n, d)), rng.standard_normal((reps, n, d)))
+    assert s.var(axis=1).std() == pytest.approx(C.variance_se(d, n), rel=0.06)
+
+
+def _representative_checks(decision):
+    """One check of each kind per claim (first sweep point), to keep the test quick."""
+    seen, out = set(), []
+    for c in decision.checks:
+        if c.literal or c.cell is None or (c.claim, c.check) in seen:
+            continue
+        seen.add((c.claim, c.check))
+        out.append(c)
+    return out
+
+
+def test_each_check_fails_at_twice_its_tolerance_and_holds_at_half(results_dir):
+    tables = load_tables(results_dir)
+    decision = C.decide(Results(results_dir, tables))
+    checked = set()
+    for check in _representative_checks(decision):
+        if check.tolerance == 0:  # exact: any change of its cell in one direction breaks it
+            verdicts = {redecide(set_cell(tables, check.cell, get_cell(tables, check.cell) + s), check.claim,
+                                 check, decision.k).verdict for s in (-1.0, 1.0)}
+            assert C.FAILS in verdicts, check
+        else:
+            fail, hold = FAIL_HOLD[check.relation]
+            for factor, verdict in ((fail, C.FAILS), (hold, C.HOLDS)):
+                moved = move_to(tables, check, check.expected + factor * check.tolerance, decision.k)
+                got = redecide(moved, check.claim, check, decision.k)
+                assert got.verdict == verdict, (check, factor, got)
+        checked.add(check.claim)
+    assert checked == set(C.registry())
+
+
+def _perturb_csv(results: Path, check: C.Check, factor: float, k: float) -> None:
+    tables = load_tables(results)
+    moved = move_to(tables, check, check.expected + factor * check.tolerance, k)
+    name = check.cell[0]
+    write_csv(moved[name], results / name)
+
+
+@pytest.mark.parametrize("claim_id", ["A1", "A2", "B1", "B2", "B3", "B4", "B5", "B8", "B9"])
+def test_checker_exit_status_names_the_claim(results_dir, tmp_path, claim_id, capsys):
+    decision = C.decide(results_dir)
+    check = next(c for c in decision.checks if c.claim == claim_id and c.tolerance > 0 and c.cell)
+    fail, hold = FAIL_HOLD[check.relation]
+    for factor, status in ((hold, 0), (fail, 1)):
+        work = tmp_path / f"r{factor}"
+        shutil.copytree(results_dir, work)
+        _perturb_csv(work, check, factor, decision.k)
+        assert main(["check", str(work), "--no-config"]) == status
+        out = capsys.readouterr().out
+        if status:
+            failing = out.split("FAILING: ")[1].split()
+            assert claim_id in [f.strip(",") for f in failing]
+        else:
+            assert "claims hold" in out and "FAILING" not in out
+
+
+@pytest.mark.parametrize("claim_id", ["A3", "B6"])
+def test_checker_fails_exact_claims(results_dir, results_copy, claim_id, capsys):
+    decision = C.decide(results_dir)
+    check = next(c for c in decision.checks if c.claim == claim_id and c.tolerance == 0)
+    tables = load_tables(results_copy)
+    for step in (1.0, -1.0):
+        moved = set_cell(tables, check.cell, get_cell(tables, check.cell) + step)
+        if redecide(moved, claim_id, check, decision.k).verdict == C.FAILS:
+            break
+    name = check.cell[0]
+    moved[name][check.cell[2]] = moved[name][check.cell[2]].astype(float)
+    write_csv(moved[name], results_copy / name)
+    assert main(["check", str(results_copy), "--no-config"]) == 1
+    assert f"FAILING: {claim_id}" in capsys.readouterr().out
+
+
+def test_checker_passes_on_a_correct_run(results_dir, capsys):
+    assert main(["check", str(results_dir), "--no-config"]) == 0
+    out = capsys.readouterr().out
+    for claim_id in C.registry():
+        assert f"\n{claim_id} " in out
+    assert "holds on average, not per draw" in out
+
+
+def _edit(path: Path, column: str, row: int, value: str) -> None:
+    t = pd.read_csv(path, dtype=str, keep_default_na=False)
+    t.loc[row, column] = value
+    t.to_csv(path, index=False)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda r: (r / "variance.csv").unlink(), "variance.csv: missing"),
+        (lambda r: pd.read_csv(r / "variance.csv").drop(columns="value").to_csv(r / "variance.csv", index=False),
+         "column 'value' is missing"),
+        (lambda r: _edit(r / "variance.csv", "value", 3, "nan"), "variance.csv, column 'value': 'nan' in row 5"),
+        (lambda r: _edit(r / "variance.csv", "value", 0, "inf"), "not a finite number"),
+        (lambda r: _edit(r / "lesson_variance.csv", "value", 1, "big"), "lesson_variance.csv, column 'value': "
+                                                                        "'big' in row 3 is not a number"),
+        (lambda r: _edit(r / "variance.csv", "d_k", 1, "4.5"), "column 'd_k': '4.5' in row 3 is not an integer"),
+        (lambda r: (r / "forward_shape.csv").write_text(""), "forward_shape.csv: not a readable CSV"),
+    ],
+)
+def test_checker_errors_name_file_and_column(results_copy, mutate, message, capsys):
+    mutate(results_copy)
+    assert main(["check", str(results_copy), "--no-config"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_checker_refuses_results_of_another_config(results_copy, tmp_path, capsys):
+    import yaml
+
+    other = copy.deepcopy(CLAIMS_CONFIG)
+    other["variance"]["n_pairs"] = 30000
+    cfg = tmp_path / "other.yaml"
+    cfg.write_text(yaml.safe_dump(other))
+    assert main(["check", str(results_copy), "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "variance.csv: column 'n_pairs'" in err and "another config" in err
+    same = tmp_path / "same.yaml"
+    same.write_text(yaml.safe_dump(CLAIMS_CONFIG))
+    assert main(["check", str(results_copy), "--config", str(same)]) == 0
+
+
+def test_checker_never_trusts_claims_csv(results_copy, capsys):
+    (results_copy / "claims.csv").write_text("id,verdict\nA1,holds\n")
+    _edit(results_copy / "lesson_variance.csv", "value", 0, "3.99")
+    assert main(["check", str(results_copy), "--no-config"]) == 1
+    assert "FAILING: A1" in capsys.readouterr().out
+
+
+def test_missing_results_folder(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "nope")]) == 2
+    assert "no such results folder" in capsys.readouterr().err
