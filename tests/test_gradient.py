@@ -114,3 +114,10 @@ def test_streams_are_per_d_k_and_seeded():
     pd.testing.assert_frame_equal(a[a.d_k == 32].reset_index(drop=True), b)
     pd.testing.assert_frame_equal(b, gradient.run_gradient(5, [32], 8, 120))  # deterministic
     assert not np.allclose(b.value, gradient.run_gradient(6, [32], 8, 120).value)
+
+
+@pytest.mark.parametrize("bad, match", [(dict(T=1), "T"), (dict(trials=1), "trials"), (dict(d_k_values=[]), "d_k_values"),
+                                        (dict(seed=-1), "seed")])
+def test_run_gradient_rejects_bad_arguments(bad, match):
+    with pytest.raises(ValueError, match=match):
+        gradient.run_gradient(**{**dict(seed=1, d_k_values=[4], T=4, trials=10), **bad})

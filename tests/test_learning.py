@@ -156,3 +156,19 @@ def test_scaled_head_learns_on_a_small_sweep():
                                      learning_rates=[0.1, 1.0], loss_threshold=0.1)
     sf = table[(table.statistic == "success_fraction") & (table.scale == "inv_sqrt_dk")].value
     assert sf.max() >= 0.9
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(learning_rates=[]), "learning_rates must not be empty"),
+    (dict(learning_rates=[0.1, -1.0]), r"learning_rates\[1\]"),
+    (dict(learning_rates=[0.1, float("nan")]), r"learning_rates\[1\]"),
+    (dict(learning_rates=[0.1, 0.1]), "must not repeat"),
+    (dict(loss_threshold=1.0), "loss_threshold"),
+    (dict(loss_threshold=True), "loss_threshold"),
+    (dict(runs=0), "runs"),
+    (dict(d_k_values=[4, 4]), "d_k_values"),
+])
+def test_run_learning_rejects_bad_arguments(bad, match):
+    args = dict(seed=1, d_k_values=[4], T=4, runs=3, steps=2, learning_rates=[0.1], loss_threshold=0.1)
+    with pytest.raises(ValueError, match=match):
+        learning.run_learning(**{**args, **bad})

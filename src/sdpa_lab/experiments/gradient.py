@@ -31,6 +31,7 @@ from sdpa_lab.attention import softmax
 from sdpa_lab.experiments.variance import scale_factor
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
+from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 # Elements per drawn chunk (trials * T * max(d_k, T)): about 2**20 float64 = 8 MiB per array,
 # bounding both the keys (m, T, d_k) and the Jacobians (m, T, T).
@@ -96,6 +97,8 @@ def summary(m: Moments) -> dict[str, float]:
 
 def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> pd.DataFrame:
     """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale."""
+    seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
+    T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)  # a std needs two trials
     rows = []
     for d_k in d_k_values:
         acc = {(s, q): Moments() for s in SCALES for q in QUANTITIES}

@@ -34,6 +34,7 @@ import pandas as pd
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments.variance import scale_factor
 from sdpa_lab.seeding import stream
+from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
 D_V_MAX = 64
@@ -141,11 +142,39 @@ def checkpoints(steps: int) -> np.ndarray:
     return np.unique(np.concatenate([[0], logspaced, [steps]]))
 
 
+def check_learning_rates(learning_rates) -> list[float]:
+    """The grid as a list of distinct positive finite floats; else ValueError."""
+    if isinstance(learning_rates, (str, bytes)) or not isinstance(learning_rates, (Sequence, np.ndarray)):
+        raise ValueError(f"learning_rates must be a list of positive numbers, got {learning_rates!r}")
+    if len(learning_rates) == 0:
+        raise ValueError("learning_rates must not be empty")
+    lrs = []
+    for i, lr in enumerate(learning_rates):
+        if isinstance(lr, (bool, np.bool_)) or not isinstance(lr, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(lr) or lr <= 0:
+            raise ValueError(f"learning_rates[{i}] must be a positive finite number, got {lr!r}")
+        lrs.append(float(lr))
+    if len(set(lrs)) != len(lrs):
+        raise ValueError(f"learning_rates must not repeat a value, got {list(learning_rates)!r}")
+    return lrs
+
+
+def check_loss_threshold(loss_threshold) -> float:
+    """The success threshold as a float strictly between 0 and 1; else ValueError."""
+    if isinstance(loss_threshold, (bool, np.bool_)) or not isinstance(loss_threshold, (int, float, np.floating)) \
+            or not 0 < loss_threshold < 1:
+        raise ValueError(f"loss_threshold must be a number strictly between 0 and 1, got {loss_threshold!r}")
+    return float(loss_threshold)
+
+
 def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
                  learning_rates: Sequence[float], loss_threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per (d_k, scale, lr): success fraction and losses of gradient descent on q; and the mean
     relative-loss curve at the best lr of each (d_k, scale)."""
-    lrs = [float(lr) for lr in learning_rates]
+    seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
+    T, runs = check_int(T, "T", minimum=2), check_int(runs, "runs", minimum=1)
+    steps = check_int(steps, "steps", minimum=0)
+    lrs, loss_threshold = check_learning_rates(learning_rates), check_loss_threshold(loss_threshold)
     at = checkpoints(steps)
     rows, curve_rows = [], []
     for d_k in d_k_values:
