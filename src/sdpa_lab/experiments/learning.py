@@ -91,7 +91,8 @@ def descent(q0, K, V, target, scale: float, lrs: Sequence[float], steps: int) ->
         loss, grad = loss_and_grad(q, K, V, target, scale)  # (R, L), (R, L, d_k)
         yield loss
         if t < steps:
-            q = q - lr * grad
+            grad *= lr
+            q -= grad  # q <- q - lr * grad, in place: q and grad are (R, L, d_k)
 
 
 def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
