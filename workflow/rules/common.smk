@@ -17,6 +17,18 @@ def outputs_of(experiment):
     return OUTPUTS[experiment]
 
 
+def settings_of(experiment):
+    """The settings `experiment` reads (the seed and its own section), for its params.
+
+    Snakemake records each job's params and reruns the job when they change, so
+    editing a section of config/config.yaml reruns exactly that experiment. The
+    lesson replications read no setting.
+    """
+    if experiment not in config:
+        return {}
+    return {"seed": config["seed"], experiment: config[experiment]}
+
+
 def experiment_outputs():
     """Every CSV the experiment rules write."""
     return [path for outs in OUTPUTS.values() for path in outs.values()]

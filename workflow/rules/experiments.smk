@@ -8,6 +8,7 @@ rule variance:
         **outputs_of("variance"),
     params:
         experiment="variance",
+        settings=settings_of("variance"),  # a change of these settings reruns the job
     log:
         "logs/variance.log",
     benchmark:
@@ -21,6 +22,7 @@ rule entropy_sweep:
         **outputs_of("entropy_sweep"),
     params:
         experiment="entropy_sweep",
+        settings=settings_of("entropy_sweep"),  # a change of these settings reruns the job
     log:
         "logs/entropy_sweep.log",
     benchmark:
@@ -34,6 +36,7 @@ rule ranking_invariance:
         **outputs_of("ranking_invariance"),
     params:
         experiment="ranking_invariance",
+        settings=settings_of("ranking_invariance"),  # a change of these settings reruns the job
     log:
         "logs/ranking_invariance.log",
     benchmark:
@@ -47,6 +50,7 @@ rule forward_shape:
         **outputs_of("forward_shape"),
     params:
         experiment="forward_shape",
+        settings=settings_of("forward_shape"),  # a change of these settings reruns the job
     log:
         "logs/forward_shape.log",
     benchmark:
@@ -60,6 +64,7 @@ rule gradient:
         **outputs_of("gradient"),
     params:
         experiment="gradient",
+        settings=settings_of("gradient"),  # a change of these settings reruns the job
     log:
         "logs/gradient.log",
     benchmark:
@@ -73,6 +78,7 @@ rule learning:
         **outputs_of("learning"),
     params:
         experiment="learning",
+        settings=settings_of("learning"),  # a change of these settings reruns the job
     log:
         "logs/learning.log",
     benchmark:
@@ -86,6 +92,7 @@ rule lesson_variance:
         **outputs_of("lesson_variance"),
     params:
         experiment="lesson_variance",
+        settings=settings_of("lesson_variance"),  # a change of these settings reruns the job
     log:
         "logs/lesson_variance.log",
     benchmark:
@@ -99,6 +106,7 @@ rule lesson_softmax_collapse:
         **outputs_of("lesson_softmax_collapse"),
     params:
         experiment="lesson_softmax_collapse",
+        settings=settings_of("lesson_softmax_collapse"),  # a change of these settings reruns the job
     log:
         "logs/lesson_softmax_collapse.log",
     benchmark:
@@ -112,6 +120,7 @@ rule lesson_forward:
         **outputs_of("lesson_forward"),
     params:
         experiment="lesson_forward",
+        settings=settings_of("lesson_forward"),  # a change of these settings reruns the job
     log:
         "logs/lesson_forward.log",
     benchmark:
