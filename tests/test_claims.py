@@ -23,6 +23,9 @@ from conftest import TINY_CONFIG
 CLAIMS_CONFIG = copy.deepcopy(TINY_CONFIG)
 CLAIMS_CONFIG["variance"] = {"d_k": [4, 16, 64, 256, 1024], "n_pairs": 20000}
 CLAIMS_CONFIG["entropy_sweep"] = {"d_k": [4, 16, 64, 256, 1024], "T": 8, "trials": 2000}
+CLAIMS_CONFIG["gradient"] = {"d_k": [4, 64, 1024], "T": 8, "trials": 1000}
+CLAIMS_CONFIG["learning"] = {"d_k": [4, 256], "T": 8, "runs": 64, "steps": 100, "learning_rates": [0.1, 1.0, 10.0],
+                             "loss_threshold": 0.1}
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +101,7 @@ FAIL_HOLD = {"within": (2.0, 0.5), "not above": (2.0, 0.5), "not below": (-2.0, 
 
 def test_every_claim_in_the_inventory_is_registered():
     assert list(C.registry()) == [i for i in C.CLAIM_ORDER if i in {c.id for c in C.CLAIMS}]
-    for required in ("A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B8", "B9"):
+    for required in ("A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"):
         assert required in C.registry()
     for claim in C.CLAIMS:
         assert claim.statement and claim.lesson_says and claim.tolerance_reason
@@ -167,7 +170,7 @@ def _perturb_csv(results: Path, check: C.Check, factor: float, k: float) -> None
     write_csv(moved[name], results / name)
 
 
-@pytest.mark.parametrize("claim_id", ["A1", "A2", "B1", "B2", "B3", "B4", "B5", "B8", "B9"])
+@pytest.mark.parametrize("claim_id", ["A1", "A2", "B1", "B2", "B3", "B4", "B5", "B7", "B8", "B9", "B10"])
 def test_checker_exit_status_names_the_claim(results_dir, tmp_path, claim_id, capsys):
     decision = C.decide(results_dir)
     check = next(c for c in decision.checks if c.claim == claim_id and c.tolerance > 0 and c.cell)

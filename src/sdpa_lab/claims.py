@@ -437,6 +437,78 @@ def decide_b9(R: Results) -> list[Check]:
     return out
 
 
+def _gradient(R: Results, d: int, scale: str, quantity: str, statistic: str):
+    return R.value("gradient.csv", d_k=d, scale=scale, quantity=quantity, statistic=statistic)
+
+
+def decide_b7(R: Results) -> list[Check]:
+    src = "gradient.csv"
+    t = R[src]
+    ds = [int(d) for d in sorted(t.d_k.unique())]
+    T = int(t["T"].iloc[0])
+    out = []
+    for a, b in zip(ds, ds[1:]):  # the unscaled softmax passes less and less gradient
+        later = _gradient(R, b, "none", "jacobian_norm", "mean")
+        drop = _gradient(R, a, "none", "jacobian_norm", "mean") - later
+        se = math.hypot(_gradient(R, a, "none", "jacobian_norm", "se"), _gradient(R, b, "none", "jacobian_norm", "se"))
+        out.append(statistical("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F",
+                               f"d_k={a}->{b}, T={T}", drop, 0.0, se, "above", src, cell=later.cell))
+    first = _gradient(R, ds[0], "inv_sqrt_dk", "jacobian_norm", "mean")
+    for d in ds[1:]:  # the scaled one does not lose responsiveness as d_k grows
+        scaled = _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean")
+        se = math.hypot(_gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "se"),
+                        _gradient(R, ds[0], "inv_sqrt_dk", "jacobian_norm", "se"))
+        out.append(statistical("B7", f"mean scaled Jacobian norm minus its value at d_k={ds[0]}", f"d_k={d}, T={T}",
+                               scaled - first, 0.0, se, "not below", src, cell=scaled.cell))
+
+    def grad_ratio(d: int):
+        """Unscaled / scaled mean gradient at the scores, with its delta-method SE."""
+        u, s = (_gradient(R, d, sc, "score_grad_norm", "mean") for sc in ("none", "inv_sqrt_dk"))
+        su, ss = (_gradient(R, d, sc, "score_grad_norm", "se") for sc in ("none", "inv_sqrt_dk"))
+        r = u / s
+        return r, r * math.hypot(su / u, ss / s), u
+
+    for a, b in zip(ds, ds[1:]):  # the gradient reaching the scores, relative to the scaled head's, falls
+        (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
+        out.append(statistical("B7", "fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T={T}",
+                               ra - rb, 0.0, math.hypot(sa, sb), "above", src, cell=ub.cell))
+    return out
+
+
+def _success(R: Results, d: int, scale: str):
+    """Success fraction at the best learning rate of (d_k, scale), and that learning rate."""
+    t = R["learning.csv"]
+    best = t[(t.d_k == d) & (t.scale == scale) & (t.best_lr == 1) & (t.statistic == "success_fraction")]
+    if len(best) != 1:
+        raise ResultsError(f"{R.dir / 'learning.csv'}: expected one best learning rate for d_k={d}, scale={scale}")
+    lr = float(best.lr.iloc[0])
+    return R.value("learning.csv", d_k=d, scale=scale, lr=lr, statistic="success_fraction"), lr
+
+
+def decide_b10(R: Results) -> list[Check]:
+    src = "learning.csv"
+    t = R[src]
+    ds = [int(d) for d in sorted(t.d_k.unique())]
+    runs = int(t.runs.iloc[0])
+    lrs = sorted(t.lr.unique())
+    se_diff = math.sqrt(0.25 / runs + 0.25 / runs)  # two success fractions, worst-case binomial p = 1/2
+    (u0, _), (s0, _) = _success(R, ds[0], "none"), _success(R, ds[0], "inv_sqrt_dk")
+    (u1, lr_u), (s1, lr_s) = _success(R, ds[-1], "none"), _success(R, ds[-1], "inv_sqrt_dk")
+    edge = [f"{sc} at d_k={d}" for d in ds for sc in ("none", "inv_sqrt_dk")
+            if _success(R, d, sc)[1] in (lrs[0], lrs[-1])]
+    note = ("best learning rate at the edge of the grid for " + ", ".join(edge)) if edge else ""
+    span = f"d_k={ds[0]}->{ds[-1]}, runs={runs}"
+    return [
+        statistical("B10", "fall of unscaled success fraction (best learning rate each)", span, u0 - u1, 0.0,
+                    se_diff, "above", src, cell=u1.cell, note=note),
+        statistical("B10", f"scaled success fraction minus its value at d_k={ds[0]}", span, s1 - s0, 0.0,
+                    se_diff, "not below", src, cell=s1.cell),
+        statistical("B10", "scaled minus unscaled success fraction at the widest head",
+                    f"d_k={ds[-1]}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0, se_diff, "above", src,
+                    cell=s1.cell),
+    ]
+
+
 # --------------------------------------------------------------------------
 # The registry
 
@@ -501,6 +573,14 @@ CLAIMS: tuple[Claim, ...] = (
           "weights tied exactly.",
           "confirm that the unscaled and scaled softmax weights produce the same argsort", "Exercise 3",
           ("ranking_invariance.csv",), "exact: counts of trials", decide_b6),
+    Claim("B7", "A saturated softmax passes almost no gradient",
+          "As d_k grows, the unscaled softmax saturates: the norm of its Jacobian diag(p) - p p^T falls toward 0, "
+          "and so does the gradient reaching the scores from a loss on the attention output, relative to the "
+          "scaled head's. The scaled softmax keeps its Jacobian norm at every d_k.",
+          "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
+          "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
+          "k standard errors of mean norms over independent trials; differences by root-sum-square, ratios by "
+          "the delta method", decide_b7),
     Claim("B8", "Divide by sqrt(d_k), not by d_k",
           "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k "
           "grows, while dividing by sqrt(d_k) keeps the variance at 1 (B2) and the entropy stable (B5).",
@@ -514,6 +594,14 @@ CLAIMS: tuple[Claim, ...] = (
           "The Full Formula, Piece by Piece", ("forward_shape.csv",),
           "shapes and dtype exactly; row sums within (T + 1) machine epsilons (T additions and a division)",
           decide_b9),
+    Claim("B10", "Without the scale, a wide head stops learning",
+          "In a small training task (gradient descent on a query so the attention output picks a target value "
+          "among T), with the learning rate tuned separately for each, the unscaled head succeeds less and less "
+          "often as d_k grows while the scaled head keeps succeeding.",
+          "without it, a self-attention layer stops learning as soon as the head grows wide",
+          "Welcome to Scaled Dot-Product Attention", ("learning.csv",),
+          "k standard errors of a difference of two success fractions over `runs` runs each, using the "
+          "worst-case binomial SE sqrt(1/4 / runs) per fraction", decide_b10),
 )
 
 CLAIM_ORDER = ("A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10")

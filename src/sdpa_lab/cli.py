@@ -37,13 +37,14 @@ def describe(c: Check) -> str:
 
 
 def _severity(c: Check) -> float:
-    """How close a check came to failing, for picking the one to show (larger is closer)."""
+    """How close a check came to failing, for picking the one to show: minus its distance to the boundary."""
     if c.verdict in (FAILS, NOT_PER_DRAW, INCONCLUSIVE):
         return math.inf
     if c.tolerance == 0:
-        return 0.0
+        return -math.inf
     m = c.margin
-    return -m if c.relation in ("above", "not below") else abs(m) if c.relation == "within" else m
+    distance = {"within": 1 - abs(m), "not above": 1 - m, "not below": m + 1, "above": m - 1, "below": -1 - m}
+    return -distance[c.relation]
 
 
 def claim_verdict(checks: Sequence[Check]) -> str:
