@@ -94,6 +94,7 @@ def test_run_gradient_against_direct_computation():
         assert v[scale, "score_grad_norm", "mean"] == pytest.approx(gn.mean(), rel=1e-10)
         assert v[scale, "raw_score_grad_norm", "mean"] == pytest.approx(c * gn.mean(), rel=1e-10)
         assert v[scale, "log10_score_grad_norm", "mean"] == pytest.approx(np.log10(gn).mean(), rel=1e-10)
+        assert v[scale, "log10_raw_score_grad_norm", "mean"] == pytest.approx(np.log10(c * gn).mean(), rel=1e-10)
 
 
 def test_value_width_is_capped():

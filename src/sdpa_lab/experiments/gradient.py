@@ -3,17 +3,18 @@
 Each trial draws one query q ~ N(0, I_dk), T keys K ~ N(0, I), values V ~ N(0, I)
 of shape (T, d_v) and an upstream gradient g_out ~ N(0, I_dv) standing for
 dL/d(out). With p = softmax(scale * K q) and the softmax Jacobian
-J = diag(p) - p p^T, three per-trial quantities are measured:
+J = diag(p) - p p^T, per trial:
 
 - jacobian_norm:       ||J||_F, how much gradient the softmax can pass at all;
 - score_grad_norm:     ||J V g_out||_2, the gradient reaching the (scaled) scores;
 - raw_score_grad_norm: scale * ||J V g_out||_2, the gradient reaching the raw
   scores K q (and, through them, q and K), so the 1/sqrt(d_k) factor on the
   backward pass is visible too;
-- log10_jacobian_norm, log10_score_grad_norm: the same norms on a log scale. A
-  mean of norms is carried by the rare trials whose top two scores nearly tie;
-  the mean of log10 (a geometric mean) shows the typical trial. Norms are
-  floored at the smallest normal float64 (LOG_FLOOR) before the log.
+- log10_jacobian_norm, log10_score_grad_norm, log10_raw_score_grad_norm: the
+  same norms on a log scale. A mean of norms is carried by the rare trials whose
+  top two scores nearly tie; the mean of log10 (a geometric mean) shows the
+  typical trial. Norms are floored at the smallest normal float64 (LOG_FLOOR)
+  before the log.
 
 d_v = min(d_k, D_V_MAX) keeps the values cheap at large d_k; V g_out only sets the
 direction and size of dL/dp, not whether the softmax passes it. Trials are
@@ -42,7 +43,7 @@ D_V_MAX = 64
 
 SCALES = ("none", "inv_sqrt_dk")
 QUANTITIES = ("jacobian_norm", "score_grad_norm", "raw_score_grad_norm",
-              "log10_jacobian_norm", "log10_score_grad_norm")
+              "log10_jacobian_norm", "log10_score_grad_norm", "log10_raw_score_grad_norm")
 
 # log10 of a norm that underflowed to exactly 0 would be -inf: floor the norms here first.
 LOG_FLOOR = float(np.finfo(np.float64).tiny)
@@ -72,7 +73,7 @@ def trial_draws(rng: np.random.Generator, trials: int, T: int, d_k: int, d_v: in
 
 
 def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c: float) -> dict[str, np.ndarray]:
-    """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of the first two,
+    """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of each,
     for p = softmax(c * raw)."""
     p = softmax(c * raw)  # (m, T)
     J = softmax_jacobian(p)  # (m, T, T)
@@ -86,6 +87,7 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c: float) 
         "raw_score_grad_norm": c * score_norm,  # dL/d(raw) = c dL/ds
         "log10_jacobian_norm": np.log10(np.maximum(jac_norm, LOG_FLOOR)),
         "log10_score_grad_norm": np.log10(np.maximum(score_norm, LOG_FLOOR)),
+        "log10_raw_score_grad_norm": np.log10(np.maximum(c * score_norm, LOG_FLOOR)),
     }
 
 
