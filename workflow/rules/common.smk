@@ -37,3 +37,31 @@ def experiment_outputs():
 def all_outputs():
     """Every file the default target builds."""
     return experiment_outputs() + ["results/claims.csv"]
+
+
+# A failed or interrupted run must not lose results. Snakemake deletes a job's
+# outputs before running it and again if it fails; sdpa_lab.previous links
+# every output aside at the start and, at the end, gives each output the run
+# removed but did not rebuild back as <path>.previous (never under its own
+# name, where it would pass for a result of the current config).
+import sys
+
+from sdpa_lab.previous import report, settle, snapshot
+
+
+def declared_outputs():
+    """Every output file a rule of this workflow declares (without wildcards)."""
+    return sorted({str(f) for r in workflow.rules for f in r.output if "{" not in str(f)})
+
+
+onstart:
+    snapshot(declared_outputs())
+
+
+onsuccess:
+    settle(declared_outputs())
+
+
+onerror:
+    for line in report(settle(declared_outputs())):
+        print(line, file=sys.stderr)
