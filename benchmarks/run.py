@@ -1,0 +1,267 @@
+"""Whole-process benchmarks: the lesson's variance script against the Snakemake pipeline.
+
+    python benchmarks/run.py                     # lesson script, clean pipeline, no-op rerun
+    python benchmarks/run.py --repeats 5 --configfile config/large.yaml --skip-lesson
+    python benchmarks/run.py --scaling           # variance experiment time vs n * d_k
+
+Default mode, in one run on this machine, each measured --repeats times as a whole process:
+
+* `lesson`: benchmarks/lesson_variance_script.py, the lesson's own variance script with
+  Exercise 1's d_k = 1024, run as a plain Python script;
+* `pipeline_clean`: `snakemake --cores 4` from clean (no results/, no .snakemake/) in a
+  fresh scratch copy of Snakefile, workflow/ and the config (so results/ here is never
+  touched);
+* `pipeline_noop`: `snakemake --cores 4` again in that copy, everything up to date.
+
+Reported: median (min, max) wall time, median CPU time (user + sys), peak RSS of the process tree (ru_maxrss from
+os.wait4: the maximum over the process and its waited-for descendants, so for Snakemake
+the larger of Snakemake itself and its biggest job), the largest per-job max_rss from
+Snakemake's benchmark files (benchmarks/rules/<rule>.tsv), and the ratios to the lesson
+script, and the highest 1-minute load average seen just before a run (other work on the
+machine slows the wall times; the CPU times are less sensitive to it). The figures go to benchmarks/results.csv (--out). Nothing is asserted.
+
+--scaling times `sdpa_lab.experiments.variance.run_variance` for one d_k at several
+(n_pairs, d_k), each point in its own subprocess (its own ru_maxrss), and fits
+time = a + b * n * d_k; written to benchmarks/scaling.csv.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+LESSON_SCRIPT = HERE / "lesson_variance_script.py"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--cores", "4"]
+
+# (n_pairs, d_k) of the --scaling points: n * d_k from 2**22 to 2**28, several d_k per size.
+SCALING_POINTS = [
+    (1 << 18, 16), (1 << 14, 256),
+    (1 << 20, 16), (1 << 16, 256), (1 << 12, 4096),
+    (1 << 22, 16), (1 << 18, 256), (1 << 14, 4096),
+    (1 << 20, 256), (1 << 16, 4096),
+]
+SCALING_CHILD = """
+import json, sys, time
+from sdpa_lab.experiments.variance import run_variance
+n, d_k = int(sys.argv[1]), int(sys.argv[2])
+start = time.perf_counter()
+run_variance(20241129, [d_k], n)
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+
+def run_measured(cmd: list[str], cwd: Path) -> dict:
+    """Run cmd to completion: its wall time (s), CPU time (user + sys, s) and peak RSS (MiB) of
+    its process tree, the 1-minute load average just before (other work on the machine), output."""
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped: keep Popen in step
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed with exit status {proc.returncode}:\n{stderr[-3000:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024,
+            "load_before": load, "stdout": stdout, "stderr": stderr}
+
+
+def make_workdir(parent: Path, configfile: Path) -> Path:
+    """A scratch copy of the workflow (not of results/) with `configfile` as config/config.yaml."""
+    work = Path(tempfile.mkdtemp(prefix="work-", dir=parent))
+    shutil.copy(REPO / "Snakefile", work / "Snakefile")
+    shutil.copytree(REPO / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "config").mkdir()
+    shutil.copy(configfile, work / "config" / "config.yaml")
+    return work
+
+
+def job_benchmarks(work: Path) -> dict[str, dict[str, float]]:
+    """Per-rule figures from Snakemake's benchmark files: {rule: {wall_s, max_rss_mib, cpu_s}}."""
+    jobs = {}
+    for tsv in sorted((work / "benchmarks" / "rules").glob("*.tsv")):
+        with open(tsv, newline="") as fh:
+            rows = list(csv.DictReader(fh, delimiter="\t"))
+        if rows:
+            last = rows[-1]
+            jobs[tsv.stem] = {
+                "wall_s": float(last["s"]),
+                "max_rss_mib": float(last["max_rss"]) if last["max_rss"] != "NA" else float("nan"),
+                "cpu_s": float(last["cpu_time"]) if last["cpu_time"] != "NA" else float("nan"),
+            }
+    return jobs
+
+
+def machine_info() -> dict:
+    import numpy
+    import snakemake
+
+    return {
+        "cpu_count": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+        "snakemake": snakemake.__version__,
+        "date": datetime.date.today().isoformat(),
+    }
+
+
+def summarize(name: str, runs: list[dict], config: str, **extra) -> dict:
+    walls = [r["wall_s"] for r in runs]
+    return {
+        "benchmark": name,
+        "config": config,
+        "repeats": len(runs),
+        "median_wall_s": statistics.median(walls),
+        "min_wall_s": min(walls),
+        "max_wall_s": max(walls),
+        "median_cpu_s": statistics.median(r["cpu_s"] for r in runs),
+        "peak_rss_mib": max(r["rss_mib"] for r in runs),
+        **extra,
+        "max_load_before": max(r["load_before"] for r in runs),
+    }
+
+
+def fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else ("" if v is None else str(v))
+
+
+def write_csv(rows: list[dict], path: Path, machine: dict) -> None:
+    fields = list(dict.fromkeys(k for row in rows for k in row)) + list(machine)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: fmt(v) for k, v in {**row, **machine}.items()})
+    print(f"wrote {path.relative_to(REPO) if path.is_relative_to(REPO) else path}")
+
+
+def bench_default(args) -> None:
+    configfile = args.configfile.resolve()
+    config_name = str(configfile.relative_to(REPO)) if configfile.is_relative_to(REPO) else str(configfile)
+    rows = []
+    scratch = Path(tempfile.mkdtemp(prefix="sdpa-bench-"))
+    try:
+        if not args.skip_lesson:
+            print(f"lesson script x{args.repeats} ...", flush=True)
+            runs = [run_measured([sys.executable, str(LESSON_SCRIPT)], scratch) for _ in range(args.repeats)]
+            rows.append(summarize("lesson", runs, "lesson (hard-coded)"))
+        clean, noop, jobs_per_run = [], [], []
+        for i in range(args.repeats):
+            print(f"pipeline clean {i + 1}/{args.repeats} ...", flush=True)
+            work = make_workdir(scratch, configfile)
+            clean.append(run_measured(SNAKEMAKE, work))
+            jobs_per_run.append(job_benchmarks(work))
+            print(f"pipeline no-op x{args.repeats} ...", flush=True)
+            noop += [run_measured(SNAKEMAKE, work) for _ in range(args.repeats if i == 0 else 0)]
+            if "Nothing to be done" not in noop[0]["stdout"] + noop[0]["stderr"]:
+                raise RuntimeError("the rerun was not a no-op:\n" + noop[0]["stderr"][-3000:])
+            shutil.rmtree(work)
+        max_job = max((j["max_rss_mib"], rule) for jobs in jobs_per_run for rule, j in jobs.items())
+        rows.append(summarize("pipeline_clean", clean, config_name, max_job_rss_mib=max_job[0], max_job_rss_rule=max_job[1]))
+        rows.append(summarize("pipeline_noop", noop, config_name))
+        # per-job figures: medians over the clean runs
+        for rule in sorted(jobs_per_run[0]):
+            rows.append({
+                "benchmark": f"job:{rule}",
+                "config": config_name,
+                "repeats": len(jobs_per_run),
+                "median_wall_s": statistics.median(j[rule]["wall_s"] for j in jobs_per_run),
+                "min_wall_s": min(j[rule]["wall_s"] for j in jobs_per_run),
+                "max_wall_s": max(j[rule]["wall_s"] for j in jobs_per_run),
+                "max_job_rss_mib": max(j[rule]["max_rss_mib"] for j in jobs_per_run),
+                "job_cpu_s": statistics.median(j[rule]["cpu_s"] for j in jobs_per_run),
+            })
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    lesson = next((r for r in rows if r["benchmark"] == "lesson"), None)
+    if lesson:
+        for row in rows:
+            if not row["benchmark"].startswith("job:"):
+                row["wall_vs_lesson"] = row["median_wall_s"] / lesson["median_wall_s"]
+                row["rss_vs_lesson"] = row["peak_rss_mib"] / lesson["peak_rss_mib"]
+
+    print(f"\n{'benchmark':<30} {'median s':>9} {'min s':>7} {'max s':>7} {'CPU s':>7} {'peak RSS MiB':>13} "
+          f"{'max job RSS MiB':>16} {'time/lesson':>12} {'RSS/lesson':>11}")
+    for r in rows:
+        cpu = r.get("median_cpu_s", r.get("job_cpu_s"))
+        print(f"{r['benchmark']:<30} {r['median_wall_s']:>9.2f} {r['min_wall_s']:>7.2f} {r['max_wall_s']:>7.2f} {cpu:>7.2f} "
+              f"{fmt(r.get('peak_rss_mib')):>13} {fmt(r.get('max_job_rss_mib')):>16} "
+              f"{fmt(r.get('wall_vs_lesson')):>12} {fmt(r.get('rss_vs_lesson')):>11}")
+    clean = next(r for r in rows if r["benchmark"] == "pipeline_clean")
+    print(f"\nlargest job peak RSS (Snakemake benchmark files): {clean['max_job_rss_mib']:.1f} MiB "
+          f"({clean['max_job_rss_rule']})")
+    print(f"highest 1-min load average before a run: {max(r.get('max_load_before', 0) for r in rows):.2f} "
+          f"on {os.cpu_count()} cpus")
+    machine = machine_info()
+    print("machine: " + json.dumps(machine))
+    write_csv(rows, args.out, machine)
+
+
+def bench_scaling(args) -> None:
+    points = [(n, d) for n, d in SCALING_POINTS if n * d <= args.max_elements]
+    rows = []
+    print(f"{'n_pairs':>9} {'d_k':>5} {'n*d_k':>12} {'in-process s':>13} {'ns per n*d_k':>13} {'process RSS MiB':>16}")
+    for n, d_k in points:
+        run = run_measured([sys.executable, "-c", SCALING_CHILD, str(n), str(d_k)], REPO)
+        seconds = json.loads(run["stdout"].strip().splitlines()[-1])["seconds"]
+        rows.append({"benchmark": "scaling:variance", "n_pairs": n, "d_k": d_k, "n_times_d_k": n * d_k,
+                     "seconds": seconds, "ns_per_element": seconds / (n * d_k) * 1e9,
+                     "process_wall_s": run["wall_s"], "peak_rss_mib": run["rss_mib"]})
+        print(f"{n:>9} {d_k:>5} {n * d_k:>12} {seconds:>13.3f} {rows[-1]['ns_per_element']:>13.2f} "
+              f"{run['rss_mib']:>16.1f}", flush=True)
+    # least squares fit seconds = a + b * x
+    xs = [r["n_times_d_k"] for r in rows]
+    ys = [r["seconds"] for r in rows]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    a = my - b * mx
+    ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    ss_tot = sum((y - my) ** 2 for y in ys)
+    r2 = 1 - ss_res / ss_tot
+    print(f"\nfit: seconds = {a:.3f} + {b * 1e9:.2f} ns * n * d_k  (R^2 = {r2:.4f}); "
+          f"max peak RSS {max(r['peak_rss_mib'] for r in rows):.1f} MiB")
+    for r in rows:
+        r.update({"fit_intercept_s": a, "fit_ns_per_element": b * 1e9, "fit_r2": r2})
+    write_csv(rows, args.scaling_out, machine_info())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement (default 3)")
+    parser.add_argument("--configfile", type=Path, default=REPO / "config" / "config.yaml",
+                        help="config the pipeline runs on (default config/config.yaml)")
+    parser.add_argument("--skip-lesson", action="store_true", help="do not time the lesson script")
+    parser.add_argument("--out", type=Path, default=HERE / "results.csv", help="CSV of the default mode")
+    parser.add_argument("--scaling", action="store_true", help="time the variance experiment vs n * d_k instead")
+    parser.add_argument("--max-elements", type=float, default=2**28, help="largest n * d_k in --scaling")
+    parser.add_argument("--scaling-out", type=Path, default=HERE / "scaling.csv", help="CSV of --scaling")
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
+    if args.scaling:
+        bench_scaling(args)
+    else:
+        bench_default(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
