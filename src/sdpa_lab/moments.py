@@ -40,3 +40,8 @@ class Moments:
     def variance(self) -> float:
         """Population variance (ddof=0), as numpy's .var() and the lesson use."""
         return self.m2 / self.count if self.count else float("nan")
+
+    def summary(self) -> dict[str, float]:
+        """Mean, sample standard deviation (ddof=1) and standard error of the mean."""
+        sd = float(np.sqrt(self.m2 / (self.count - 1))) if self.count > 1 else float("nan")
+        return {"mean": self.mean, "std": sd, "se": sd / np.sqrt(self.count) if self.count else float("nan")}

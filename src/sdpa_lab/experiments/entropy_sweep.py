@@ -63,9 +63,7 @@ def run_entropy_sweep(seed: int, d_k_values: Sequence[int], T: int, trials: int)
                 acc[scale, "entropy"] = acc[scale, "entropy"].merge(Moments.of(entropy(w)))
                 acc[scale, "max_weight"] = acc[scale, "max_weight"].merge(Moments.of(w.max(axis=-1)))
         for (scale, quantity), m in acc.items():
-            sd = float(np.sqrt(m.m2 / (m.count - 1))) if m.count > 1 else float("nan")
-            stats = {"mean": m.mean, "std": sd, "se": sd / np.sqrt(m.count)}
-            for statistic, value in stats.items():
+            for statistic, value in m.summary().items():
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,
                              "quantity": quantity, "statistic": statistic, "value": float(value)})
     return pd.DataFrame(rows)

@@ -91,12 +91,6 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c: float) 
     }
 
 
-def summary(m: Moments) -> dict[str, float]:
-    """Mean, sample std (ddof=1) and standard error of the mean."""
-    sd = float(np.sqrt(m.m2 / (m.count - 1))) if m.count > 1 else float("nan")
-    return {"mean": m.mean, "std": sd, "se": sd / np.sqrt(m.count)}
-
-
 def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> pd.DataFrame:
     """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
@@ -109,7 +103,7 @@ def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> p
                 for quantity, x in gradient_norms(raw, V, g_out, scale_factor(scale, d_k)).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
         for (scale, quantity), m in acc.items():
-            for statistic, value in summary(m).items():
+            for statistic, value in m.summary().items():
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,
                              "quantity": quantity, "statistic": statistic, "value": float(value)})
     return pd.DataFrame(rows)
