@@ -28,3 +28,25 @@ def write_csv(table: pd.DataFrame, path: str | os.PathLike) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_bytes(data: bytes, path: str | os.PathLike) -> None:
+    """Write `data` to `path` atomically: a reader sees the old file or the complete new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would keep a report from being shared or served
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text(text: str, path: str | os.PathLike) -> None:
+    """Write `text` to `path` as UTF-8, atomically."""
+    write_bytes(text.encode("utf-8"), path)

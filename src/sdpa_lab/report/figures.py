@@ -1,0 +1,426 @@
+"""The report's figures: one short function per figure, from the result CSVs to a matplotlib Figure.
+
+Every function takes the run's `Results` (and, where it draws intervals, the
+multiplier `z` of the standard error) and returns a Figure; `save_figure`
+writes it as PNG and SVG with fixed fonts, size and dpi and without
+timestamps or version strings, so the same CSVs give the same bytes.
+Nothing here needs Snakemake or pyplot's global state.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from sdpa_lab.claims import variance_se
+from sdpa_lab.io import write_bytes
+from sdpa_lab.results import Results
+
+# Fixed look: same fonts, sizes and hash salt on every machine that has matplotlib's bundled DejaVu fonts.
+STYLE = {
+    "font.family": "DejaVu Sans",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "grid.linewidth": 0.6,
+    "lines.linewidth": 1.8,
+    "lines.markersize": 5,
+    "svg.hashsalt": "sdpa-lab",
+    "svg.fonttype": "path",
+    "path.simplify": False,
+    "savefig.dpi": 150,
+}
+WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 px
+FORMATS = ("png", "svg")
+# No software version or date inside the files.
+METADATA = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+}
+
+# Okabe-Ito colours (readable with colour-vision deficiencies), one per scale of the scores.
+COLOURS = {"none": "#D55E00", "inv_sqrt_dk": "#0072B2", "inv_dk": "#009E73",
+           "unit_variance_reference": "#6F6F6F"}
+LABELS = {"none": "unscaled (q·k)", "inv_sqrt_dk": "scaled, ÷ √d_k", "inv_dk": "÷ d_k (over-shrunk)",
+          "unit_variance_reference": "unit-variance scores (the d_k → ∞ limit of scaled)"}
+Z95 = 1.959963984540054  # two-sided 95% normal quantile
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """The report's fixed matplotlib settings, applied for the duration of the block."""
+    with matplotlib.rc_context(STYLE):
+        yield
+
+
+def styled(draw: Callable[..., Figure]) -> Callable[..., Figure]:
+    """Run a figure function under the report's fixed style, whoever calls it."""
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs) -> Figure:
+        with style():
+            return draw(*args, **kwargs)
+    return wrapper
+
+
+def new_figure(ncols: int = 1, width: float = WIDTH, height: float = HEIGHT) -> tuple[Figure, list]:
+    """A Figure of the report's fixed size with `ncols` side-by-side axes (no pyplot)."""
+    with style():
+        fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(1, ncols, squeeze=False)[0]
+    return fig, list(axes)
+
+
+def band_z(k: float | None) -> float:
+    """The SE multiplier of the drawn intervals: the run's k when known, else the 95% normal quantile."""
+    return float(k) if k is not None and math.isfinite(k) and k > 0 else Z95
+
+
+def band_words(k: float | None) -> str:
+    """How the intervals are drawn, for a caption."""
+    if k is not None and math.isfinite(k) and k > 0:
+        return (f"± {k:.2f} standard errors: k = {k:.2f} is this run's Bonferroni tolerance, "
+                "so a point whose band misses the theory line is a failing check")
+    return "± 1.96 standard errors (95% intervals)"
+
+
+def _log_dk_axis(ax, d_values) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(d_values), [str(int(d)) for d in d_values])
+    ax.minorticks_off()
+    ax.set_xlabel("head size d_k (log scale)")
+
+
+# --------------------------------------------------------------------------
+# Figures
+
+@styled
+def variance_figure(R: Results, k: float | None = None) -> Figure:
+    """Score variance vs d_k, raw / ÷√d_k / ÷d_k, with theory lines; right: deviation from theory in SEs."""
+    t = R["variance.csv"]
+    z = band_z(k)
+    fig, (ax, res) = new_figure(2)
+    theory = {"none": lambda d: d, "inv_sqrt_dk": lambda d: np.ones_like(d), "inv_dk": lambda d: 1.0 / d}
+    se_scale = {"none": lambda d: 1.0, "inv_sqrt_dk": lambda d: 1.0 / d, "inv_dk": lambda d: 1.0 / d**2}
+    ds = np.array(sorted(t.d_k.unique()), dtype=float)
+    for scale in ("none", "inv_sqrt_dk", "inv_dk"):
+        rows = t[(t.scale == scale) & (t.statistic == "variance")].sort_values("d_k")
+        d = rows.d_k.to_numpy(dtype=float)
+        v = rows.value.to_numpy(dtype=float)
+        se = np.array([variance_se(di, int(n)) * se_scale[scale](di) for di, n in zip(d, rows.n_pairs)])
+        ax.errorbar(d, v, yerr=z * se, fmt="o", color=COLOURS[scale], label=LABELS[scale], capsize=3)
+        ax.plot(ds, theory[scale](ds), "--", color=COLOURS[scale], lw=1, alpha=0.8)
+        if scale == "none":  # the three scales rescale the same scores: one relative deviation for all
+            res.errorbar(d, v / d - 1.0, yerr=z * se / d, fmt="o", color="black", capsize=4,
+                         label="all three scales (the same scores, rescaled)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    _log_dk_axis(ax, ds)
+    ax.set_ylabel("variance of the scores (log scale)")
+    ax.set_title("Variance vs d_k (dashed: theory d_k, 1, 1/d_k)")
+    ax.legend(loc="upper left", frameon=False)
+    res.axhline(0.0, color="black", lw=1)
+    _log_dk_axis(res, ds)
+    res.set_ylabel("measured / theory − 1")
+    res.set_title("Relative deviation from theory")
+    res.legend(loc="lower right", frameon=False)
+    return fig
+
+
+@styled
+def softmax_collapse_figure(R: Results, k: float | None = None) -> Figure:
+    """The lesson's d_k = 256, T = 8 query: softmax weight per key, unscaled vs scaled."""
+    t = R["lesson_softmax_collapse.csv"]
+    d_k, T = int(t.d_k.iloc[0]), int(t["T"].iloc[0])
+    fig, (ax,) = new_figure(1)
+    width = 0.4
+    for i, (quantity, scale) in enumerate((("unscaled_weight", "none"), ("scaled_weight", "inv_sqrt_dk"))):
+        rows = t[t.quantity == quantity].sort_values("key")
+        keys = rows.key.to_numpy(dtype=float)
+        w = rows.value.to_numpy(dtype=float)
+        bars = ax.bar(keys + (i - 0.5) * width, w, width, color=COLOURS[scale], label=LABELS[scale])
+        ax.bar_label(bars, labels=[f"{x:.4f}" for x in w], fontsize=7.5, padding=2, rotation=90)
+    ax.axhline(1.0 / T, color="black", lw=1, ls=":", label=f"uniform, 1/T = 1/{T}")
+    ax.set_xticks(range(T), [str(j) for j in range(T)])
+    ax.set_xlabel("key position j")
+    ax.set_ylabel("softmax weight on key j")
+    ax.set_ylim(0, 1.25)
+    ax.set_title(f"One query against {T} keys at d_k = {d_k} (lesson seed)")
+    ax.legend(loc="upper left", frameon=False)
+    ax.grid(axis="x", visible=False)
+    return fig
+
+
+@styled
+def forward_heatmap_figure(R: Results, k: float | None = None) -> Figure:
+    """The 6x6 attention weights of the lesson's forward, each cell annotated with its value."""
+    t = R["lesson_forward.csv"]
+    w = t[t.quantity == "weight"]
+    n_q, n_k = int(w.row.max()) + 1, int(w.col.max()) + 1
+    m = np.zeros((n_q, n_k))
+    m[w.row.astype(int), w.col.astype(int)] = w.value.to_numpy(dtype=float)
+    fig, (ax,) = new_figure(1, width=6.4, height=5.0)
+    im = ax.imshow(m, cmap="Blues", vmin=0.0, vmax=max(0.5, float(m.max())))
+    for i in range(n_q):
+        for j in range(n_k):
+            bold = j == int(np.argmax(m[i]))
+            ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", fontsize=10,
+                    fontweight="bold" if bold else "normal", color="white" if m[i, j] > 0.3 else "black")
+    ax.set_xticks(range(n_k), [str(j) for j in range(n_k)])
+    ax.set_yticks(range(n_q), [str(i) for i in range(n_q)])
+    ax.set_xlabel("key j")
+    ax.set_ylabel("query i")
+    ax.grid(False)
+    ax.set_title(f"Attention weights, (1, {n_q}, {n_k}); bold: each query's strongest key")
+    fig.colorbar(im, ax=ax, label="weight (each row sums to 1)", shrink=0.85)
+    return fig
+
+
+@styled
+def entropy_figure(R: Results, k: float | None = None) -> Figure:
+    """Mean softmax entropy vs d_k for each scale, with bands, the uniform bound log T and Exercise 2's draws."""
+    t = R["entropy_sweep.csv"]
+    e = t[t.quantity == "entropy"]
+    T = int(t["T"].iloc[0])
+    z = band_z(k)
+    fig, (ax,) = new_figure(1)
+    ds = np.array(sorted(e.d_k.unique()), dtype=float)
+    for scale in ("none", "inv_sqrt_dk", "inv_dk", "unit_variance_reference"):
+        s = e[e.scale == scale]
+        mean = s[s.statistic == "mean"].sort_values("d_k").value.to_numpy(dtype=float)
+        se = s[s.statistic == "se"].sort_values("d_k").value.to_numpy(dtype=float)
+        ls = ":" if scale == "unit_variance_reference" else "-"
+        ax.plot(ds, mean, ls, marker="o", color=COLOURS[scale], label=LABELS[scale])
+        ax.fill_between(ds, mean - z * se, mean + z * se, color=COLOURS[scale], alpha=0.2, lw=0)
+    ax.axhline(math.log(T), color="black", lw=1, ls="--", label=f"uniform bound log T = log {T}")
+    single = R["entropy_single_draw.csv"]
+    single = single[single.scale == "none"].sort_values("d_k")
+    ax.plot(single.d_k, single.entropy, "x", color="black", ms=7,
+            label="Exercise 2 literally: one unscaled draw per d_k")
+    _log_dk_axis(ax, ds)
+    ax.set_ylim(bottom=0)
+    ax.set_ylabel("mean softmax entropy (nats)")
+    ax.set_title(f"Entropy of one query's weights over T = {T} keys")
+    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.45), frameon=True, framealpha=0.9, fontsize=8)
+    return fig
+
+
+@styled
+def ranking_figure(R: Results, k: float | None = None) -> Figure:
+    """Per dtype: fraction of trials with tied unscaled weights, naive-argsort disagreement, logit disagreement."""
+    t = R["ranking_invariance.csv"]
+    dtypes = [d for d in ("float64", "float32") if d in set(t.dtype)]
+    fig, axes = new_figure(len(dtypes))
+    series = (("unscaled_weight_ties", False, "#D55E00", "o", "unscaled weights contain an exact tie"),
+              ("weight_argsort_agrees", True, "#CC79A7", "s", "argsort of the weights disagrees"),
+              ("logit_rank_agrees", True, "#0072B2", "^", "ranking of the logits disagrees"))
+    for ax, dtype in zip(axes, dtypes):
+        s = t[t.dtype == dtype]
+        ds = np.array(sorted(s.d_k.unique()), dtype=float)
+        for quantity, complement, colour, marker, label in series:
+            f = s[s.quantity == quantity].sort_values("d_k").fraction.to_numpy(dtype=float)
+            ax.plot(ds, 1.0 - f if complement else f, marker=marker, color=colour, label=label)
+        _log_dk_axis(ax, ds)
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(f"{dtype}, T = {int(s['T'].iloc[0])}, {int(s.trials.iloc[0])} trials per d_k")
+    axes[0].set_ylabel("fraction of trials")
+    axes[0].legend(loc="upper left", frameon=False)
+    return fig
+
+
+def _gradient_series(t, scale: str, quantity: str):
+    s = t[(t.scale == scale) & (t.quantity == quantity)]
+    by = {stat: s[s.statistic == stat].sort_values("d_k") for stat in ("mean", "se")}
+    return (by["mean"].d_k.to_numpy(dtype=float), by["mean"].value.to_numpy(dtype=float),
+            by["se"].value.to_numpy(dtype=float))
+
+
+@styled
+def gradient_figure(R: Results, k: float | None = None) -> Figure:
+    """Softmax Jacobian norm (mean) and the typical gradient reaching the scores (geometric mean) vs d_k."""
+    t = R["gradient.csv"]
+    z = band_z(k)
+    fig, (left, right) = new_figure(2)
+    for scale in ("none", "inv_sqrt_dk"):
+        d, mean, se = _gradient_series(t, scale, "jacobian_norm")
+        left.plot(d, mean, marker="o", color=COLOURS[scale], label=LABELS[scale])
+        left.fill_between(d, np.maximum(mean - z * se, 1e-300), mean + z * se, color=COLOURS[scale], alpha=0.2,
+                          lw=0)
+        d, mlog, selog = _gradient_series(t, scale, "log10_score_grad_norm")
+        right.plot(d, 10.0**mlog, marker="o", color=COLOURS[scale], label=LABELS[scale])
+        right.fill_between(d, 10.0 ** (mlog - z * selog), 10.0 ** (mlog + z * selog), color=COLOURS[scale],
+                           alpha=0.2, lw=0)
+    for ax in (left, right):
+        _log_dk_axis(ax, sorted(t.d_k.unique()))
+        ax.set_yscale("log")
+    left.set_ylabel("mean ‖J‖_F, J = diag(p) − p pᵀ")
+    left.set_title("How much gradient the softmax can pass")
+    right.set_ylabel("geometric mean of ‖∂L/∂scores‖")
+    right.set_title("Gradient reaching the scores (typical trial)")
+    left.legend(loc="lower left", frameon=False)
+    return fig
+
+
+def _wilson(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score interval of a binomial proportion p out of n, at z standard errors."""
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+@styled
+def learning_success_figure(R: Results, k: float | None = None) -> Figure:
+    """Fraction of runs that learn vs d_k at each scale's best learning rate, with Wilson intervals."""
+    t = R["learning.csv"]
+    z = band_z(k)
+    fig, (ax,) = new_figure(1)
+    best = t[(t.best_lr == 1) & (t.statistic == "success_fraction")]
+    offsets = {"none": 0.93, "inv_sqrt_dk": 1.07}
+    for scale in ("none", "inv_sqrt_dk"):
+        s = best[best.scale == scale].sort_values("d_k")
+        d, p = s.d_k.to_numpy(dtype=float), s.value.to_numpy(dtype=float)
+        lo, hi = _wilson(p, s.runs.to_numpy(dtype=float), z)
+        ax.errorbar(d * offsets[scale], p, yerr=[p - lo, hi - p], fmt="-o", color=COLOURS[scale],
+                    label=LABELS[scale], capsize=3)
+        for x, y, lr in zip(d * offsets[scale], p, s.lr):
+            ax.annotate(f"lr {lr:g}", (x, y), textcoords="offset points", xytext=(-4, -12) if scale == "none" else (4, 6),
+                        ha="right" if scale == "none" else "left", fontsize=7.5, color=COLOURS[scale])
+    _log_dk_axis(ax, sorted(t.d_k.unique()))
+    ax.set_ylim(-0.03, 1.08)
+    steps, thr = int(t.steps.iloc[0]), float(t.loss_threshold.iloc[0])
+    ax.set_ylabel(f"fraction of runs reaching {thr:g} × initial loss")
+    ax.set_title(f"Does the head learn? {int(t.runs.iloc[0])} runs, {steps} steps, best lr per (d_k, scale)")
+    ax.legend(loc="lower left", frameon=False)
+    return fig
+
+
+@styled
+def learning_curves_figure(R: Results, k: float | None = None) -> Figure:
+    """Mean relative loss L(t)/L(0) vs step at the best learning rate, one line per d_k, unscaled | scaled."""
+    c = R["learning_curves.csv"]
+    thr = float(R["learning.csv"].loss_threshold.iloc[0])
+    ds = sorted(c.d_k.unique())
+    colours = matplotlib.colormaps["viridis"](np.linspace(0.0, 0.9, len(ds)))
+    positive = c.mean_relative_loss[c.mean_relative_loss > 0]
+    bottom = min(float(positive.min()) if len(positive) else thr, thr) / 2
+    fig, axes = new_figure(2)
+    for ax, scale in zip(axes, ("none", "inv_sqrt_dk")):
+        for d, colour in zip(ds, colours):
+            s = c[(c.scale == scale) & (c.d_k == d)].sort_values("step")
+            ax.plot(s.step, s.mean_relative_loss, color=colour, label=f"d_k = {d} (lr {s.lr.iloc[0]:g})")
+        ax.axhline(thr, color="black", lw=1, ls="--")
+        ax.set_xscale("symlog", linthresh=1)
+        ax.set_xlim(0, float(c.step.max()))
+        ax.set_yscale("log")
+        ax.set_ylim(bottom, 1.5)
+        ax.set_xlabel("gradient step (log scale after 1)")
+        ax.set_title(LABELS[scale])
+        ax.legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=7.5)
+    axes[0].set_ylabel(f"mean loss / initial loss (dashed: success, {thr:g})")
+    return fig
+
+
+# --------------------------------------------------------------------------
+# The registry of figures
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure: how to draw it, the CSVs it reads, the claims it shows, and its caption."""
+
+    name: str
+    draw: Callable[[Results, float | None], Figure]
+    reads: tuple[str, ...]
+    claims: tuple[str, ...]
+    caption: str  # may hold {band}: how the intervals are drawn
+    uses_k: bool = False  # draws intervals of k standard errors (needs the run's decision)
+
+    def caption_for(self, k: float | None) -> str:
+        """The caption, saying how the intervals of this run (k from its decision, or None) are drawn."""
+        return self.caption.format(band=band_words(k))
+
+    def caption_generic(self) -> str:
+        """The caption without the run's k (for Snakemake's report, written before k is known)."""
+        return self.caption.format(band="± k standard errors, k being the run's Bonferroni tolerance "
+                                        "(its value is in reports/report.html)")
+
+
+FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
+    FigureSpec("variance", variance_figure, ("variance.csv",), ("B1", "B2", "B3", "B4", "B8"),
+               "Left: variance of q·k over fresh (q, k) pairs, unscaled, divided by √d_k and divided by d_k, "
+               "with the theory lines d_k, 1 and 1/d_k (dashed). Right: the same, as the relative deviation from "
+               "theory. Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n).",
+               uses_k=True),
+    FigureSpec("softmax_collapse", softmax_collapse_figure, ("lesson_softmax_collapse.csv",), ("A2",),
+               "The lesson's own query at d_k = 256: unscaled, the softmax puts (almost) all weight on one key; "
+               "divided by √d_k, the weights stay spread out. Bar labels are the measured weights."),
+    FigureSpec("forward_heatmap", forward_heatmap_figure, ("lesson_forward.csv",), ("A3",),
+               "The attention weights of the lesson's forward pass (default_rng(42), shape (1, 6, 16)), as "
+               "measured; row i is query i's distribution over the keys."),
+    FigureSpec("entropy", entropy_figure, ("entropy_sweep.csv", "entropy_single_draw.csv"), ("B5", "B8"),
+               "Mean entropy of the softmax weights over many independent trials, for each scale of the scores; "
+               "bands: {band}. The dashed line is the largest possible entropy, log T (uniform weights). Crosses: "
+               "the lesson's Exercise 2 run literally (one draw per d_k), which need not fall monotonically."),
+    FigureSpec("ranking", ranking_figure, ("ranking_invariance.csv",), ("B6",),
+               "Fraction of trials in which the unscaled weights hold an exact tie (exp underflowed), in which a "
+               "naive argsort of the weights ranks the keys differently scaled vs unscaled, and in which the "
+               "ranking of the logits differs (never: a positive scale keeps their order)."),
+    FigureSpec("gradient", gradient_figure, ("gradient.csv",), ("B7",),
+               "Left: mean Frobenius norm of the softmax Jacobian; right: typical (geometric-mean) norm of the "
+               "gradient reaching the scores; unscaled vs scaled. Bands: {band} (right: of the mean log10 norm).",
+               uses_k=True),
+    FigureSpec("learning_success", learning_success_figure, ("learning.csv",), ("B10",),
+               "Gradient descent on one query: fraction of runs whose loss falls below the success threshold, at "
+               "the best learning rate of each (d_k, scale) (labelled). Intervals: Wilson score intervals at "
+               "{band}.", uses_k=True),
+    FigureSpec("learning_curves", learning_curves_figure, ("learning_curves.csv", "learning.csv"), ("B10",),
+               "Mean loss relative to its initial value along the descent, at the best learning rate of each "
+               "(d_k, scale)."),
+)}
+
+
+def figures_for(claim_id: str) -> list[FigureSpec]:
+    """The figures that show a claim, in FIGURES order."""
+    return [f for f in FIGURES.values() if claim_id in f.claims]
+
+
+def render(fig: Figure, fmt: str) -> bytes:
+    """The bytes of `fig` as `fmt` ("png" or "svg"), free of dates and version strings."""
+    buf = io.BytesIO()
+    with style():
+        fig.savefig(buf, format=fmt, dpi=DPI, metadata=METADATA[fmt])
+    return buf.getvalue()
+
+
+def save_figure(fig: Figure, stem: str | Path, formats=FORMATS) -> list[Path]:
+    """Write `fig` to stem.png / stem.svg (atomically); returns the paths written."""
+    paths = []
+    for fmt in formats:
+        path = Path(f"{stem}.{fmt}")
+        write_bytes(render(fig, fmt), path)
+        paths.append(path)
+    return paths
+
+
+def make_figure(name: str, results: Results | str | Path, stem: str | Path, k: float | None = None) -> list[Path]:
+    """Draw figure `name` from the CSVs in `results` and save it under `stem`."""
+    R = results if isinstance(results, Results) else Results(results)
+    with style():
+        fig = FIGURES[name].draw(R, k)
+    return save_figure(fig, stem)
