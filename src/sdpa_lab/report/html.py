@@ -1,0 +1,240 @@
+"""reports/report.html: every claim restated with this run's numbers, its verdict and its figures, in one file.
+
+The numbers come from one place: the `Decision` the claims registry makes
+from the result CSVs (`sdpa_lab.claims.decide`). The templates only lay them
+out (Jinja2, autoescaped); figures are embedded as base64 PNG data URIs and
+the CSS is inline, so the file works offline and when mailed alone.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+from sdpa_lab.claims import (
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    NOT_PER_DRAW,
+    Check,
+    Claim,
+    Decision,
+    registry,
+)
+from sdpa_lab.cli import _severity as closeness
+from sdpa_lab.cli import claim_verdict, decide_checked, describe
+from sdpa_lab.io import write_text
+from sdpa_lab.report.figures import DPI, FIGURES, FigureSpec
+from sdpa_lab.report.provenance import provenance
+from sdpa_lab.results import Results
+
+# Checks shown before the rest are folded into <details> (closest to failing first).
+SHOW_FIRST = 5
+FOLD_ABOVE = 8
+
+# Verdict -> (css class, symbol): every badge says its verdict in words too, never by colour alone.
+BADGES = {
+    HOLDS: ("holds", "✓"),
+    FAILS: ("fails", "✗"),
+    INCONCLUSIVE: ("inconclusive", "?"),
+    NOT_PER_DRAW: ("average", "≈"),
+    NOT_MEASURED: ("missing", "–"),
+}
+# The order in which the summary lists the verdicts, worst first.
+VERDICT_ORDER = (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED, HOLDS)
+RELATION_WORDS = {
+    "equals": "= expected exactly",
+    "within": "|measured − expected| ≤ tolerance",
+    "not above": "measured ≤ expected + tolerance",
+    "not below": "measured ≥ expected − tolerance",
+    "above": "measured > expected + tolerance",
+    "below": "measured < expected − tolerance",
+}
+
+
+def num(x: float, digits: int = 6) -> str:
+    """A number for a reader: `digits` significant digits, ∞ for infinities, — for not-a-number."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if float(x) == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.{digits}g}".replace("-", "−")
+
+
+def tolerance_text(c: Check, k: float) -> str:
+    """The tolerance of a check and where it comes from, in a few words."""
+    if c.basis == "statistical":
+        return f"± {num(c.tolerance, 3)} ({k:.2f} × SE {num(c.se, 3)})"
+    if c.basis == "printed":
+        return f"± {num(c.tolerance)} (printed precision)"
+    if c.basis == "rounding":
+        return f"{num(c.tolerance, 3)} (rounding bound)"
+    if c.basis == "missing":
+        return "—"
+    return "exact"
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One row of a claim's checks table, formatted."""
+
+    check: str
+    parameters: str
+    relation: str
+    relation_words: str
+    expected: str
+    measured: str
+    tolerance: str
+    margin: str
+    verdict: str
+    badge: tuple[str, str]
+    note: str
+    source: str
+
+
+def check_row(c: Check, k: float) -> CheckRow:
+    """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
+    return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
+                    num(c.expected), num(c.measured), tolerance_text(c, k), num(c.margin, 3), c.verdict,
+                    BADGES[c.verdict], c.note, c.source)
+
+
+@dataclass(frozen=True)
+class FigureView:
+    """A figure placed in the report: number, anchor, caption, and the PNG as a data URI (first use only)."""
+
+    number: int
+    name: str
+    caption: str
+    data_uri: str
+    first_claim: str | None
+    width: int  # CSS pixels: the figure's size in inches at 96 px per inch (the PNG has DPI px per inch)
+    height: int
+
+
+@dataclass
+class ClaimView:
+    """A claim's section: the registry's words, this run's checks (closest to failing first), its figures."""
+
+    claim: Claim
+    verdict: str
+    badge: tuple[str, str]
+    shown: list[CheckRow]
+    folded: list[CheckRow]
+    closest: str
+    n_statistical: int
+    figures: list[FigureView] = field(default_factory=list)  # drawn in this section
+    see_also: list[FigureView] = field(default_factory=list)  # drawn in an earlier section
+
+
+def png_size(png: bytes) -> tuple[int, int]:
+    """Width and height in pixels, from a PNG's IHDR chunk."""
+    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
+        raise ValueError("not a PNG file")
+    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+
+
+def css_size(png: bytes) -> tuple[int, int]:
+    """The size at which a figure shows its fonts at their point sizes (96 CSS px per inch)."""
+    w, h = png_size(png)
+    return round(w * 96 / DPI), round(h * 96 / DPI)
+
+
+def data_uri(png: bytes) -> str:
+    """A PNG as a data: URI, for an <img> that needs no other file."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
+    """Number the figures in the order the claims first use them (unclaimed figures last)."""
+    order: list[FigureSpec] = []
+    for cid in claim_ids:
+        order += [f for f in FIGURES.values() if cid in f.claims and f not in order]
+    order += [f for f in FIGURES.values() if f not in order]
+    views = {}
+    for spec in order:
+        if spec.name not in pngs:
+            continue
+        first = next((cid for cid in claim_ids if cid in spec.claims), None)
+        png = pngs[spec.name]
+        views[spec.name] = FigureView(len(views) + 1, spec.name, spec.caption_for(k), data_uri(png), first,
+                                      *css_size(png))
+    return views
+
+
+def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[str, FigureView]) -> list[ClaimView]:
+    """One view per claim of the registry, in its order, with its checks sorted closest-to-failing first."""
+    views = []
+    for claim in claims:
+        checks = sorted((c for c in decision.checks if c.claim == claim.id), key=closeness, reverse=True)
+        rows = [check_row(c, decision.k) for c in checks]
+        split = SHOW_FIRST if len(rows) > FOLD_ABOVE else len(rows)
+        verdict = claim_verdict(checks) if checks else NOT_MEASURED
+        mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
+        views.append(ClaimView(
+            claim, verdict, BADGES[verdict], rows[:split], rows[split:],
+            describe(checks[0]) if checks else "no checks",
+            sum(c.basis == "statistical" for c in checks),
+            [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id]))
+    return views
+
+
+def summary(views: Sequence[ClaimView]) -> dict:
+    """Counts of claims per verdict, and the claims that do not simply hold, worst first."""
+    counts = {v: sum(cv.verdict == v for cv in views) for v in VERDICT_ORDER}
+    attention = [cv for v in VERDICT_ORDER if v != HOLDS for cv in views if cv.verdict == v]
+    return {"n_claims": len(views), "counts": counts, "attention": attention,
+            "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
+
+
+def environment() -> Environment:
+    """The Jinja2 environment of the report's templates (shipped in the package), autoescaping everything."""
+    env = Environment(loader=PackageLoader("sdpa_lab.report", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["num"] = num
+    return env
+
+
+def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
+                  claims: Iterable[Claim] | None = None) -> str:
+    """The report's HTML: summary, one section per claim (registry order), further figures, provenance."""
+    claims = list(claims if claims is not None else registry().values())
+    figures = figure_views(pngs, decision.k, [c.id for c in claims])
+    views = claim_views(decision, claims, figures)
+    unclaimed = [f for f in figures.values() if f.first_claim is None]
+    return environment().get_template("report.html.j2").render(
+        claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
+        badges=BADGES, verdict_order=VERDICT_ORDER, per_check_rate=decision.alpha_family / max(decision.n_statistical, 1),
+        show_first=SHOW_FIRST)
+
+
+def recorded_seeds(results: Results) -> dict[str, list[int]]:
+    """The seeds each result CSV records in its `seed` column."""
+    out = {}
+    for path in sorted(results.dir.glob("*.csv")):
+        try:
+            table = results[path.name]
+        except ValueError:
+            continue
+        if "seed" in table.columns:
+            out[path.name] = sorted({int(s) for s in table["seed"]})
+    return out
+
+
+def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
+                 benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".") -> Decision:
+    """Decide every claim from `results_dir` (refusing results of another config) and write the report to `out`."""
+    decision = decide_checked(results_dir, dict(config))
+    pngs = {name: (Path(figures_dir) / f"{name}.png").read_bytes()
+            for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
+    prov = provenance(config, benchmarks, repo_dir, recorded_seeds(Results(results_dir)))
+    write_text(render_report(decision, pngs, prov), out)
+    return decision
