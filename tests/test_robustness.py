@@ -23,6 +23,7 @@ import pytest
 import yaml
 from conftest import REPO, TINY_CONFIG
 
+from sdpa_lab.io import write_csv
 from sdpa_lab.pipeline import OUTPUTS
 from sdpa_lab.previous import aside_name, settle, snapshot
 
@@ -218,6 +219,27 @@ def test_snapshot_survives_a_kill_until_settled(tmp_path, monkeypatch):
     assert snapshot(["r/x.csv"], store) == []  # next run: nothing to link, the old snapshot stays
     assert settle(["r/x.csv"], store) == ["r/x.csv"]
     assert Path("r/x.csv.previous").read_text() == "old\n"
+
+
+def test_write_csv_is_atomic_and_readable(tmp_path):
+    target = tmp_path / "r" / "t.csv"
+    write_csv(pd.DataFrame({"a": [1, 2]}), target)
+    write_csv(pd.DataFrame({"a": [3]}), target)  # replaces the old file whole
+    assert target.read_text() == "a\n3\n"
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in target.parent.iterdir()] == ["t.csv"]  # no temporary file left
+
+    class Boom(Exception):
+        pass
+
+    class Exploding(pd.DataFrame):
+        def to_csv(self, *args, **kwargs):
+            raise Boom
+
+    with pytest.raises(Boom):
+        write_csv(Exploding({"a": [9]}), target)
+    assert target.read_text() == "a\n3\n"  # a failed write leaves the previous file as it was
+    assert [p.name for p in target.parent.iterdir()] == ["t.csv"]
 
 
 # ---- 3. an interrupted run resumes to the same bytes ----------------------------------------------

@@ -24,6 +24,7 @@ def write_csv(table: pd.DataFrame, path: str | os.PathLike) -> None:
             table.to_csv(fh, index=False, lineterminator="\n")
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600: results must be readable like any other file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
