@@ -132,8 +132,9 @@ def test_valid_configs_pass(tiny_config, default_config):
         ("seed: [1\nvariance: {\n", "not valid YAML at line 2"),
         ("seed: 1\n\tvariance: 2\n", "not valid YAML at line 2"),
         ("seed: !!python/object/apply:os.system ['true']\n", "not valid YAML"),  # safe loader: no code
+        ("__use_yte__: true\nseed: ?7 * 6\n", "__use_yte__ .* not allowed"),  # no templated configs
     ],
-    ids=["list", "scalar", "empty", "syntax error", "tab", "python tag"],
+    ids=["list", "scalar", "empty", "syntax error", "tab", "python tag", "yte template"],
 )
 def test_file_that_is_not_a_mapping_is_refused(tmp_path, text, expected):
     path = tmp_path / "config.yaml"

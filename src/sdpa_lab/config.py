@@ -151,6 +151,9 @@ def read_config_file(path: str | Path) -> dict:
     if not isinstance(config, dict):
         got = "is empty" if config is None else f"holds {_kind(config)} ({config!r}), not a mapping"
         raise ConfigError(f"config file {path}: {got}; it must map settings to values (seed: ..., variance: ...)")
+    if "__use_yte__" in config:  # Snakemake's loader would evaluate the file's ?-expressions as Python
+        raise ConfigError(f"config file {path}: __use_yte__ (a templated config) is not allowed; "
+                          "give plain values")
     return config
 
 
