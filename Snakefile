@@ -18,9 +18,13 @@ if Path("config/config.yaml").exists():
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/claims.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:

@@ -5,7 +5,7 @@ rule claims:
     input:
         experiment_outputs(),
     output:
-        claims="results/claims.csv",
+        claims=for_report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
     log:
         "logs/claims.log",
     benchmark:

@@ -1,5 +1,6 @@
 # Config checking and small helpers shared by the rules.
 
+from snakemake.io import report as for_report  # below, `report` is sdpa_lab.previous.report
 from snakemake.utils import validate
 
 from sdpa_lab.config import ConfigError, config_errors
@@ -13,8 +14,9 @@ validate(config, schema="../schemas/config.schema.yaml")
 
 
 def outputs_of(experiment):
-    """The named outputs of an experiment rule, as the package declares them."""
-    return OUTPUTS[experiment]
+    """The named outputs of an experiment rule, as the package declares them (flagged for `snakemake --report`)."""
+    return {key: for_report(path, caption="../report/result.rst", category="Results")
+            for key, path in OUTPUTS[experiment].items()}
 
 
 def settings_of(experiment):
@@ -34,9 +36,24 @@ def experiment_outputs():
     return [path for outs in OUTPUTS.values() for path in outs.values()]
 
 
+REPORT_HTML = "reports/report.html"
+
+
+def figure_files(name):
+    """A report figure's files: {"png": ..., "svg": ...} under reports/figures/."""
+    return {fmt: f"reports/figures/{name}.{fmt}" for fmt in ("png", "svg")}
+
+
+def report_outputs():
+    """The report's figures (workflow/rules/report.smk) and the HTML report."""
+    from sdpa_lab.report.figures import FIGURES
+
+    return [path for name in FIGURES for path in figure_files(name).values()] + [REPORT_HTML]
+
+
 def all_outputs():
     """Every file the default target builds."""
-    return experiment_outputs() + ["results/claims.csv"]
+    return experiment_outputs() + ["results/claims.csv"] + report_outputs()
 
 
 # A failed or interrupted run must not lose results. Snakemake deletes a job's
@@ -46,7 +63,7 @@ def all_outputs():
 # name, where it would pass for a result of the current config).
 import sys
 
-from sdpa_lab.previous import report, settle, snapshot
+from sdpa_lab.previous import report, settle, snapshot, sweep_temporaries
 
 
 def declared_outputs():
@@ -55,6 +72,7 @@ def declared_outputs():
 
 
 onstart:
+    sweep_temporaries(declared_outputs())
     snapshot(declared_outputs())
 
 
