@@ -25,7 +25,7 @@ from conftest import REPO, TINY_CONFIG
 
 from sdpa_lab.io import write_csv
 from sdpa_lab.pipeline import OUTPUTS
-from sdpa_lab.previous import aside_name, settle, snapshot
+from sdpa_lab.previous import aside_name, settle, snapshot, sweep_temporaries
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TARGETS = ["results/variance.csv", "results/entropy_sweep.csv", "results/forward_shape.csv"]
@@ -208,6 +208,14 @@ def test_snapshot_and_settle(tmp_path, monkeypatch):
     assert not Path("results/a.csv.previous").exists()
 
 
+def test_sweep_removes_only_a_killed_writers_temporaries(tmp_path):
+    (tmp_path / "x.csv").write_text("done\n")
+    (tmp_path / ".x.csv.k2j3.tmp").write_text("half")
+    (tmp_path / ".y.csv.abcd.tmp").write_text("not ours")
+    assert sweep_temporaries([tmp_path / "x.csv", tmp_path / "gone" / "z.csv"]) == [str(tmp_path / ".x.csv.k2j3.tmp")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".y.csv.abcd.tmp", "x.csv"]
+
+
 def test_snapshot_survives_a_kill_until_settled(tmp_path, monkeypatch):
     """A run killed without hooks leaves its snapshot; the next run's snapshot keeps it, then settles it."""
     monkeypatch.chdir(tmp_path)
@@ -272,8 +280,9 @@ def start_and_kill(work: Path, sig: signal.Signals, delay: float) -> None:
 def test_interrupted_run_resumes_to_identical_results(reference, tmp_path, signame, delay):
     work = make_workdir(tmp_path / "work", robustness_config())
     start_and_kill(work, getattr(signal, signame), delay)
-    if (work / "results").exists():
-        assert not [p.name for p in (work / "results").iterdir() if p.name.endswith(".tmp")]
+    # Whatever the kill left under a final name is complete: the very bytes of the clean run.
+    visible = {rel: sha for rel, sha in digests(work).items() if not Path(rel).name.startswith(".")}
+    assert visible == {rel: reference[1][rel] for rel in visible}
     proc = snakemake(work)  # the README's plain command (the default profile adds --rerun-incomplete)
     if proc.returncode != 0:
         # Only a SIGKILL can leave Snakemake's lock behind; it then says how to remove it.

@@ -6,6 +6,8 @@ back under its own name is worse: Snakemake has already recorded the failed
 job's params and code for that path, so the next run would call the old
 numbers up to date. Instead:
 
+- `sweep_temporaries` (at the start of a run) deletes the hidden temporary
+  files a writer killed mid-write left behind;
 - `snapshot` (at the start of a run) hard-links every existing output into a
   store under .snakemake/ -- no copy, same bytes and mtime, and the link
   survives Snakemake unlinking the name;
@@ -64,6 +66,21 @@ def snapshot(paths: Iterable[str | os.PathLike], store: Path = STORE) -> list[st
             shutil.copy2(path, target)
         linked.append(str(path))
     return linked
+
+
+def sweep_temporaries(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """Delete the hidden temporaries (.<name>.*.tmp, see sdpa_lab.io) a killed writer left next to `paths`.
+
+    Call it only when no job is running (at the start of a run): a live
+    writer's temporary has the same shape.
+    """
+    removed = []
+    for path in map(Path, paths):
+        if path.parent.is_dir():
+            for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+                tmp.unlink(missing_ok=True)
+                removed.append(str(tmp))
+    return removed
 
 
 def settle(paths: Iterable[str | os.PathLike], store: Path = STORE) -> list[str]:
