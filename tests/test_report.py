@@ -294,3 +294,31 @@ def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
     proc = run_chromium(exe, tmp_path / "profile2", f"--screenshot={shot}", "--window-size=1280,4000",
                         "--hide-scrollbars", (run_dir / "reports" / "report.html").as_uri())
     assert shot.is_file() and H.png_size(shot.read_bytes()) == (1280, 4000), proc.stderr[-2000:]
+
+
+# --------------------------------------------------------------------------
+# Through Snakemake
+
+@pytest.mark.pipeline
+def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_path, tiny_config):
+    from test_pipeline import make_workdir, snakemake
+
+    work = make_workdir(repo, tmp_path, tiny_config)
+    proc = snakemake(work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = work / "reports" / "report.html"
+    for name in F.FIGURES:
+        for fmt in F.FORMATS:
+            assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
+        assert (work / "benchmarks" / "rules" / f"figure_{name}.tsv").is_file()
+    benchmarks = sorted((work / "benchmarks" / "rules").glob("*.tsv"))
+    assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
+    text = html.read_text(encoding="utf-8")
+    for b in benchmarks:  # every other rule's runtime is in the report
+        if b.stem != "report":
+            assert f"<td>{b.stem}</td>" in text, b.stem
+    assert "figure variance: done in" in (work / "logs" / "figure_variance.log").read_text()
+    assert "report: done in" in (work / "logs" / "report.log").read_text()
+    zipped = tmp_path / "snakemake-report.zip"
+    proc = snakemake(work, "--report", str(zipped))
+    assert proc.returncode == 0 and zipped.stat().st_size > 0, proc.stderr[-3000:]

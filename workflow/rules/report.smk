@@ -3,7 +3,16 @@
 # other rule because it shows their runtimes (their benchmark files are inputs).
 
 
+from pathlib import Path
+
+import sdpa_lab.report
 from sdpa_lab.report.figures import FIGURES
+
+# The package's report code: the rules rerun when it changes, like they do when their script changes.
+REPORT_CODE = Path(sdpa_lab.report.__file__).parent
+FIGURE_CODE = [str(REPORT_CODE / "figures.py")]
+HTML_CODE = [str(REPORT_CODE / f) for f in ("html.py", "provenance.py")] + sorted(
+    str(p) for p in (REPORT_CODE / "templates").iterdir() if p.is_file())
 
 
 def figure_inputs(spec):
@@ -28,6 +37,7 @@ for _fig in FIGURES.values():
             f"figure_{_fig.name}"
         input:
             results=figure_inputs(_fig),
+            code=FIGURE_CODE,
         output:
             png=for_report(figure_files(_fig.name)["png"], caption="../report/figure.rst", category="Figures",
                            subcategory=", ".join(_fig.claims)),
@@ -49,6 +59,7 @@ rule report:
         claims="results/claims.csv",
         figures=[figure_files(name)["png"] for name in FIGURES],
         benchmarks=report_benchmarks(),
+        code=HTML_CODE,
     output:
         html=for_report(REPORT_HTML, caption="../report/report_html.rst", category="Report"),
     log:

@@ -29,12 +29,12 @@ from sdpa_lab.results import Results
 # Fixed look: same fonts, sizes and hash salt on every machine that has matplotlib's bundled DejaVu fonts.
 STYLE = {
     "font.family": "DejaVu Sans",
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "legend.fontsize": 9,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.labelsize": 11,
+    "legend.fontsize": 10,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
@@ -128,8 +128,7 @@ def variance_figure(R: Results, k: float | None = None) -> Figure:
         ax.errorbar(d, v, yerr=z * se, fmt="o", color=COLOURS[scale], label=LABELS[scale], capsize=3)
         ax.plot(ds, theory[scale](ds), "--", color=COLOURS[scale], lw=1, alpha=0.8)
         if scale == "none":  # the three scales rescale the same scores: one relative deviation for all
-            res.errorbar(d, v / d - 1.0, yerr=z * se / d, fmt="o", color="black", capsize=4,
-                         label="all three scales (the same scores, rescaled)")
+            res.errorbar(d, v / d - 1.0, yerr=z * se / d, fmt="o", color="black", capsize=4)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     _log_dk_axis(ax, ds)
@@ -139,8 +138,7 @@ def variance_figure(R: Results, k: float | None = None) -> Figure:
     res.axhline(0.0, color="black", lw=1)
     _log_dk_axis(res, ds)
     res.set_ylabel("measured / theory − 1")
-    res.set_title("Relative deviation from theory")
-    res.legend(loc="lower right", frameon=False)
+    res.set_title("Deviation from theory (all three scales)")
     return fig
 
 
@@ -156,7 +154,7 @@ def softmax_collapse_figure(R: Results, k: float | None = None) -> Figure:
         keys = rows.key.to_numpy(dtype=float)
         w = rows.value.to_numpy(dtype=float)
         bars = ax.bar(keys + (i - 0.5) * width, w, width, color=COLOURS[scale], label=LABELS[scale])
-        ax.bar_label(bars, labels=[f"{x:.4f}" for x in w], fontsize=7.5, padding=2, rotation=90)
+        ax.bar_label(bars, labels=[f"{x:.4f}" for x in w], fontsize=8.5, padding=2, rotation=90)
     ax.axhline(1.0 / T, color="black", lw=1, ls=":", label=f"uniform, 1/T = 1/{T}")
     ax.set_xticks(range(T), [str(j) for j in range(T)])
     ax.set_xlabel("key position j")
@@ -181,7 +179,7 @@ def forward_heatmap_figure(R: Results, k: float | None = None) -> Figure:
     for i in range(n_q):
         for j in range(n_k):
             bold = j == int(np.argmax(m[i]))
-            ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", fontsize=10,
+            ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", fontsize=11,
                     fontweight="bold" if bold else "normal", color="white" if m[i, j] > 0.3 else "black")
     ax.set_xticks(range(n_k), [str(j) for j in range(n_k)])
     ax.set_yticks(range(n_q), [str(i) for i in range(n_q)])
@@ -218,7 +216,7 @@ def entropy_figure(R: Results, k: float | None = None) -> Figure:
     ax.set_ylim(bottom=0)
     ax.set_ylabel("mean softmax entropy (nats)")
     ax.set_title(f"Entropy of one query's weights over T = {T} keys")
-    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.45), frameon=True, framealpha=0.9, fontsize=8)
+    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.45), frameon=True, framealpha=0.9, fontsize=9)
     return fig
 
 
@@ -271,9 +269,9 @@ def gradient_figure(R: Results, k: float | None = None) -> Figure:
         _log_dk_axis(ax, sorted(t.d_k.unique()))
         ax.set_yscale("log")
     left.set_ylabel("mean ‖J‖_F, J = diag(p) − p pᵀ")
-    left.set_title("How much gradient the softmax can pass")
+    left.set_title("Softmax Jacobian norm")
     right.set_ylabel("geometric mean of ‖∂L/∂scores‖")
-    right.set_title("Gradient reaching the scores (typical trial)")
+    right.set_title("Gradient reaching the scores")
     left.legend(loc="lower left", frameon=False)
     return fig
 
@@ -301,7 +299,7 @@ def learning_success_figure(R: Results, k: float | None = None) -> Figure:
                     label=LABELS[scale], capsize=3)
         for x, y, lr in zip(d * offsets[scale], p, s.lr):
             ax.annotate(f"lr {lr:g}", (x, y), textcoords="offset points", xytext=(-4, -12) if scale == "none" else (4, 6),
-                        ha="right" if scale == "none" else "left", fontsize=7.5, color=COLOURS[scale])
+                        ha="right" if scale == "none" else "left", fontsize=8.5, color=COLOURS[scale])
     _log_dk_axis(ax, sorted(t.d_k.unique()))
     ax.set_ylim(-0.03, 1.08)
     steps, thr = int(t.steps.iloc[0]), float(t.loss_threshold.iloc[0])
@@ -332,7 +330,7 @@ def learning_curves_figure(R: Results, k: float | None = None) -> Figure:
         ax.set_ylim(bottom, 1.5)
         ax.set_xlabel("gradient step (log scale after 1)")
         ax.set_title(LABELS[scale])
-        ax.legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=7.5)
+        ax.legend(loc="lower left", frameon=True, framealpha=0.9, fontsize=8.5)
     axes[0].set_ylabel(f"mean loss / initial loss (dashed: success, {thr:g})")
     return fig
 
@@ -364,8 +362,8 @@ class FigureSpec:
 FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
     FigureSpec("variance", variance_figure, ("variance.csv",), ("B1", "B2", "B3", "B4", "B8"),
                "Left: variance of q·k over fresh (q, k) pairs, unscaled, divided by √d_k and divided by d_k, "
-               "with the theory lines d_k, 1 and 1/d_k (dashed). Right: the same, as the relative deviation from "
-               "theory. Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n).",
+               "with the theory lines d_k, 1 and 1/d_k (dashed). Right: measured / theory − 1, the same for the three "
+               "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n).",
                uses_k=True),
     FigureSpec("softmax_collapse", softmax_collapse_figure, ("lesson_softmax_collapse.csv",), ("A2",),
                "The lesson's own query at d_k = 256: unscaled, the softmax puts (almost) all weight on one key; "

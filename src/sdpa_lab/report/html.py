@@ -69,17 +69,17 @@ def num(x: float, digits: int = 6) -> str:
     return f"{x:.{digits}g}".replace("-", "−")
 
 
-def tolerance_text(c: Check, k: float) -> str:
-    """The tolerance of a check and where it comes from, in a few words."""
+def tolerance_text(c: Check, k: float) -> tuple[str, str]:
+    """The tolerance of a check, and in a few words where it comes from."""
     if c.basis == "statistical":
-        return f"± {num(c.tolerance, 3)} ({k:.2f} × SE {num(c.se, 3)})"
+        return f"± {num(c.tolerance, 3)}", f"{k:.2f} × SE {num(c.se, 3)}"
     if c.basis == "printed":
-        return f"± {num(c.tolerance)} (printed precision)"
+        return f"± {num(c.tolerance)}", "printed precision"
     if c.basis == "rounding":
-        return f"{num(c.tolerance, 3)} (rounding bound)"
+        return num(c.tolerance, 3), "rounding bound"
     if c.basis == "missing":
-        return "—"
-    return "exact"
+        return "—", ""
+    return "exact", ""
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,7 @@ class CheckRow:
     expected: str
     measured: str
     tolerance: str
+    tolerance_why: str
     margin: str
     verdict: str
     badge: tuple[str, str]
@@ -103,7 +104,7 @@ class CheckRow:
 def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    num(c.expected), num(c.measured), tolerance_text(c, k), num(c.margin, 3), c.verdict,
+                    num(c.expected), num(c.measured), *tolerance_text(c, k), num(c.margin, 3), c.verdict,
                     BADGES[c.verdict], c.note, c.source)
 
 
