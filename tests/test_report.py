@@ -322,3 +322,13 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
     zipped = tmp_path / "snakemake-report.zip"
     proc = snakemake(work, "--report", str(zipped))
     assert proc.returncode == 0 and zipped.stat().st_size > 0, proc.stderr[-3000:]
+
+
+def test_templates_ship_as_package_data(repo):
+    import tomllib
+    from importlib import resources
+
+    data = tomllib.loads((repo / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["sdpa_lab"]
+    assert "report/templates/*" in data
+    templates = resources.files("sdpa_lab.report") / "templates"
+    assert {"report.html.j2", "report.css"} <= {p.name for p in templates.iterdir()}
