@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     base = [rng.standard_normal((B, T, d_k)) for _ in range(3)]
 
     machine = {
+        "load_before": os.getloadavg()[0],
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -132,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         lesson = by[(dtype, "lesson")]["median_s"]
         for name in ("sdpa_lab", "sdpa_lab_chunked"):
             print(f"{dtype}: lesson / {name} time = {lesson / by[(dtype, name)]['median_s']:.2f}x")
-    print(f"machine: {machine['cpu_count']} cpus, {machine['platform']}, Python {machine['python']}, "
+    print(f"1-min load average before: {machine['load_before']:.2f}; "
+          f"machine: {machine['cpu_count']} cpus, {machine['platform']}, Python {machine['python']}, "
           f"NumPy {machine['numpy']}")
     if str(args.out) != "-":
         with open(args.out, "w", newline="") as fh:

@@ -9,8 +9,8 @@ Default mode, in one run on this machine, each measured --repeats times as a who
 * `lesson`: benchmarks/lesson_variance_script.py, the lesson's own variance script with
   Exercise 1's d_k = 1024, run as a plain Python script;
 * `pipeline_clean`: `snakemake --cores 4` from clean (no results/, no .snakemake/) in a
-  fresh scratch copy of Snakefile, workflow/ and the config (so results/ here is never
-  touched);
+  fresh scratch copy of Snakefile, workflow/, profiles/ and the config (so results/ here is
+  never touched);
 * `pipeline_noop`: `snakemake --cores 4` again in that copy, everything up to date.
 
 Reported: median (min, max) wall time, median CPU time (user + sys), peak RSS of the process tree (ru_maxrss from
@@ -22,7 +22,8 @@ machine slows the wall times; the CPU times are less sensitive to it). The figur
 
 --scaling times `sdpa_lab.experiments.variance.run_variance` for one d_k at several
 (n_pairs, d_k), each point in its own subprocess (its own ru_maxrss), and fits
-time = a + b * n * d_k; written to benchmarks/scaling.csv.
+time = a + b * n * d_k, for the wall time and for the CPU time of the call (the CPU time is
+what to read on a busy machine); written to benchmarks/scaling.csv.
 """
 
 from __future__ import annotations
@@ -57,9 +58,9 @@ SCALING_CHILD = """
 import json, sys, time
 from sdpa_lab.experiments.variance import run_variance
 n, d_k = int(sys.argv[1]), int(sys.argv[2])
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 run_variance(20241129, [d_k], n)
-print(json.dumps({"seconds": time.perf_counter() - start}))
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}))
 """
 
 
@@ -83,13 +84,29 @@ def run_measured(cmd: list[str], cwd: Path) -> dict:
 
 
 def make_workdir(parent: Path, configfile: Path) -> Path:
-    """A scratch copy of the workflow (not of results/) with `configfile` as config/config.yaml."""
+    """A scratch copy of the workflow (not of results/) with `configfile` as config/config.yaml
+    and the default profile (profiles/, if any), so Snakemake runs as it does in the repository."""
     work = Path(tempfile.mkdtemp(prefix="work-", dir=parent))
     shutil.copy(REPO / "Snakefile", work / "Snakefile")
-    shutil.copytree(REPO / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("workflow", "profiles"):
+        if (REPO / folder).is_dir():
+            shutil.copytree(REPO / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (work / "config").mkdir()
     shutil.copy(configfile, work / "config" / "config.yaml")
     return work
+
+
+def noop_run(work: Path, attempts: int = 3) -> dict:
+    """A measured `snakemake` rerun that had nothing to do. A rerun that did work (the
+    sources, which some rules take as inputs, were edited meanwhile) is not a no-op: it
+    is reported and discarded, and the measurement retried."""
+    for _ in range(attempts):
+        run = run_measured(SNAKEMAKE, work)
+        if "Nothing to be done" in run["stdout"] + run["stderr"]:
+            return run
+        reasons = sorted({line.strip() for line in run["stderr"].splitlines() if "reason:" in line})
+        print("  the rerun was not a no-op (discarded): " + "; ".join(reasons)[:500], flush=True)
+    raise RuntimeError(f"no no-op rerun in {attempts} attempts: is someone editing the workflow or sources?")
 
 
 def job_benchmarks(work: Path) -> dict[str, dict[str, float]]:
@@ -108,11 +125,24 @@ def job_benchmarks(work: Path) -> dict[str, dict[str, float]]:
     return jobs
 
 
+def code_version() -> str:
+    """The commit measured, with '+dirty' when the working tree has uncommitted changes."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if dirty else "")
+
+
 def machine_info() -> dict:
     import numpy
     import snakemake
 
     return {
+        "commit": code_version(),
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
@@ -168,10 +198,9 @@ def bench_default(args) -> None:
             work = make_workdir(scratch, configfile)
             clean.append(run_measured(SNAKEMAKE, work))
             jobs_per_run.append(job_benchmarks(work))
-            print(f"pipeline no-op x{args.repeats} ...", flush=True)
-            noop += [run_measured(SNAKEMAKE, work) for _ in range(args.repeats if i == 0 else 0)]
-            if "Nothing to be done" not in noop[0]["stdout"] + noop[0]["stderr"]:
-                raise RuntimeError("the rerun was not a no-op:\n" + noop[0]["stderr"][-3000:])
+            if i == 0:
+                print(f"pipeline no-op x{args.repeats} ...", flush=True)
+                noop += [noop_run(work) for _ in range(args.repeats)]
             shutil.rmtree(work)
         max_job = max((j["max_rss_mib"], rule) for jobs in jobs_per_run for rule, j in jobs.items())
         rows.append(summarize("pipeline_clean", clean, config_name, max_job_rss_mib=max_job[0], max_job_rss_rule=max_job[1]))
@@ -215,31 +244,41 @@ def bench_default(args) -> None:
     write_csv(rows, args.out, machine)
 
 
-def bench_scaling(args) -> None:
-    points = [(n, d) for n, d in SCALING_POINTS if n * d <= args.max_elements]
-    rows = []
-    print(f"{'n_pairs':>9} {'d_k':>5} {'n*d_k':>12} {'in-process s':>13} {'ns per n*d_k':>13} {'process RSS MiB':>16}")
-    for n, d_k in points:
-        run = run_measured([sys.executable, "-c", SCALING_CHILD, str(n), str(d_k)], REPO)
-        seconds = json.loads(run["stdout"].strip().splitlines()[-1])["seconds"]
-        rows.append({"benchmark": "scaling:variance", "n_pairs": n, "d_k": d_k, "n_times_d_k": n * d_k,
-                     "seconds": seconds, "ns_per_element": seconds / (n * d_k) * 1e9,
-                     "process_wall_s": run["wall_s"], "peak_rss_mib": run["rss_mib"]})
-        print(f"{n:>9} {d_k:>5} {n * d_k:>12} {seconds:>13.3f} {rows[-1]['ns_per_element']:>13.2f} "
-              f"{run['rss_mib']:>16.1f}", flush=True)
-    # least squares fit seconds = a + b * x
-    xs = [r["n_times_d_k"] for r in rows]
-    ys = [r["seconds"] for r in rows]
+def linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
+    """Least squares y = a + b * x: (a, b, R^2)."""
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
     a = my - b * mx
     ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
     ss_tot = sum((y - my) ** 2 for y in ys)
-    r2 = 1 - ss_res / ss_tot
-    print(f"\nfit: seconds = {a:.3f} + {b * 1e9:.2f} ns * n * d_k  (R^2 = {r2:.4f}); "
-          f"max peak RSS {max(r['peak_rss_mib'] for r in rows):.1f} MiB")
-    for r in rows:
-        r.update({"fit_intercept_s": a, "fit_ns_per_element": b * 1e9, "fit_r2": r2})
+    return a, b, 1 - ss_res / ss_tot
+
+
+def bench_scaling(args) -> None:
+    points = [(n, d) for n, d in SCALING_POINTS if n * d <= args.max_elements]
+    rows = []
+    print(f"{'n_pairs':>9} {'d_k':>5} {'n*d_k':>12} {'wall s':>8} {'CPU s':>7} {'CPU ns per n*d_k':>17} "
+          f"{'process RSS MiB':>16}")
+    for n, d_k in points:
+        run = run_measured([sys.executable, "-c", SCALING_CHILD, str(n), str(d_k)], REPO)
+        timed = json.loads(run["stdout"].strip().splitlines()[-1])
+        rows.append({"benchmark": "scaling:variance", "n_pairs": n, "d_k": d_k, "n_times_d_k": n * d_k,
+                     "seconds": timed["seconds"], "cpu_seconds": timed["cpu_seconds"],
+                     "cpu_ns_per_element": timed["cpu_seconds"] / (n * d_k) * 1e9,
+                     "process_wall_s": run["wall_s"], "peak_rss_mib": run["rss_mib"],
+                     "load_before": run["load_before"]})
+        print(f"{n:>9} {d_k:>5} {n * d_k:>12} {timed['seconds']:>8.3f} {timed['cpu_seconds']:>7.3f} "
+              f"{rows[-1]['cpu_ns_per_element']:>17.2f} {run['rss_mib']:>16.1f}", flush=True)
+    xs = [r["n_times_d_k"] for r in rows]
+    print()
+    for label, key in (("wall", "seconds"), ("CPU", "cpu_seconds")) if len(set(xs)) > 1 else ():
+        a, b, r2 = linear_fit(xs, [r[key] for r in rows])
+        print(f"fit ({label}): seconds = {a:.3f} + {b * 1e9:.2f} ns * n * d_k  (R^2 = {r2:.4f})")
+        for r in rows:
+            r.update({f"fit_{key}_intercept": a, f"fit_{key}_ns_per_element": b * 1e9, f"fit_{key}_r2": r2})
+    print(f"max peak RSS per point {max(r['peak_rss_mib'] for r in rows):.1f} MiB; "
+          f"highest 1-min load average before a point {max(r['load_before'] for r in rows):.2f} "
+          f"on {os.cpu_count()} cpus")
     write_csv(rows, args.scaling_out, machine_info())
 
 
