@@ -252,6 +252,7 @@ def test_num_formats_for_readers():
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage",
                   "--host-resolver-rules=MAP * ~NOTFOUND")
 # Test-only: after load, write each image's naturalWidth into the DOM, which --dump-dom then prints.
 PROBE = """<script>window.addEventListener('load', function () {

@@ -96,8 +96,7 @@ def band_z(k: float | None) -> float:
 def band_words(k: float | None) -> str:
     """How the intervals are drawn, for a caption."""
     if k is not None and math.isfinite(k) and k > 0:
-        return (f"± {k:.2f} standard errors: k = {k:.2f} is this run's Bonferroni tolerance, "
-                "so a point whose band misses the theory line is a failing check")
+        return f"± {k:.2f} standard errors (k = {k:.2f}: the Bonferroni tolerance this run's statistical checks use)"
     return "± 1.96 standard errors (95% intervals)"
 
 
@@ -363,7 +362,8 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
     FigureSpec("variance", variance_figure, ("variance.csv",), ("B1", "B2", "B3", "B4", "B8"),
                "Left: variance of q·k over fresh (q, k) pairs, unscaled, divided by √d_k and divided by d_k, "
                "with the theory lines d_k, 1 and 1/d_k (dashed). Right: measured / theory − 1, the same for the three "
-               "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n).",
+               "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n). "
+               "A bar on the right that misses 0 is a failing check of B1, B2 or B8.",
                uses_k=True),
     FigureSpec("softmax_collapse", softmax_collapse_figure, ("lesson_softmax_collapse.csv",), ("A2",),
                "The lesson's own query at d_k = 256: unscaled, the softmax puts (almost) all weight on one key; "
