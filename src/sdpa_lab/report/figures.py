@@ -366,11 +366,12 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
                "A bar on the right that misses 0 is a failing check of B1, B2 or B8.",
                uses_k=True),
     FigureSpec("softmax_collapse", softmax_collapse_figure, ("lesson_softmax_collapse.csv",), ("A2",),
-               "The lesson's own query at d_k = 256: unscaled, the softmax puts (almost) all weight on one key; "
+               "The lesson's own query and keys (its seed and d_k): unscaled, the softmax puts (almost) all weight on "
+               "one key; "
                "divided by √d_k, the weights stay spread out. Bar labels are the measured weights."),
     FigureSpec("forward_heatmap", forward_heatmap_figure, ("lesson_forward.csv",), ("A3",),
-               "The attention weights of the lesson's forward pass (default_rng(42), shape (1, 6, 16)), as "
-               "measured; row i is query i's distribution over the keys."),
+               "The attention weights of the lesson's forward pass (its own seed and shapes), as measured; row i is "
+               "query i's distribution over the keys."),
     FigureSpec("entropy", entropy_figure, ("entropy_sweep.csv", "entropy_single_draw.csv"), ("B5", "B8"),
                "Mean entropy of the softmax weights over many independent trials, for each scale of the scores; "
                "bands: {band}. The dashed line is the largest possible entropy, log T (uniform weights). Crosses: "
