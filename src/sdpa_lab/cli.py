@@ -69,12 +69,16 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<31} {describe(worst)}")
         shown = checks if show_all else [c for c in checks if c.verdict == FAILS and c is not worst]
         lines += [f"{'':<5} {'':>6}  {c.verdict:<31} {describe(c)}" for c in shown]
-    n_fail = len({c.claim for c in decision.failed})
+    verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
+    others = [f"{sum(v == o for v in verdicts.values())} {o}" for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED)
+              if o in verdicts.values()]
+    failing = [cid for cid, v in verdicts.items() if v == FAILS]
     lines.append("")
     lines.append(f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors "
                  f"(Bonferroni: a correct run fails by chance less than once in {1 / decision.alpha_family:,.0f})")
-    lines.append(f"{len(by_claim) - n_fail} of {len(by_claim)} claims hold" +
-                 (f"; FAILING: {', '.join(sorted({c.claim for c in decision.failed}))}" if n_fail else ""))
+    lines.append(f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
+                 + "".join(f"; {o}" for o in others)
+                 + (f"; FAILING: {', '.join(failing)}" if failing else ""))
     return "\n".join(lines)
 
 
