@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
@@ -76,3 +77,15 @@ def test_run_job_writes_named_outputs(tmp_path, tiny_config):
 def test_run_job_rejects_unknown_experiment(tiny_config):
     with pytest.raises(ValueError, match="unknown experiment 'nope'"):
         run_job("nope", tiny_config, {})
+
+
+def test_the_workflow_imports_neither_pandas_nor_matplotlib_at_parse_time(repo):
+    """Every snakemake call, a no-op too, parses the Snakefile: what it imports from sdpa_lab must stay light."""
+    sources = [repo / "Snakefile", *sorted((repo / "workflow" / "rules").glob("*.smk"))]
+    modules = sorted({m for src in sources
+                      for m in re.findall(r"^\s*(?:from|import)\s+(sdpa_lab[\w.]*)", src.read_text(), re.M)})
+    assert "sdpa_lab.layout" in modules and "sdpa_lab.report.specs" in modules, modules
+    code = f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n" \
+           "print(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]", (modules, proc.stdout)

@@ -27,11 +27,12 @@ from sdpa_lab.experiments.replication import (
 )
 from sdpa_lab.experiments.variance import run_variance
 from sdpa_lab.io import write_csv
+from sdpa_lab.layout import OUTPUTS  # re-exported: where each experiment's tables land
 
 Tables = dict[str, pd.DataFrame]
 
 # Experiment name -> function of the (checked) config returning {output name: table}.
-# The output names are the keys of each rule's `output:` in workflow/rules/experiments.smk.
+# The output names are the keys of OUTPUTS (sdpa_lab.layout) and of each rule's `output:`.
 EXPERIMENTS: dict[str, Callable[[Mapping], Tables]] = {
     "variance": lambda c: {"table": run_variance(c["seed"], c["variance"]["d_k"], c["variance"]["n_pairs"])},
     "entropy_sweep": lambda c: {
@@ -53,19 +54,6 @@ EXPERIMENTS: dict[str, Callable[[Mapping], Tables]] = {
     "lesson_variance": lambda c: {"table": run_replicate_variance()},
     "lesson_softmax_collapse": lambda c: {"table": run_replicate_softmax_collapse()},
     "lesson_forward": lambda c: {"table": run_replicate_forward()},
-}
-
-# Where each experiment's tables land, relative to the working directory.
-OUTPUTS: dict[str, dict[str, str]] = {
-    "variance": {"table": "results/variance.csv"},
-    "entropy_sweep": {"table": "results/entropy_sweep.csv", "single_draw": "results/entropy_single_draw.csv"},
-    "ranking_invariance": {"table": "results/ranking_invariance.csv"},
-    "forward_shape": {"table": "results/forward_shape.csv"},
-    "gradient": {"table": "results/gradient.csv"},
-    "learning": {"table": "results/learning.csv", "curves": "results/learning_curves.csv"},
-    "lesson_variance": {"table": "results/lesson_variance.csv"},
-    "lesson_softmax_collapse": {"table": "results/lesson_softmax_collapse.csv"},
-    "lesson_forward": {"table": "results/lesson_forward.csv"},
 }
 
 

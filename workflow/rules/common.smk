@@ -3,8 +3,10 @@
 from snakemake.io import report as for_report  # below, `report` is sdpa_lab.previous.report
 from snakemake.utils import validate
 
+# Parse-time imports stay light (no pandas, no matplotlib): every snakemake call, a no-op too, pays for them.
 from sdpa_lab.config import ConfigError, config_errors
-from sdpa_lab.pipeline import OUTPUTS
+from sdpa_lab.layout import OUTPUTS
+from sdpa_lab.report.specs import FIGURES, figure_files
 
 # Our own check first: one clear line per bad setting, before any job runs.
 _errors = config_errors(config)
@@ -39,15 +41,8 @@ def experiment_outputs():
 REPORT_HTML = "reports/report.html"
 
 
-def figure_files(name):
-    """A report figure's files: {"png": ..., "svg": ...} under reports/figures/."""
-    return {fmt: f"reports/figures/{name}.{fmt}" for fmt in ("png", "svg")}
-
-
 def report_outputs():
     """The report's figures (workflow/rules/report.smk) and the HTML report."""
-    from sdpa_lab.report.figures import FIGURES
-
     return [path for name in FIGURES for path in figure_files(name).values()] + [REPORT_HTML]
 
 

@@ -4,7 +4,8 @@ Every function takes the run's `Results` (and, where it draws intervals, the
 multiplier `z` of the standard error) and returns a Figure; `save_figure`
 writes it as PNG and SVG with fixed fonts, size and dpi and without
 timestamps or version strings, so the same CSVs give the same bytes.
-Nothing here needs Snakemake or pyplot's global state.
+Nothing here needs Snakemake or pyplot's global state. What each figure is (name, CSVs,
+claims, caption) lives in `sdpa_lab.report.specs`, which the Snakefile imports without matplotlib.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import io
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from sdpa_lab.claims import variance_se
 from sdpa_lab.io import write_bytes
+from sdpa_lab.report.specs import FIGURES, FORMATS, FigureSpec, band_words, figures_for  # noqa: F401 (re-exported)
 from sdpa_lab.results import Results
 
 # Fixed look: same fonts, sizes and hash salt on every machine that has matplotlib's bundled DejaVu fonts.
@@ -48,7 +49,6 @@ STYLE = {
     "savefig.dpi": 150,
 }
 WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 px
-FORMATS = ("png", "svg")
 # No software version or date inside the files.
 METADATA = {
     "png": {"Software": None},
@@ -91,13 +91,6 @@ def new_figure(ncols: int = 1, width: float = WIDTH, height: float = HEIGHT) -> 
 def band_z(k: float | None) -> float:
     """The SE multiplier of the drawn intervals: the run's k when known, else the 95% normal quantile."""
     return float(k) if k is not None and math.isfinite(k) and k > 0 else Z95
-
-
-def band_words(k: float | None) -> str:
-    """How the intervals are drawn, for a caption."""
-    if k is not None and math.isfinite(k) and k > 0:
-        return f"± {k:.2f} standard errors (k = {k:.2f}: the Bonferroni tolerance this run's statistical checks use)"
-    return "± 1.96 standard errors (95% intervals)"
 
 
 def _log_dk_axis(ax, d_values) -> None:
@@ -335,68 +328,24 @@ def learning_curves_figure(R: Results, k: float | None = None) -> Figure:
 
 
 # --------------------------------------------------------------------------
-# The registry of figures
+# Which function draws which figure (names, captions, CSVs: sdpa_lab.report.specs)
 
-@dataclass(frozen=True)
-class FigureSpec:
-    """A figure: how to draw it, the CSVs it reads, the claims it shows, and its caption."""
-
-    name: str
-    draw: Callable[[Results, float | None], Figure]
-    reads: tuple[str, ...]
-    claims: tuple[str, ...]
-    caption: str  # may hold {band}: how the intervals are drawn
-    uses_k: bool = False  # draws intervals of k standard errors (needs the run's decision)
-
-    def caption_for(self, k: float | None) -> str:
-        """The caption, saying how the intervals of this run (k from its decision, or None) are drawn."""
-        return self.caption.format(band=band_words(k))
-
-    def caption_generic(self) -> str:
-        """The caption without the run's k (for Snakemake's report, written before k is known)."""
-        return self.caption.format(band="± k standard errors, k being the run's Bonferroni tolerance "
-                                        "(its value is in reports/report.html)")
+# Figure name (sdpa_lab.report.specs.FIGURES) -> its drawing function.
+DRAW: dict[str, Callable[[Results, float | None], Figure]] = {
+    "variance": variance_figure,
+    "softmax_collapse": softmax_collapse_figure,
+    "forward_heatmap": forward_heatmap_figure,
+    "entropy": entropy_figure,
+    "ranking": ranking_figure,
+    "gradient": gradient_figure,
+    "learning_success": learning_success_figure,
+    "learning_curves": learning_curves_figure,
+}
 
 
-FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
-    FigureSpec("variance", variance_figure, ("variance.csv",), ("B1", "B2", "B3", "B4", "B8"),
-               "Left: variance of q·k over fresh (q, k) pairs, unscaled, divided by √d_k and divided by d_k, "
-               "with the theory lines d_k, 1 and 1/d_k (dashed). Right: measured / theory − 1, the same for the three "
-               "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n). "
-               "A bar on the right that misses 0 is a failing check of B1, B2 or B8.",
-               uses_k=True),
-    FigureSpec("softmax_collapse", softmax_collapse_figure, ("lesson_softmax_collapse.csv",), ("A2",),
-               "The lesson's own query and keys (its seed and d_k): unscaled, the softmax puts (almost) all weight on "
-               "one key; "
-               "divided by √d_k, the weights stay spread out. Bar labels are the measured weights."),
-    FigureSpec("forward_heatmap", forward_heatmap_figure, ("lesson_forward.csv",), ("A3",),
-               "The attention weights of the lesson's forward pass (its own seed and shapes), as measured; row i is "
-               "query i's distribution over the keys."),
-    FigureSpec("entropy", entropy_figure, ("entropy_sweep.csv", "entropy_single_draw.csv"), ("B5", "B8"),
-               "Mean entropy of the softmax weights over many independent trials, for each scale of the scores; "
-               "bands: {band}. The dashed line is the largest possible entropy, log T (uniform weights). Crosses: "
-               "the lesson's Exercise 2 run literally (one draw per d_k), which need not fall monotonically."),
-    FigureSpec("ranking", ranking_figure, ("ranking_invariance.csv",), ("B6",),
-               "Fraction of trials in which the unscaled weights hold an exact tie (exp underflowed), in which a "
-               "naive argsort of the weights ranks the keys differently scaled vs unscaled, and in which the "
-               "ranking of the logits differs (never: a positive scale keeps their order)."),
-    FigureSpec("gradient", gradient_figure, ("gradient.csv",), ("B7",),
-               "Left: mean Frobenius norm of the softmax Jacobian; right: typical (geometric-mean) norm of the "
-               "gradient reaching the scores; unscaled vs scaled. Bands: {band} (right: of the mean log10 norm).",
-               uses_k=True),
-    FigureSpec("learning_success", learning_success_figure, ("learning.csv",), ("B10",),
-               "Gradient descent on one query: fraction of runs whose loss falls below the success threshold, at "
-               "the best learning rate of each (d_k, scale) (labelled). Intervals: Wilson score intervals at "
-               "{band}.", uses_k=True),
-    FigureSpec("learning_curves", learning_curves_figure, ("learning_curves.csv", "learning.csv"), ("B10",),
-               "Mean loss relative to its initial value along the descent, at the best learning rate of each "
-               "(d_k, scale)."),
-)}
-
-
-def figures_for(claim_id: str) -> list[FigureSpec]:
-    """The figures that show a claim, in FIGURES order."""
-    return [f for f in FIGURES.values() if claim_id in f.claims]
+def draw(name: str, R: Results, k: float | None = None) -> Figure:
+    """Figure `name` drawn from the run's `Results`, its intervals at k standard errors (None: 95%)."""
+    return DRAW[name](R, k)
 
 
 def render(fig: Figure, fmt: str) -> bytes:
@@ -421,5 +370,5 @@ def make_figure(name: str, results: Results | str | Path, stem: str | Path, k: f
     """Draw figure `name` from the CSVs in `results` and save it under `stem`."""
     R = results if isinstance(results, Results) else Results(results)
     with style():
-        fig = FIGURES[name].draw(R, k)
+        fig = draw(name, R, k)
     return save_figure(fig, stem)

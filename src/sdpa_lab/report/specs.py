@@ -1,0 +1,92 @@
+"""What the report's figures are, without drawing them: names, CSVs read, claims shown, captions.
+
+Standard library only: the Snakefile imports this at parse time (workflow/rules/report.smk,
+common.smk), so it must not pull in matplotlib or pandas. The drawing lives in
+`sdpa_lab.report.figures` (one function per name in `FIGURES`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+FIGURES_DIR = "reports/figures"
+FORMATS = ("png", "svg")
+
+
+def band_words(k: float | None) -> str:
+    """How the intervals are drawn, for a caption."""
+    if k is not None and math.isfinite(k) and k > 0:
+        return f"± {k:.2f} standard errors (k = {k:.2f}: the Bonferroni tolerance this run's statistical checks use)"
+    return "± 1.96 standard errors (95% intervals)"
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure: the CSVs it reads, the claims it shows, and its caption (drawn by figures.DRAW[name])."""
+
+    name: str
+    reads: tuple[str, ...]
+    claims: tuple[str, ...]
+    caption: str  # may hold {band}: how the intervals are drawn
+    uses_k: bool = False  # draws intervals of k standard errors (needs the run's decision)
+
+    def caption_for(self, k: float | None) -> str:
+        """The caption, saying how the intervals of this run (k from its decision, or None) are drawn."""
+        return self.caption.format(band=band_words(k))
+
+    def caption_generic(self) -> str:
+        """The caption without the run's k (for Snakemake's report, written before k is known)."""
+        return self.caption.format(band="± k standard errors, k being the run's Bonferroni tolerance "
+                                        "(its value is in reports/report.html)")
+
+
+FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
+    FigureSpec("variance", ("variance.csv",), ("B1", "B2", "B3", "B4", "B8"),
+               "Left: variance of q·k over fresh (q, k) pairs, unscaled, divided by √d_k and divided by d_k, "
+               "with the theory lines d_k, 1 and 1/d_k (dashed). Right: measured / theory − 1, the same for the three "
+               "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n). "
+               "A bar on the right that misses 0 is a failing check of B1, B2 or B8.",
+               uses_k=True),
+    FigureSpec("softmax_collapse", ("lesson_softmax_collapse.csv",), ("A2",),
+               "The lesson's own query and keys (its seed and d_k): unscaled, the softmax puts (almost) all weight on "
+               "one key; "
+               "divided by √d_k, the weights stay spread out. Bar labels are the measured weights."),
+    FigureSpec("forward_heatmap", ("lesson_forward.csv",), ("A3",),
+               "The attention weights of the lesson's forward pass (its own seed and shapes), as measured; row i is "
+               "query i's distribution over the keys."),
+    FigureSpec("entropy", ("entropy_sweep.csv", "entropy_single_draw.csv"), ("B5", "B8"),
+               "Mean entropy of the softmax weights over many independent trials, for each scale of the scores; "
+               "bands: {band}. The dashed line is the largest possible entropy, log T (uniform weights). Crosses: "
+               "the lesson's Exercise 2 run literally (one draw per d_k), which need not fall monotonically."),
+    FigureSpec("ranking", ("ranking_invariance.csv",), ("B6",),
+               "Fraction of trials in which the unscaled weights hold an exact tie (exp underflowed), in which a "
+               "naive argsort of the weights ranks the keys differently scaled vs unscaled, and in which the "
+               "ranking of the logits differs (never: a positive scale keeps their order)."),
+    FigureSpec("gradient", ("gradient.csv",), ("B7",),
+               "Left: mean Frobenius norm of the softmax Jacobian; right: typical (geometric-mean) norm of the "
+               "gradient reaching the scores; unscaled vs scaled. Bands: {band} (right: of the mean log10 norm).",
+               uses_k=True),
+    FigureSpec("learning_success", ("learning.csv",), ("B10",),
+               "Gradient descent on one query: fraction of runs whose loss falls below the success threshold, at "
+               "the best learning rate of each (d_k, scale) (labelled). Intervals: Wilson score intervals at "
+               "{band}.", uses_k=True),
+    FigureSpec("learning_curves", ("learning_curves.csv", "learning.csv"), ("B10",),
+               "Mean loss relative to its initial value along the descent, at the best learning rate of each "
+               "(d_k, scale)."),
+)}
+
+
+def figures_for(claim_id: str) -> list[FigureSpec]:
+    """The figures that show a claim, in FIGURES order."""
+    return [f for f in FIGURES.values() if claim_id in f.claims]
+
+
+def figure_files(name: str, folder: str = FIGURES_DIR) -> dict[str, str]:
+    """A figure's files: {"png": <folder>/<name>.png, "svg": <folder>/<name>.svg}."""
+    return {fmt: f"{folder}/{name}.{fmt}" for fmt in FORMATS}
+
+
+def figure_reads() -> list[str]:
+    """Every CSV some figure reads (file names in results/), each once, in FIGURES order."""
+    return list(dict.fromkeys(csv for spec in FIGURES.values() for csv in spec.reads))
