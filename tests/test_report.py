@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 import shutil
 import subprocess
+import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -128,8 +130,11 @@ def test_every_figure_belongs_to_claims_of_the_lesson_order():
         assert "{band}" in spec.caption or not spec.uses_k, spec.name
 
 
-def test_every_figure_has_a_drawing_function():
+def test_every_figure_has_a_drawing_function_and_a_snakemake_report_caption(repo):
     assert list(F.DRAW) == list(F.FIGURES)
+    for name in F.FIGURES:
+        caption = (repo / "workflow" / "report" / "figures" / f"{name}.rst").read_text()
+        assert f'snakemake.params.captions["{name}"]' in caption, name
 
 
 def test_band_words_say_which_interval():
@@ -315,18 +320,24 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
     for name in F.FIGURES:
         for fmt in F.FORMATS:
             assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
-        assert (work / "benchmarks" / "rules" / f"figure_{name}.tsv").is_file()
+    assert (work / "benchmarks" / "rules" / "figures.tsv").is_file()  # one job draws them all
     benchmarks = sorted((work / "benchmarks" / "rules").glob("*.tsv"))
     assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
     text = html.read_text(encoding="utf-8")
     for b in benchmarks:  # every other rule's runtime is in the report
         if b.stem != "report":
             assert f"<td>{b.stem}</td>" in text, b.stem
-    assert "figure variance: done in" in (work / "logs" / "figure_variance.log").read_text()
+    figures_log = (work / "logs" / "figures.log").read_text()
+    assert all(f"figure {name} (k = " in figures_log for name in F.FIGURES) and "figures: done in" in figures_log
     assert "report: done in" in (work / "logs" / "report.log").read_text()
     zipped = tmp_path / "snakemake-report.zip"
     proc = snakemake(work, "--report", str(zipped))
     assert proc.returncode == 0 and zipped.stat().st_size > 0, proc.stderr[-3000:]
+    with zipfile.ZipFile(zipped) as z:
+        packed = z.read(next(n for n in z.namelist() if n.count("/") == 1 and n.endswith("/report.html"))).decode()
+    for name, spec in F.FIGURES.items():  # every PNG with its own caption
+        entry = packed.split(f'"reports/figures/{name}.png": {{', 1)[1]
+        assert json.dumps(spec.caption_generic()[:25])[1:-1] in entry.split('"caption":', 1)[1][:200], name
 
 
 def test_templates_ship_as_package_data(repo):

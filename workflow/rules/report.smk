@@ -1,11 +1,12 @@
-# The report: one rule per figure (sdpa_lab.report.specs.FIGURES), then the
-# self-contained reports/report.html (sdpa_lab.report.html), built after every
-# other rule because it shows their runtimes (their benchmark files are inputs).
+# The report: one rule drawing every figure (sdpa_lab.report.specs.FIGURES) in one
+# process, then the self-contained reports/report.html (sdpa_lab.report.html), built
+# after every other rule because it shows their runtimes (their benchmark files are inputs).
 
 
 from pathlib import Path
 
 import sdpa_lab.report
+from sdpa_lab.report.specs import figure_reads
 
 # The package's report code: the rules rerun when it changes, like they do when their script changes.
 REPORT_CODE = Path(sdpa_lab.report.__file__).parent
@@ -14,9 +15,15 @@ HTML_CODE = [str(REPORT_CODE / f) for f in ("html.py", "provenance.py")] + sorte
     str(p) for p in (REPORT_CODE / "templates").iterdir() if p.is_file())
 
 
-def figure_inputs(spec):
-    """The CSVs a figure reads; figures with k-SE intervals also wait for the claims (k is the run's)."""
-    return [f"results/{name}" for name in spec.reads] + (["results/claims.csv"] if spec.uses_k else [])
+def figure_outputs():
+    """Every figure's PNG (flagged for `snakemake --report`, with its own caption) and SVG, named <name>_png, <name>_svg."""
+    outputs = {}
+    for name, spec in FIGURES.items():
+        files = figure_files(name)
+        outputs[f"{name}_png"] = for_report(files["png"], caption=f"../report/figures/{name}.rst",
+                                            category="Figures", subcategory=", ".join(spec.claims))
+        outputs[f"{name}_svg"] = files["svg"]
+    return outputs
 
 
 def benchmark_of(rule_name):
@@ -25,31 +32,24 @@ def benchmark_of(rule_name):
 
 def report_benchmarks():
     """The benchmark file of every rule the report comes after (not the report's own)."""
-    rules = [*OUTPUTS, "claims", *(f"figure_{name}" for name in FIGURES)]
-    return [benchmark_of(r) for r in rules]
+    return [benchmark_of(r) for r in [*OUTPUTS, "claims", "figures"]]
 
 
-for _fig in FIGURES.values():
-
-    rule:
-        name:
-            f"figure_{_fig.name}"
-        input:
-            results=figure_inputs(_fig),
-            code=FIGURE_CODE,
-        output:
-            png=for_report(figure_files(_fig.name)["png"], caption="../report/figure.rst", category="Figures",
-                           subcategory=", ".join(_fig.claims)),
-            svg=figure_files(_fig.name)["svg"],
-        params:
-            figure=_fig.name,
-            caption=_fig.caption_generic(),
-        log:
-            f"logs/figure_{_fig.name}.log",
-        benchmark:
-            benchmark_of(f"figure_{_fig.name}")
-        script:
-            "../scripts/make_figure.py"
+rule figures:
+    input:
+        results=[f"results/{name}" for name in figure_reads()],
+        claims="results/claims.csv",  # figures with k-SE intervals use the run's k, as the checks do
+        code=FIGURE_CODE,
+    output:
+        **figure_outputs(),
+    params:
+        captions={name: spec.caption_generic() for name, spec in FIGURES.items()},  # for Snakemake's report
+    log:
+        "logs/figures.log",
+    benchmark:
+        benchmark_of("figures")
+    script:
+        "../scripts/make_figures.py"
 
 
 rule report:

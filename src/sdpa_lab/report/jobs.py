@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from sdpa_lab.claims import decide
-from sdpa_lab.report.figures import FIGURES, make_figure
+from sdpa_lab.report.figures import make_figure
 from sdpa_lab.report.html import build_report
+from sdpa_lab.report.specs import FIGURES, figure_files
 
 
 def _logged(what: str, log_path: str | None, work: Callable[[logging.Logger], None]) -> None:
@@ -35,17 +36,21 @@ def _logged(what: str, log_path: str | None, work: Callable[[logging.Logger], No
             handler.close()
 
 
-def figure_job(name: str, results_dir: str | Path, png: str | Path, log_path: str | None = None) -> None:
-    """Draw figure `name` from `results_dir` to `png` (and the SVG beside it).
+def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str | None = None) -> None:
+    """Draw every figure (specs.FIGURES) from `results_dir` into `figures_dir`, as <name>.png and <name>.svg.
 
-    A figure with k-standard-error intervals takes k from the run's decision, as the checks do.
+    Figures with k-standard-error intervals take k from the run's decision, as the checks do;
+    it is decided once, for all of them.
     """
     def work(logger: logging.Logger) -> None:
-        k = decide(results_dir).k if FIGURES[name].uses_k else None
-        paths = make_figure(name, results_dir, Path(png).with_suffix(""), k)
-        logger.info("figure %s (k = %s): wrote %s", name, k, ", ".join(map(str, paths)))
+        run_k = decide(results_dir).k if any(spec.uses_k for spec in FIGURES.values()) else None
+        for name, spec in FIGURES.items():
+            k = run_k if spec.uses_k else None
+            stem = Path(figure_files(name, str(figures_dir))["png"]).with_suffix("")
+            paths = make_figure(name, results_dir, stem, k)  # fresh tables per figure: none sees another's
+            logger.info("figure %s (k = %s): wrote %s", name, k, ", ".join(map(str, paths)))
 
-    _logged(f"figure {name}", log_path, work)
+    _logged("figures", log_path, work)
 
 
 def report_job(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
