@@ -4,6 +4,7 @@
 rule claims:
     input:
         experiment_outputs(),
+        code=CLAIMS_CODE,
     output:
         claims=for_report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
     log:

@@ -1,7 +1,11 @@
 # Config checking and small helpers shared by the rules.
 
 from snakemake.io import report as for_report  # below, `report` is sdpa_lab.previous.report
+from pathlib import Path
+
 from snakemake.utils import validate
+
+import sdpa_lab
 
 # Parse-time imports stay light (no pandas, no matplotlib): every snakemake call, a no-op too, pays for them.
 from sdpa_lab.config import ConfigError, config_errors
@@ -13,6 +17,17 @@ _errors = config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
 validate(config, schema="../schemas/config.schema.yaml")
+
+
+# The package code each kind of job runs: a job reruns when its code changes, as it does
+# when its script changes (Snakemake's own code trigger only sees the script).
+PACKAGE = Path(sdpa_lab.__file__).parent
+NOT_EXPERIMENT_CODE = {"claims.py", "cli.py", "results.py", "previous.py"}
+EXPERIMENT_CODE = sorted(
+    str(p) for p in [*PACKAGE.glob("*.py"), *(PACKAGE / "experiments").glob("*.py")]
+    if p.name not in NOT_EXPERIMENT_CODE
+)
+CLAIMS_CODE = [str(PACKAGE / name) for name in ("claims.py", "results.py", "cli.py")]
 
 
 def outputs_of(experiment):

@@ -4,6 +4,8 @@
 
 
 rule variance:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("variance"),
     params:
@@ -18,6 +20,8 @@ rule variance:
 
 
 rule entropy_sweep:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("entropy_sweep"),
     params:
@@ -32,6 +36,8 @@ rule entropy_sweep:
 
 
 rule ranking_invariance:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("ranking_invariance"),
     params:
@@ -46,6 +52,8 @@ rule ranking_invariance:
 
 
 rule forward_shape:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("forward_shape"),
     params:
@@ -60,6 +68,8 @@ rule forward_shape:
 
 
 rule gradient:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("gradient"),
     params:
@@ -74,6 +84,8 @@ rule gradient:
 
 
 rule learning:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("learning"),
     params:
@@ -88,6 +100,8 @@ rule learning:
 
 
 rule lesson_variance:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("lesson_variance"),
     params:
@@ -102,6 +116,8 @@ rule lesson_variance:
 
 
 rule lesson_softmax_collapse:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("lesson_softmax_collapse"),
     params:
@@ -116,6 +132,8 @@ rule lesson_softmax_collapse:
 
 
 rule lesson_forward:
+    input:
+        code=EXPERIMENT_CODE,
     output:
         **outputs_of("lesson_forward"),
     params:

@@ -58,7 +58,8 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
     FigureSpec("entropy", ("entropy_sweep.csv", "entropy_single_draw.csv"), ("B5", "B8"),
                "Mean entropy of the softmax weights over many independent trials, for each scale of the scores; "
                "bands: {band}. The dashed line is the largest possible entropy, log T (uniform weights). Crosses: "
-               "the lesson's Exercise 2 run literally (one draw per d_k), which need not fall monotonically."),
+               "the lesson's Exercise 2 run literally (one draw per d_k), which need not fall monotonically.",
+               uses_k=True),
     FigureSpec("ranking", ("ranking_invariance.csv",), ("B6",),
                "Fraction of trials in which the unscaled weights hold an exact tie (exp underflowed), in which a "
                "naive argsort of the weights ranks the keys differently scaled vs unscaled, and in which the "
