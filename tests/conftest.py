@@ -36,3 +36,15 @@ def tiny_config() -> dict:
 @pytest.fixture
 def default_config() -> dict:
     return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def write_run(root: Path, config: dict) -> Path:
+    """Every experiment's CSVs for `config` under root/results, as the rules write them; returns that folder."""
+    from sdpa_lab.io import write_csv
+    from sdpa_lab.pipeline import OUTPUTS, run_experiment
+
+    for name, outs in OUTPUTS.items():
+        tables = run_experiment(name, config)
+        for key, rel in outs.items():
+            write_csv(tables[key], root / rel)
+    return root / "results"

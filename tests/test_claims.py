@@ -14,10 +14,9 @@ import pytest
 from sdpa_lab import claims as C
 from sdpa_lab.cli import main
 from sdpa_lab.io import write_csv
-from sdpa_lab.pipeline import OUTPUTS, run_experiment
 from sdpa_lab.results import COLUMNS, Results, read_table
 
-from conftest import TINY_CONFIG
+from conftest import TINY_CONFIG, write_run
 
 # Moderate sample sizes: every claim is decided (d_k = 1024 for B4), in a few seconds.
 CLAIMS_CONFIG = copy.deepcopy(TINY_CONFIG)
@@ -31,12 +30,7 @@ CLAIMS_CONFIG["learning"] = {"d_k": [4, 256], "T": 8, "runs": 64, "steps": 100, 
 @pytest.fixture(scope="session")
 def results_dir(tmp_path_factory) -> Path:
     """Every experiment's CSVs for CLAIMS_CONFIG, as the rules write them (no claims.csv)."""
-    root = tmp_path_factory.mktemp("run")
-    for name, outs in OUTPUTS.items():
-        tables = run_experiment(name, CLAIMS_CONFIG)
-        for key, rel in outs.items():
-            write_csv(tables[key], root / rel)
-    return root / "results"
+    return write_run(tmp_path_factory.mktemp("run"), CLAIMS_CONFIG)
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ are the lesson's, not ours, and the experiments must recompute them.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from sdpa_lab.experiments import replication
 

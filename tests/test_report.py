@@ -17,13 +17,13 @@ from matplotlib.figure import Figure
 
 from sdpa_lab import claims as C
 from sdpa_lab.io import write_csv
-from sdpa_lab.pipeline import OUTPUTS, run_experiment
+
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
 from sdpa_lab.results import Results
 
-from conftest import TINY_CONFIG
+from conftest import TINY_CONFIG, write_run
 
 REPORT_CONFIG = copy.deepcopy(TINY_CONFIG)
 REPORT_CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 2000}  # d_k = 1024 decides B4 too
@@ -36,10 +36,7 @@ BENCHMARK_TSV = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tme
 def run_dir(tmp_path_factory) -> Path:
     """A small run as the rules leave it: every CSV, every figure, a benchmark file and the report."""
     root = tmp_path_factory.mktemp("report_run")
-    for name, outs in OUTPUTS.items():
-        tables = run_experiment(name, REPORT_CONFIG)
-        for key, rel in outs.items():
-            write_csv(tables[key], root / rel)
+    write_run(root, REPORT_CONFIG)
     k = C.decide(root / "results").k
     for name, spec in F.FIGURES.items():
         F.make_figure(name, root / "results", root / "reports" / "figures" / name, k if spec.uses_k else None)

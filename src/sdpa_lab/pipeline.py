@@ -7,10 +7,7 @@ without Snakemake.
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 import pandas as pd
 
@@ -27,6 +24,7 @@ from sdpa_lab.experiments.replication import (
 )
 from sdpa_lab.experiments.variance import run_variance
 from sdpa_lab.io import write_csv
+from sdpa_lab.joblog import job_log
 from sdpa_lab.layout import OUTPUTS  # re-exported: where each experiment's tables land
 
 Tables = dict[str, pd.DataFrame]
@@ -66,23 +64,10 @@ def run_experiment(name: str, config: Mapping) -> Tables:
 
 def run_job(name: str, config: Mapping, outputs: Mapping[str, str], log_path: str | None = None) -> None:
     """Run experiment `name` and write each table to outputs[<its name>], logging to `log_path`."""
-    logger = logging.getLogger("sdpa_lab")
-    if log_path:
-        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_path, mode="w")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-    try:
-        start = time.perf_counter()
+    with job_log(name, log_path) as logger:
         tables = run_experiment(name, config)
-        missing = set(tables) ^ set(outputs)
-        if missing:
+        if set(tables) != set(outputs):
             raise ValueError(f"experiment {name!r} makes tables {sorted(tables)} but the rule names {sorted(outputs)}")
         for key, table in tables.items():
             write_csv(table, outputs[key])
             logger.info("%s: wrote %d rows to %s", name, len(table), outputs[key])
-        logger.info("%s: done in %.2f s", name, time.perf_counter() - start)
-    except Exception:
-        logger.exception("%s failed", name)
-        raise

@@ -2,38 +2,14 @@
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from sdpa_lab.claims import decide
+from sdpa_lab.joblog import job_log
 from sdpa_lab.report.figures import make_figure
 from sdpa_lab.report.html import build_report
 from sdpa_lab.report.specs import FIGURES, figure_files
-
-
-def _logged(what: str, log_path: str | None, work: Callable[[logging.Logger], None]) -> None:
-    """Run `work(logger)` with the sdpa_lab logger writing to `log_path`; log its time or its traceback."""
-    logger = logging.getLogger("sdpa_lab.report")
-    handler = None
-    if log_path:
-        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_path, mode="w")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
-    try:
-        start = time.perf_counter()
-        work(logger)
-        logger.info("%s: done in %.2f s", what, time.perf_counter() - start)
-    except Exception:
-        logger.exception("%s failed", what)
-        raise
-    finally:
-        if handler:
-            logger.removeHandler(handler)
-            handler.close()
 
 
 def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str | None = None) -> None:
@@ -42,7 +18,7 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
     Figures with k-standard-error intervals take k from the run's decision, as the checks do;
     it is decided once, for all of them.
     """
-    def work(logger: logging.Logger) -> None:
+    with job_log("figures", log_path) as logger:
         run_k = decide(results_dir).k if any(spec.uses_k for spec in FIGURES.values()) else None
         for name, spec in FIGURES.items():
             k = run_k if spec.uses_k else None
@@ -50,15 +26,11 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
             paths = make_figure(name, results_dir, stem, k)  # fresh tables per figure: none sees another's
             logger.info("figure %s (k = %s): wrote %s", name, k, ", ".join(map(str, paths)))
 
-    _logged("figures", log_path, work)
-
 
 def report_job(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                benchmarks: Iterable[str | Path] = (), log_path: str | None = None) -> None:
     """Decide every claim and write the HTML report to `out`."""
-    def work(logger: logging.Logger) -> None:
+    with job_log("report", log_path) as logger:
         decision = build_report(results_dir, figures_dir, config, out, list(benchmarks))
         logger.info("report: %d checks (%d failing), k = %.3f: wrote %s", len(decision.checks),
                     len(decision.failed), decision.k, out)
-
-    _logged("report", log_path, work)
