@@ -76,15 +76,17 @@ def test_run_gradient_against_direct_computation():
     seed, d, T, trials = 3, 16, 6, 200
     t = gradient.run_gradient(seed, [d], T, trials)
     assert list(t.columns) == ["seed", "d_k", "T", "trials", "scale", "quantity", "statistic", "value"]
-    assert len(t) == 2 * len(gradient.QUANTITIES) * 3
+    assert len(t) == len(gradient.SCALES) * len(gradient.QUANTITIES) * 3
     rng_q, rng_k, rng_v, rng_g = stream(seed, "gradient", d, T).spawn(4)  # all at once, no chunks
     q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
     V, g = rng_v.standard_normal((trials, T, d)), rng_g.standard_normal((trials, d))  # d_v = d_k = 16
     v = t.set_index(["scale", "quantity", "statistic"])["value"]
-    for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / np.sqrt(d))):
+    unit = 1 / np.linalg.norm(q, axis=1)  # the reference: scores K q / |q|, exactly unit variance
+    for scale, c in (("none", np.ones(trials)), ("inv_sqrt_dk", np.full(trials, 1 / np.sqrt(d))),
+                     ("unit_variance_reference", unit)):
         jn, gn = [], []
         for i in range(trials):
-            J = loop_jacobian(softmax(c * (K[i] @ q[i])))
+            J = loop_jacobian(softmax(c[i] * (K[i] @ q[i])))
             jn.append(np.linalg.norm(J, "fro"))
             gn.append(np.linalg.norm(J @ (V[i] @ g[i])))
         jn, gn = np.array(jn), np.array(gn)
@@ -92,7 +94,7 @@ def test_run_gradient_against_direct_computation():
         assert v[scale, "jacobian_norm", "std"] == pytest.approx(jn.std(ddof=1), rel=1e-8)
         assert v[scale, "jacobian_norm", "se"] == pytest.approx(jn.std(ddof=1) / np.sqrt(trials), rel=1e-8)
         assert v[scale, "score_grad_norm", "mean"] == pytest.approx(gn.mean(), rel=1e-10)
-        assert v[scale, "raw_score_grad_norm", "mean"] == pytest.approx(c * gn.mean(), rel=1e-10)
+        assert v[scale, "raw_score_grad_norm", "mean"] == pytest.approx((c * gn).mean(), rel=1e-10)
         assert v[scale, "log10_score_grad_norm", "mean"] == pytest.approx(np.log10(gn).mean(), rel=1e-10)
         assert v[scale, "log10_raw_score_grad_norm", "mean"] == pytest.approx(np.log10(c * gn).mean(), rel=1e-10)
 

@@ -457,13 +457,20 @@ def decide_b7(R: Results) -> list[Check]:
         se = math.hypot(_gradient(R, a, "none", "jacobian_norm", "se"), _gradient(R, b, "none", "jacobian_norm", "se"))
         out.append(statistical("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F",
                                f"d_k={a}->{b}, T={T}", drop, 0.0, se, "above", src, cell=later.cell))
-    first = _gradient(R, ds[0], "inv_sqrt_dk", "jacobian_norm", "mean")
-    for d in ds[1:]:  # the scaled one does not lose responsiveness as d_k grows
-        scaled = _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean")
-        se = math.hypot(_gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "se"),
-                        _gradient(R, ds[0], "inv_sqrt_dk", "jacobian_norm", "se"))
-        out.append(statistical("B7", f"mean scaled Jacobian norm minus its value at d_k={ds[0]}", f"d_k={d}, T={T}",
-                               scaled - first, 0.0, se, "not below", src, cell=scaled.cell))
+    # The scaled one does not collapse: at the widest head it sits at the d_k -> infinity limit (scores of unit
+    # variance, K q / |q|), a fixed positive value, and above the unscaled one.
+    d = ds[-1]
+    scaled = _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean")
+    se_scaled = _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "se")
+    limit = _gradient(R, d, "unit_variance_reference", "jacobian_norm", "mean")
+    se = math.hypot(se_scaled, _gradient(R, d, "unit_variance_reference", "jacobian_norm", "se"))
+    out.append(statistical("B7", "mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T={T}",
+                           scaled - limit, 0.0, se, "within", src, cell=scaled.cell,
+                           note=f"the limit itself: {float(limit):.4f}"))
+    unscaled = _gradient(R, d, "none", "jacobian_norm", "mean")
+    se = math.hypot(se_scaled, _gradient(R, d, "none", "jacobian_norm", "se"))
+    out.append(statistical("B7", "mean scaled minus unscaled Jacobian norm at the widest head", f"d_k={d}, T={T}",
+                           scaled - unscaled, 0.0, se, "above", src, cell=scaled.cell))
 
     def grad_ratio(d: int):
         """Unscaled / scaled mean gradient at the scores, with its delta-method SE."""
@@ -580,7 +587,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B7", "A saturated softmax passes almost no gradient",
           "As d_k grows, the unscaled softmax saturates: the norm of its Jacobian diag(p) - p p^T falls toward 0, "
           "and so does the gradient reaching the scores from a loss on the attention output, relative to the "
-          "scaled head's. The scaled softmax keeps its Jacobian norm at every d_k.",
+          "scaled head's. The scaled softmax keeps a Jacobian norm that does not depend on d_k: at the widest head it "
+          "equals that of unit-variance scores (its d_k -> infinity limit) and stays far above the unscaled one.",
           "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
           "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
           "k standard errors of mean norms over independent trials; differences by root-sum-square, ratios by "

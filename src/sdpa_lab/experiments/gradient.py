@@ -41,7 +41,10 @@ CHUNK_ELEMENTS = 1 << 20
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
 D_V_MAX = 64
 
-SCALES = ("none", "inv_sqrt_dk")
+# Besides the two scales, the scores divided by |q|: given q, K q / |q| is exactly T
+# independent N(0, 1) draws, the d_k -> infinity limit of the scaled scores (as in B5).
+REFERENCE_SCALE = "unit_variance_reference"
+SCALES = ("none", "inv_sqrt_dk", REFERENCE_SCALE)
 QUANTITIES = ("jacobian_norm", "score_grad_norm", "raw_score_grad_norm",
               "log10_jacobian_norm", "log10_score_grad_norm", "log10_raw_score_grad_norm")
 
@@ -60,7 +63,7 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
 
 
 def trial_draws(rng: np.random.Generator, trials: int, T: int, d_k: int, d_v: int) -> Iterator[tuple]:
-    """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v)."""
+    """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v), |q| (m,)."""
     per_chunk = max(1, CHUNK_ELEMENTS // (T * max(d_k, d_v, T)))
     rng_q, rng_k, rng_v, rng_g = rng.spawn(4)  # separate streams: the draws do not depend on the chunk size
     for start in range(0, trials, per_chunk):
@@ -69,13 +72,14 @@ def trial_draws(rng: np.random.Generator, trials: int, T: int, d_k: int, d_v: in
         K = rng_k.standard_normal((m, T, d_k))  # (m, T, d_k)
         V = rng_v.standard_normal((m, T, d_v))  # (m, T, d_v)
         g_out = rng_g.standard_normal((m, d_v))  # (m, d_v)
-        yield np.einsum("mtd,md->mt", K, q), V, g_out  # (m, T), (m, T, d_v), (m, d_v)
+        yield np.einsum("mtd,md->mt", K, q), V, g_out, np.linalg.norm(q, axis=-1)  # (m, T), (m, T, d_v), (m, d_v), (m,)
 
 
-def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c: float) -> dict[str, np.ndarray]:
+def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict[str, np.ndarray]:
     """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of each,
-    for p = softmax(c * raw)."""
-    p = softmax(c * raw)  # (m, T)
+    for p = softmax(c * raw); c is one scale, or one per trial (m,)."""
+    c = np.asarray(c, dtype=float)
+    p = softmax(c[..., None] * raw)  # (m, T)
     J = softmax_jacobian(p)  # (m, T, T)
     g_p = np.einsum("mtv,mv->mt", V, g_out)  # (m, T): dL/dp = V g_out
     g_scores = np.einsum("mst,mt->ms", J, g_p)  # (m, T): dL/ds = J dL/dp (J is symmetric)
@@ -98,9 +102,10 @@ def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> p
     rows = []
     for d_k in d_k_values:
         acc = {(s, q): Moments() for s in SCALES for q in QUANTITIES}
-        for raw, V, g_out in trial_draws(stream(seed, "gradient", d_k, T), trials, T, d_k, value_dim(d_k)):
+        for raw, V, g_out, q_norm in trial_draws(stream(seed, "gradient", d_k, T), trials, T, d_k, value_dim(d_k)):
             for scale in SCALES:
-                for quantity, x in gradient_norms(raw, V, g_out, scale_factor(scale, d_k)).items():
+                c = 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
+                for quantity, x in gradient_norms(raw, V, g_out, c).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
         for (scale, quantity), m in acc.items():
             for statistic, value in m.summary().items():
