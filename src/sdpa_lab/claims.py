@@ -177,7 +177,6 @@ LESSON_WEIGHTS_6X6 = (  # 3 places
     (0.1, 0.083, 0.496, 0.134, 0.107, 0.081),
 )
 LESSON_STRONGEST_LINKS = {1: 1, 5: 2}  # query row -> key it attends to most
-LESSON_EXERCISE2 = "1.08, 1.48, 0.014, 0.10"
 
 
 # --------------------------------------------------------------------------
@@ -357,10 +356,12 @@ def decide_b5(R: Results) -> list[Check]:
                                gap, 0.0, se, "not below", src, cell=scaled.cell))
     single = R["entropy_single_draw.csv"]
     single = single[single.scale == "none"].sort_values("d_k")
-    rises = int(np.sum(np.diff(single.entropy.to_numpy()) >= 0))
+    entropies = single.entropy.to_numpy()
+    rises = int(np.sum(np.diff(entropies) >= 0))
+    drawn = ", ".join(f"{h:.3g}" for h in entropies)
     out.append(exact("B5", "steps where one draw's unscaled entropy does not fall (Exercise 2, literal)",
                      "d_k=" + ",".join(str(d) for d in single.d_k), rises, 0, "entropy_single_draw.csv",
-                     literal=True, note="one continuing np.random.seed(42) stream, one draw per d_k"))
+                     literal=True, note=f"one continuing np.random.seed(42) stream, one draw per d_k: entropies {drawn}"))
     return out
 
 
@@ -572,8 +573,8 @@ CLAIMS: tuple[Claim, ...] = (
           "Averaged over many independent draws, the entropy of the unscaled softmax falls at every step of the "
           "sweep, toward 0 like a negative power of d_k, while the scaled softmax keeps at least the entropy of "
           "unit-variance scores (its d_k -> infinity limit). A single draw need not fall monotonically.",
-          "watch the entropy fall toward 0 as d_k grows (one query against eight keys per d_k); a single "
-          f"continuing stream gives {LESSON_EXERCISE2}",
+          "for d_k in [4, 16, 64, 256], build one query against eight keys, take the softmax of the unscaled "
+          "raw scores, and print its entropy: watch the entropy fall toward 0 as d_k grows",
           "Exercise 2", ("entropy_sweep.csv", "entropy_single_draw.csv"),
           "k standard errors of the mean entropy over independent trials (sample std / sqrt(trials)); "
           "differences use the root-sum-square of the two SEs; the fitted exponent's SE by the delta method",
