@@ -172,3 +172,13 @@ def test_run_learning_rejects_bad_arguments(bad, match):
     args = dict(seed=1, d_k_values=[4], T=4, runs=3, steps=2, learning_rates=[0.1], loss_threshold=0.1)
     with pytest.raises(ValueError, match=match):
         learning.run_learning(**{**args, **bad})
+
+
+def test_runs_are_followed_in_chunks_without_changing_results(monkeypatch):
+    args = (4, [8, 32], 4, 37, 30, [0.1, 1.0, 10.0], 0.1)
+    table, curves = learning.run_learning(*args)
+    monkeypatch.setattr(learning, "CHUNK_ELEMENTS", 4 * 32 * 5)  # 5 runs per chunk at d_k = 32
+    assert len(list(learning.run_chunks(stream(4, "learning", 32, 4), 37, 4, 32, 32, 3))) == 8
+    chunked, chunked_curves = learning.run_learning(*args)
+    pd.testing.assert_frame_equal(table, chunked, rtol=1e-12)
+    pd.testing.assert_frame_equal(curves, chunked_curves, rtol=1e-12)

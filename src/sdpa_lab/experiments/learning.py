@@ -39,6 +39,10 @@ from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
+
+# Runs are followed in chunks: a chunk's queries (m, L, d_k) and keys (m, T, d_k) hold about 2**20
+# floats each, so memory does not grow with the number of runs.
+CHUNK_ELEMENTS = 1 << 20
 D_V_MAX = 64
 
 SCALES = ("none", "inv_sqrt_dk")
@@ -69,14 +73,25 @@ def loss_and_grad(q, K, V, target, scale: float):
     return 0.5 * np.sum(r * r, axis=-1), grad
 
 
-def draw_runs(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int):
-    """Initial queries q0 (R, d_k), keys K (R, T, d_k), values V (R, T, d_v) and targets V[j*] (R, d_v)."""
+def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
+    """The runs' initial queries q0 (m, d_k), keys K (m, T, d_k), values V (m, T, d_v) and targets V[j*]
+    (m, d_v), in chunks of m runs sized so a chunk's (m, n_lrs, d_k) queries stay near CHUNK_ELEMENTS.
+    The draws do not depend on the chunk size."""
     rng_q, rng_k, rng_v, rng_j = rng.spawn(4)  # separate streams: changing d_v does not change q0 or K
-    q0 = rng_q.standard_normal((runs, d_k))
-    K = rng_k.standard_normal((runs, T, d_k))
-    V = rng_v.standard_normal((runs, T, d_v))
-    j_star = rng_j.integers(T, size=runs)  # (R,) target key, uniform
-    return q0, K, V, V[np.arange(runs), j_star]
+    j_star = rng_j.integers(T, size=runs)  # (R,) target key, uniform: all at once, R integers
+    per_chunk = max(1, CHUNK_ELEMENTS // (max(n_lrs, T) * d_k))
+    for start in range(0, runs, per_chunk):
+        m = min(per_chunk, runs - start)
+        q0 = rng_q.standard_normal((m, d_k))
+        K = rng_k.standard_normal((m, T, d_k))
+        V = rng_v.standard_normal((m, T, d_v))
+        yield q0, K, V, V[np.arange(m), j_star[start:start + m]]
+
+
+def draw_runs(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int):
+    """All runs at once: q0 (R, d_k), K (R, T, d_k), V (R, T, d_v), targets V[j*] (R, d_v)."""
+    chunks = list(run_chunks(rng, runs, T, d_k, d_v))
+    return tuple(np.concatenate(parts) for parts in zip(*chunks))
 
 
 def descent(q0, K, V, target, scale: float, lrs: Sequence[float], steps: int) -> Iterator[np.ndarray]:
@@ -118,6 +133,15 @@ def follow(losses: Iterable[np.ndarray], loss_threshold: float, at: Sequence[int
     steps = t
     return {"initial": loss0, "final": loss, "reach": np.where(reach < 0, steps + 1, reach),
             "steps": steps, "curve": np.array(curve)}
+
+
+def merge_tracks(tracks: Sequence[dict]) -> dict:
+    """`follow`'s results for consecutive chunks of runs, as one result over all the runs."""
+    sizes = np.array([len(t["initial"]) for t in tracks], dtype=float)
+    merged = {key: np.concatenate([t[key] for t in tracks]) for key in ("initial", "final", "reach")}
+    merged["steps"] = tracks[0]["steps"]
+    merged["curve"] = sum(t["curve"] * n for t, n in zip(tracks, sizes)) / sizes.sum()  # mean over all runs
+    return merged
 
 
 def lr_statistics(track: dict) -> dict[str, np.ndarray]:
@@ -181,10 +205,13 @@ def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps:
     at = checkpoints(steps)
     rows, curve_rows = [], []
     for d_k in d_k_values:
-        q0, K, V, target = draw_runs(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k))
+        tracks = {scale: [] for scale in SCALES}
+        for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
+            for scale in SCALES:  # the same runs under both scales
+                losses = descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps)  # (m, L) per step
+                tracks[scale].append(follow(losses, loss_threshold, at))
         for scale in SCALES:
-            losses = descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps)  # (R, L) per step
-            track = follow(losses, loss_threshold, at)
+            track = merge_tracks(tracks[scale])
             stats = lr_statistics(track)
             best = best_lr_index(stats["success_fraction"], stats["mean_final_relative_loss"], lrs)
             for i, lr in enumerate(lrs):
