@@ -75,6 +75,8 @@ BAD = [
     ("shape with a zero", _set(["forward_shape", "shapes", 0], [1, 0, 16]), "forward_shape.shapes[0][1]", "got 0"),
     ("shape of two", _set(["forward_shape", "shapes", 0], [1, 16]), "forward_shape.shapes[0]", "got [1, 16]"),
     ("no shapes", _set(["forward_shape", "shapes"], []), "forward_shape.shapes", "got []"),
+    ("forward too large", _set(["forward_shape", "shapes", 0], [64, 4096, 8]), "forward_shape.shapes[0]",
+     "bounded memory"),
 ]
 
 
@@ -181,6 +183,7 @@ BAD_ARGS = [
     (run_forward_shape, {"shapes": [[1, 0, 3]]}, r"shapes\[0\]\[1\]"),
     (run_forward_shape, {"shapes": [[1, 2]]}, r"shapes\[0\]"),
     (run_forward_shape, {"shapes": [[1, 2, 3], [2, 3, -1]]}, r"shapes\[1\]\[2\]"),
+    (run_forward_shape, {"shapes": [[1, 2, 3], [64, 4096, 8]]}, r"shapes\[1\] = \[64, 4096, 8\]: .*bounded memory"),
     (run_forward_shape, {"seed": -1}, "seed"),
 ]
 

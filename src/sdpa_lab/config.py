@@ -16,6 +16,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from sdpa_lab.validation import forward_size_problem
+
 
 class ConfigError(ValueError):
     """A configuration value that the schema does not allow."""
@@ -118,7 +120,12 @@ def config_errors(config: Any) -> list[str]:
     """Every schema violation in `config`, one line each, naming the setting, the bad value and what is allowed."""
     root = load_schema()
     errors = sorted(_Validator(root).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
-    return [line for err in errors for line in _lines(err, root)]
+    lines = [line for err in errors for line in _lines(err, root)]
+    if not lines:  # beyond the schema: limits that involve several values at once
+        for i, shape in enumerate(config["forward_shape"]["shapes"]):
+            if problem := forward_size_problem(shape):
+                lines.append(f"config setting forward_shape.shapes[{i}]: got {shape!r}: {problem}")
+    return lines
 
 
 def check_config(config: Any) -> dict:

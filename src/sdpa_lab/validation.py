@@ -19,6 +19,20 @@ import numpy as np
 # non-negative integer, the cap keeps every CSV's `seed` column a uint64.
 MAX_SEED = 2**64 - 1
 
+# The largest forward B9 runs: its (B, T, T) weights and (B, T, d_k) arrays hold at most this many
+# floats each (64 MiB in float64), so the job stays in bounded memory.
+MAX_FORWARD_ELEMENTS = 1 << 23
+
+
+def forward_size_problem(shape: Sequence[int]) -> str | None:
+    """Why a forward of (B, T, d_k) = `shape` is too large to run in bounded memory, or None."""
+    B, T, d_k = shape
+    largest = max(B * T * T, B * T * d_k)
+    if largest <= MAX_FORWARD_ELEMENTS:
+        return None
+    return (f"its largest array would hold {largest:,} floats (B*T*T = {B * T * T:,}, B*T*d_k = {B * T * d_k:,}); "
+            f"at most {MAX_FORWARD_ELEMENTS:,} (64 MiB in float64) keep the job in bounded memory")
+
 
 def is_int(value: Any) -> bool:
     """Whether `value` is an integer (Python or NumPy), excluding booleans and floats like 2.0."""

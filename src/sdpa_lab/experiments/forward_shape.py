@@ -9,7 +9,7 @@ import pandas as pd
 
 from sdpa_lab.attention import scaled_dot_product_attention
 from sdpa_lab.seeding import stream
-from sdpa_lab.validation import check_seed, check_shapes
+from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem
 
 DTYPES = ("float64", "float32")
 
@@ -17,6 +17,9 @@ DTYPES = ("float64", "float32")
 def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFrame:
     """For each (B, T, d_k) and dtype: the shapes, dtype and row sums of one seeded forward."""
     seed, shapes = check_seed(seed), check_shapes(shapes, "shapes")
+    for i, shape in enumerate(shapes):
+        if problem := forward_size_problem(shape):
+            raise ValueError(f"shapes[{i}] = {list(shape)}: {problem}")
     rows = []
     for B, T, d_k in shapes:
         rng = stream(seed, "forward_shape", B, T, d_k)
