@@ -77,6 +77,8 @@ BAD = [
     ("no shapes", _set(["forward_shape", "shapes"], []), "forward_shape.shapes", "got []"),
     ("forward too large", _set(["forward_shape", "shapes", 0], [64, 4096, 8]), "forward_shape.shapes[0]",
      "bounded memory"),
+    ("trial too large", _set(["entropy_sweep"], {"d_k": [4, 65536], "T": 256, "trials": 100}), "entropy_sweep.d_k",
+     "T x d_k = 256 x 65536"),
 ]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from sdpa_lab.validation import forward_size_problem
+from sdpa_lab.validation import forward_size_problem, trial_size_problem
 
 
 class ConfigError(ValueError):
@@ -125,6 +125,10 @@ def config_errors(config: Any) -> list[str]:
         for i, shape in enumerate(config["forward_shape"]["shapes"]):
             if problem := forward_size_problem(shape):
                 lines.append(f"config setting forward_shape.shapes[{i}]: got {shape!r}: {problem}")
+        for section in ("entropy_sweep", "ranking_invariance", "gradient", "learning"):
+            T, widest = config[section]["T"], max(config[section]["d_k"])
+            if problem := trial_size_problem(T, widest):
+                lines.append(f"config setting {section}.d_k: got {widest} with T = {T}: {problem}")
     return lines
 
 

@@ -24,6 +24,14 @@ MAX_SEED = 2**64 - 1
 MAX_FORWARD_ELEMENTS = 1 << 23
 
 
+def trial_size_problem(T: int, d_k: int) -> str | None:
+    """Why one trial's T keys of length d_k are too many to draw in bounded memory, or None."""
+    if T * d_k <= MAX_FORWARD_ELEMENTS:
+        return None
+    return (f"one trial's keys (T x d_k = {T} x {d_k}) would hold {T * d_k:,} floats; at most "
+            f"{MAX_FORWARD_ELEMENTS:,} (64 MiB in float64) keep the job in bounded memory")
+
+
 def forward_size_problem(shape: Sequence[int]) -> str | None:
     """Why a forward of (B, T, d_k) = `shape` is too large to run in bounded memory, or None."""
     B, T, d_k = shape
