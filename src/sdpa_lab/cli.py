@@ -36,7 +36,7 @@ def describe(c: Check) -> str:
             f" (margin {_num(c.margin)})")
 
 
-def _severity(c: Check) -> float:
+def closeness(c: Check) -> float:
     """How close a check came to failing, for picking the one to show: minus its distance to the boundary."""
     if c.verdict in (FAILS, NOT_PER_DRAW, INCONCLUSIVE):
         return math.inf
@@ -65,7 +65,7 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         checks = by_claim.get(cid, [])
         if not checks:
             continue
-        worst = max(checks, key=_severity)
+        worst = max(checks, key=closeness)
         lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<31} {describe(worst)}")
         shown = checks if show_all else [c for c in checks if c.verdict == FAILS and c is not worst]
         lines += [f"{'':<5} {'':>6}  {c.verdict:<31} {describe(c)}" for c in shown]

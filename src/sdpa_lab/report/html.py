@@ -27,7 +27,7 @@ from sdpa_lab.claims import (
     Decision,
     registry,
 )
-from sdpa_lab.cli import _severity as closeness
+from sdpa_lab.cli import closeness
 from sdpa_lab.cli import claim_verdict, decide_checked, describe
 from sdpa_lab.io import write_text
 from sdpa_lab.report.figures import DPI
