@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sdpa_lab.attention import entropy, softmax
-from sdpa_lab.experiments import entropy_sweep, variance
+from sdpa_lab.experiments import entropy_sweep, gradient, trial_scores, variance
 from sdpa_lab.experiments.forward_shape import run_forward_shape
 from sdpa_lab.experiments.ranking_invariance import run_ranking_invariance
 from sdpa_lab.moments import Moments
@@ -62,9 +64,9 @@ def test_variance_per_d_k_streams_are_independent_of_the_sweep():
 def test_entropy_sweep_against_direct_computation():
     seed, d, T, trials = 5, 16, 8, 300
     t = entropy_sweep.run_entropy_sweep(seed, [d], T, trials)
-    raw = np.concatenate(list(entropy_sweep.trial_logits(stream(seed, "entropy_sweep", d, T), trials, T, d)))
+    raw = np.concatenate([r for r, _ in trial_scores.trial_scores(seed, d, T, trials, rows=7)])
     assert raw.shape == (trials, T)
-    rng_q, rng_k = stream(seed, "entropy_sweep", d, T).spawn(2)
+    rng_q, rng_k = stream(seed, "trial_scores", d, T).spawn(2)
     q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
     np.testing.assert_allclose(raw, [[K[i, j] @ q[i] for j in range(T)] for i in range(trials)], rtol=1e-12)
     v = t.set_index(["scale", "quantity", "statistic"])["value"]
@@ -77,9 +79,51 @@ def test_entropy_sweep_against_direct_computation():
 
 def test_entropy_trials_chunking_does_not_change_draws(monkeypatch):
     a = entropy_sweep.run_entropy_sweep(5, [16], 8, 300)
-    monkeypatch.setattr(entropy_sweep, "CHUNK_ELEMENTS", 8 * 16 * 7)
+    monkeypatch.setattr(entropy_sweep, "CHUNK_ELEMENTS", 8 * 7)
+    monkeypatch.setattr(trial_scores, "CHUNK_ELEMENTS", 8 * 16 * 11)
     b = entropy_sweep.run_entropy_sweep(5, [16], 8, 300)
     pd.testing.assert_frame_equal(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("run", [entropy_sweep.run_entropy_sweep, run_ranking_invariance, gradient.run_gradient],
+                         ids=["entropy_sweep", "ranking_invariance", "gradient"])
+def test_trial_scores_read_from_files_give_the_same_tables(tmp_path, run):
+    seed, T, trials, d_ks = 9, 4, 250, [4, 64]
+    files = {d: tmp_path / f"scores_{d}.npy" for d in d_ks}
+    for d, path in files.items():
+        trial_scores.write_trial_scores(seed, d, T, trials, path)
+    drawn, read = run(seed, d_ks, T, trials), run(seed, d_ks, T, trials, files)
+    assert drawn.to_csv(index=False) == read.to_csv(index=False)  # the same bytes once written
+
+
+def test_trial_scores_file_holds_the_drawn_scores_and_norms(tmp_path, monkeypatch):
+    monkeypatch.setattr(trial_scores, "CHUNK_ELEMENTS", 3 * 32 * 5)  # 5 trials per drawn chunk
+    path = tmp_path / "s.npy"
+    trial_scores.write_trial_scores(2, 32, 3, 23, path)
+    saved = np.load(path)
+    rng_q, rng_k = stream(2, "trial_scores", 32, 3).spawn(2)
+    q, K = rng_q.standard_normal((23, 32)), rng_k.standard_normal((23, 3, 32))
+    np.testing.assert_allclose(saved[:, :3], np.einsum("mtd,md->mt", K, q), rtol=1e-12)
+    np.testing.assert_allclose(saved[:, 3], np.linalg.norm(q, axis=1), rtol=1e-12)
+    chunks = list(trial_scores.trial_scores(2, 32, 3, 23, rows=10, path=path))
+    assert [len(r) for r, _ in chunks] == [10, 10, 3]
+    assert np.array_equal(np.concatenate([r for r, _ in chunks]), saved[:, :3])
+
+
+def test_trial_scores_file_of_other_settings_is_refused(tmp_path):
+    path = tmp_path / "s.npy"
+    trial_scores.write_trial_scores(2, 8, 3, 20, path)
+    with pytest.raises(ValueError, match=r"expected \(30, 4\) float64"):
+        next(trial_scores.trial_scores(2, 8, 3, 30, rows=10, path=path))
+
+
+@given(st.lists(st.integers(1, 6), min_size=0, max_size=8), st.integers(1, 7))
+def test_rechunk_keeps_every_row_in_order(sizes, rows):
+    chunks = [np.arange(n)[:, None] + 100 * i for i, n in enumerate(sizes)]
+    out = list(trial_scores.rechunk(iter(chunks), rows))
+    assert all(len(c) == rows for c in out[:-1]) and all(0 < len(c) <= rows for c in out)
+    expected = np.concatenate(chunks) if chunks else np.empty((0, 1))
+    assert np.array_equal(np.concatenate(out) if out else np.empty((0, 1)), expected)
 
 
 def test_entropy_single_draw_is_the_lessons_exercise():

@@ -77,7 +77,8 @@ def test_run_gradient_against_direct_computation():
     t = gradient.run_gradient(seed, [d], T, trials)
     assert list(t.columns) == ["seed", "d_k", "T", "trials", "scale", "quantity", "statistic", "value"]
     assert len(t) == len(gradient.SCALES) * len(gradient.QUANTITIES) * 3
-    rng_q, rng_k, rng_v, rng_g = stream(seed, "gradient", d, T).spawn(4)  # all at once, no chunks
+    rng_q, rng_k = stream(seed, "trial_scores", d, T).spawn(2)  # the shared trial scores, all at once, no chunks
+    rng_v, rng_g = stream(seed, "gradient", d, T).spawn(2)
     q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
     V, g = rng_v.standard_normal((trials, T, d)), rng_g.standard_normal((trials, d))  # d_v = d_k = 16
     v = t.set_index(["scale", "quantity", "statistic"])["value"]

@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -143,7 +144,7 @@ import os
 if os.environ.get("SDPA_LAB_TEST_FAIL"):  # test-only fault injection, loaded by every Python started
     from sdpa_lab import pipeline
 
-    def _fail(config, _name=os.environ["SDPA_LAB_TEST_FAIL"]):
+    def _fail(*args, _name=os.environ["SDPA_LAB_TEST_FAIL"]):
         raise RuntimeError(f"injected failure in {_name}")
 
     pipeline.EXPERIMENTS[os.environ["SDPA_LAB_TEST_FAIL"]] = _fail
@@ -183,6 +184,24 @@ def test_failed_rerun_keeps_previous_result_aside_and_reruns_next_time(reference
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (pd.read_csv(work / "results" / "variance.csv").n_pairs == 2000).all()
     assert_clean_results(work)
+
+
+@pytest.mark.pipeline
+def test_a_settings_change_reruns_exactly_the_experiments_that_read_them(reference, tmp_path):
+    work = copy_of(reference[0], tmp_path / "work")
+    settings = work / ".snakemake" / "sdpa-lab-settings"
+    stamps = {p.name: p.stat().st_mtime_ns for p in settings.iterdir()}
+    assert "entropy_sweep.json" in stamps and "variance.json" in stamps
+    dry = snakemake(work, "--dry-run")
+    assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr
+    assert {p.name: p.stat().st_mtime_ns for p in settings.iterdir()} == stamps  # unchanged settings: untouched
+    config = robustness_config()
+    config["entropy_sweep"]["trials"] = 150
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    dry = snakemake(work, "--dry-run", "--quiet", "rules")
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    ran = set(re.findall(r"^(\w+)\s+\d+$", dry.stdout, re.M)) - {"total"}
+    assert ran == {"entropy_sweep", "trial_scores"}, dry.stdout  # fresh draws for the new trial count
 
 
 def test_snapshot_and_settle(tmp_path, monkeypatch):
@@ -280,8 +299,12 @@ def start_and_kill(work: Path, sig: signal.Signals, delay: float) -> None:
 def test_interrupted_run_resumes_to_identical_results(reference, tmp_path, signame, delay):
     work = make_workdir(tmp_path / "work", robustness_config())
     start_and_kill(work, getattr(signal, signame), delay)
-    # Whatever the kill left under a final name is complete: the very bytes of the clean run.
+    # Whatever the kill left under a final name is complete: the very bytes of the clean run
+    # (or shared trial scores, temporary files the clean run deleted once read: complete too).
     visible = {rel: sha for rel, sha in digests(work).items() if not Path(rel).name.startswith(".")}
+    for rel in [rel for rel in visible if rel.startswith("results/trial_scores/")]:
+        assert np.load(work / rel).shape[0] == TINY_CONFIG["entropy_sweep"]["trials"], rel
+        del visible[rel]
     assert visible == {rel: reference[1][rel] for rel in visible}
     proc = snakemake(work)  # the README's plain command (the default profile adds --rerun-incomplete)
     if proc.returncode != 0:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # the Snakefile imports this module at parse time: no pandas import at run time
+    import pandas as pd
 
 
 def write_csv(table: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -51,3 +53,18 @@ def write_bytes(data: bytes, path: str | os.PathLike) -> None:
 def write_text(text: str, path: str | os.PathLike) -> None:
     """Write `text` to `path` as UTF-8, atomically."""
     write_bytes(text.encode("utf-8"), path)
+
+
+def write_text_if_changed(text: str, path: str | os.PathLike) -> bool:
+    """Write `text` to `path` (atomically) unless it already holds exactly that; True if written.
+
+    An unchanged file keeps its modification time, so whatever depends on it stays up to date.
+    """
+    path = Path(path)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
+    write_text(text, path)
+    return True

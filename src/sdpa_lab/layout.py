@@ -19,3 +19,17 @@ OUTPUTS: dict[str, dict[str, str]] = {
     "lesson_softmax_collapse": {"table": "results/lesson_softmax_collapse.csv"},
     "lesson_forward": {"table": "results/lesson_forward.csv"},
 }
+
+# The trial scores (query against T keys) that B5, B6 and B7 share: drawn once per
+# (seed, d_k, T, trials) by their own job (rule trial_scores), read by these experiments.
+TRIAL_SCORES = "results/trial_scores/seed{seed}_T{T}_trials{trials}_dk{d_k}.npy"
+SHARES_TRIAL_SCORES = ("entropy_sweep", "ranking_invariance", "gradient")
+
+
+def trial_scores_files(config: dict, experiment: str) -> dict[int, str]:
+    """The trial-score file of each d_k `experiment` sweeps under `config` (no file for other experiments)."""
+    if experiment not in SHARES_TRIAL_SCORES:
+        return {}
+    section = config[experiment]
+    return {d_k: TRIAL_SCORES.format(seed=config["seed"], T=section["T"], trials=section["trials"], d_k=d_k)
+            for d_k in section["d_k"]}

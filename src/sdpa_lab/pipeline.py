@@ -7,7 +7,7 @@ without Snakemake.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import pandas as pd
 
@@ -25,47 +25,61 @@ from sdpa_lab.experiments.replication import (
 from sdpa_lab.experiments.variance import run_variance
 from sdpa_lab.io import write_csv
 from sdpa_lab.joblog import job_log
-from sdpa_lab.layout import OUTPUTS  # re-exported: where each experiment's tables land
+from sdpa_lab.layout import OUTPUTS, trial_scores_files  # OUTPUTS re-exported: where each experiment's tables land
 
 Tables = dict[str, pd.DataFrame]
 
-# Experiment name -> function of the (checked) config returning {output name: table}.
-# The output names are the keys of OUTPUTS (sdpa_lab.layout) and of each rule's `output:`.
-EXPERIMENTS: dict[str, Callable[[Mapping], Tables]] = {
-    "variance": lambda c: {"table": run_variance(c["seed"], c["variance"]["d_k"], c["variance"]["n_pairs"])},
-    "entropy_sweep": lambda c: {
+# Experiment name -> function of the (checked) config and the trial-score files
+# ({d_k: path}, see sdpa_lab.layout.trial_scores_files; empty: draw in process)
+# returning {output name: table}. The output names are the keys of OUTPUTS
+# (sdpa_lab.layout) and of each rule's `output:`.
+EXPERIMENTS: dict[str, Callable[[Mapping, Mapping[int, str]], Tables]] = {
+    "variance": lambda c, s: {"table": run_variance(c["seed"], c["variance"]["d_k"], c["variance"]["n_pairs"])},
+    "entropy_sweep": lambda c, s: {
         "table": run_entropy_sweep(c["seed"], c["entropy_sweep"]["d_k"], c["entropy_sweep"]["T"],
-                                   c["entropy_sweep"]["trials"]),
+                                   c["entropy_sweep"]["trials"], s),
         "single_draw": run_entropy_single_draw(),
     },
-    "ranking_invariance": lambda c: {
+    "ranking_invariance": lambda c, s: {
         "table": run_ranking_invariance(c["seed"], c["ranking_invariance"]["d_k"], c["ranking_invariance"]["T"],
-                                        c["ranking_invariance"]["trials"]),
+                                        c["ranking_invariance"]["trials"], s),
     },
-    "forward_shape": lambda c: {"table": run_forward_shape(c["seed"], c["forward_shape"]["shapes"])},
-    "gradient": lambda c: {
-        "table": run_gradient(c["seed"], c["gradient"]["d_k"], c["gradient"]["T"], c["gradient"]["trials"]),
+    "forward_shape": lambda c, s: {"table": run_forward_shape(c["seed"], c["forward_shape"]["shapes"])},
+    "gradient": lambda c, s: {
+        "table": run_gradient(c["seed"], c["gradient"]["d_k"], c["gradient"]["T"], c["gradient"]["trials"], s),
     },
-    "learning": lambda c: dict(zip(("table", "curves"), run_learning(  # returns (table, curves)
+    "learning": lambda c, s: dict(zip(("table", "curves"), run_learning(  # returns (table, curves)
         c["seed"], c["learning"]["d_k"], c["learning"]["T"], c["learning"]["runs"], c["learning"]["steps"],
         c["learning"]["learning_rates"], c["learning"]["loss_threshold"]))),
-    "lesson_variance": lambda c: {"table": run_replicate_variance()},
-    "lesson_softmax_collapse": lambda c: {"table": run_replicate_softmax_collapse()},
-    "lesson_forward": lambda c: {"table": run_replicate_forward()},
+    "lesson_variance": lambda c, s: {"table": run_replicate_variance()},
+    "lesson_softmax_collapse": lambda c, s: {"table": run_replicate_softmax_collapse()},
+    "lesson_forward": lambda c, s: {"table": run_replicate_forward()},
 }
 
 
-def run_experiment(name: str, config: Mapping) -> Tables:
-    """The tables of experiment `name` under `config` (checked first)."""
+def run_experiment(name: str, config: Mapping, trial_scores: Mapping[int, str] | None = None) -> Tables:
+    """The tables of experiment `name` under `config` (checked first).
+
+    `trial_scores` ({d_k: .npy path}) gives the shared trial scores to read; those
+    not given are drawn in process, with the same numbers.
+    """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    return EXPERIMENTS[name](check_config(config))
+    return EXPERIMENTS[name](check_config(config), dict(trial_scores or {}))
 
 
-def run_job(name: str, config: Mapping, outputs: Mapping[str, str], log_path: str | None = None) -> None:
-    """Run experiment `name` and write each table to outputs[<its name>], logging to `log_path`."""
+def run_job(name: str, config: Mapping, outputs: Mapping[str, str], log_path: str | None = None,
+            inputs: Iterable[str] = ()) -> None:
+    """Run experiment `name` and write each table to outputs[<its name>], logging to `log_path`.
+
+    Of the rule's `inputs`, the trial-score files this experiment sweeps
+    (sdpa_lab.layout.trial_scores_files) are read rather than drawn again.
+    """
     with job_log(name, log_path) as logger:
-        tables = run_experiment(name, config)
+        config = check_config(config)
+        given = set(map(str, inputs))
+        scores = {d_k: path for d_k, path in trial_scores_files(config, name).items() if path in given}
+        tables = run_experiment(name, config, scores)
         if set(tables) != set(outputs):
             raise ValueError(f"experiment {name!r} makes tables {sorted(tables)} but the rule names {sorted(outputs)}")
         for key, table in tables.items():

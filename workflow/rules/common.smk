@@ -1,6 +1,7 @@
 # Config checking and small helpers shared by the rules.
 
 from snakemake.io import report as for_report  # below, `report` is sdpa_lab.previous.report
+import json
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -9,7 +10,8 @@ import sdpa_lab
 
 # Parse-time imports stay light (no pandas, no matplotlib): every snakemake call, a no-op too, pays for them.
 from sdpa_lab.config import ConfigError, config_errors
-from sdpa_lab.layout import OUTPUTS
+from sdpa_lab.io import write_text_if_changed
+from sdpa_lab.layout import OUTPUTS, TRIAL_SCORES, trial_scores_files
 from sdpa_lab.report.specs import FIGURES, figure_files
 
 # Our own check first: one clear line per bad setting, before any job runs.
@@ -27,6 +29,8 @@ EXPERIMENT_CODE = sorted(
     str(p) for p in [*PACKAGE.glob("*.py"), *(PACKAGE / "experiments").glob("*.py")]
     if p.name not in NOT_EXPERIMENT_CODE
 )
+TRIAL_SCORES_CODE = [str(PACKAGE / name) for name in
+                     ("experiments/trial_scores.py", "seeding.py", "validation.py", "joblog.py")]
 CLAIMS_CODE = [str(PACKAGE / name) for name in ("claims.py", "results.py", "cli.py")]
 
 
@@ -37,15 +41,32 @@ def outputs_of(experiment):
 
 
 def settings_of(experiment):
-    """The settings `experiment` reads (the seed and its own section), for its params.
-
-    Snakemake records each job's params and reruns the job when they change, so
-    editing a section of config/config.yaml reruns exactly that experiment. The
-    lesson replications read no setting.
-    """
+    """The settings `experiment` reads: the seed and its own section (none for the lesson replications)."""
     if experiment not in config:
         return {}
     return {"seed": config["seed"], experiment: config[experiment]}
+
+
+# Beside sdpa_lab.previous's store: not a result, only what the results were last asked for.
+SETTINGS = ".snakemake/sdpa-lab-settings/{experiment}.json"
+
+
+def settings_file(experiment):
+    """A file holding the settings `experiment` reads, rewritten only when they change.
+
+    It is an input of the experiment's rule, so editing a section of
+    config/config.yaml reruns exactly that experiment (its input is then newer
+    than its outputs). Rules carry no `params:` for this: Snakemake's params
+    check imports pandas, about a quarter of a second on every call, a no-op too.
+    """
+    path = SETTINGS.format(experiment=experiment)
+    write_text_if_changed(json.dumps(settings_of(experiment), sort_keys=True, indent=2) + "\n", path)
+    return path
+
+
+def trial_scores_inputs(experiment):
+    """The shared trial-score files (rule trial_scores) `experiment` reads, one per d_k."""
+    return list(trial_scores_files(config, experiment).values())
 
 
 def experiment_outputs():

@@ -1,16 +1,38 @@
 # One rule per experiment. Each writes its CSV(s) to results/ through the
-# package (sdpa_lab.pipeline.run_job); the lesson replications (lesson_*)
-# ignore the sweep config and use the lesson's own parameters and seeds.
+# package (sdpa_lab.pipeline.run_job, for the experiment the rule is named
+# after). An experiment reruns when its code or its settings change: its
+# settings file (settings_file in common.smk) is rewritten only when they do.
+# The lesson replications (lesson_*) ignore the sweep config and use the
+# lesson's own parameters and seeds.
+
+
+# The (query, T keys) trial scores that entropy_sweep, ranking_invariance and
+# gradient share, one job per (seed, T, trials, d_k): drawing the keys is
+# nearly all their cost, so it is paid once. Temporary: deleted once read.
+rule trial_scores:
+    input:
+        code=TRIAL_SCORES_CODE,
+    output:
+        temp(TRIAL_SCORES),
+    wildcard_constraints:
+        seed=r"\d+",
+        T=r"\d+",
+        trials=r"\d+",
+        d_k=r"\d+",
+    log:
+        "logs/trial_scores/seed{seed}_T{T}_trials{trials}_dk{d_k}.log",
+    benchmark:
+        "benchmarks/rules/trial_scores/seed{seed}_T{T}_trials{trials}_dk{d_k}.tsv"
+    script:
+        "../scripts/draw_trial_scores.py"
 
 
 rule variance:
     input:
         code=EXPERIMENT_CODE,
+        settings=settings_file("variance"),
     output:
         **outputs_of("variance"),
-    params:
-        experiment="variance",
-        settings=settings_of("variance"),  # a change of these settings reruns the job
     log:
         "logs/variance.log",
     benchmark:
@@ -22,11 +44,10 @@ rule variance:
 rule entropy_sweep:
     input:
         code=EXPERIMENT_CODE,
+        settings=settings_file("entropy_sweep"),
+        scores=trial_scores_inputs("entropy_sweep"),
     output:
         **outputs_of("entropy_sweep"),
-    params:
-        experiment="entropy_sweep",
-        settings=settings_of("entropy_sweep"),  # a change of these settings reruns the job
     log:
         "logs/entropy_sweep.log",
     benchmark:
@@ -38,11 +59,10 @@ rule entropy_sweep:
 rule ranking_invariance:
     input:
         code=EXPERIMENT_CODE,
+        settings=settings_file("ranking_invariance"),
+        scores=trial_scores_inputs("ranking_invariance"),
     output:
         **outputs_of("ranking_invariance"),
-    params:
-        experiment="ranking_invariance",
-        settings=settings_of("ranking_invariance"),  # a change of these settings reruns the job
     log:
         "logs/ranking_invariance.log",
     benchmark:
@@ -54,11 +74,9 @@ rule ranking_invariance:
 rule forward_shape:
     input:
         code=EXPERIMENT_CODE,
+        settings=settings_file("forward_shape"),
     output:
         **outputs_of("forward_shape"),
-    params:
-        experiment="forward_shape",
-        settings=settings_of("forward_shape"),  # a change of these settings reruns the job
     log:
         "logs/forward_shape.log",
     benchmark:
@@ -70,11 +88,10 @@ rule forward_shape:
 rule gradient:
     input:
         code=EXPERIMENT_CODE,
+        settings=settings_file("gradient"),
+        scores=trial_scores_inputs("gradient"),
     output:
         **outputs_of("gradient"),
-    params:
-        experiment="gradient",
-        settings=settings_of("gradient"),  # a change of these settings reruns the job
     log:
         "logs/gradient.log",
     benchmark:
@@ -86,11 +103,9 @@ rule gradient:
 rule learning:
     input:
         code=EXPERIMENT_CODE,
+        settings=settings_file("learning"),
     output:
         **outputs_of("learning"),
-    params:
-        experiment="learning",
-        settings=settings_of("learning"),  # a change of these settings reruns the job
     log:
         "logs/learning.log",
     benchmark:
@@ -104,9 +119,6 @@ rule lesson_variance:
         code=EXPERIMENT_CODE,
     output:
         **outputs_of("lesson_variance"),
-    params:
-        experiment="lesson_variance",
-        settings=settings_of("lesson_variance"),  # a change of these settings reruns the job
     log:
         "logs/lesson_variance.log",
     benchmark:
@@ -120,9 +132,6 @@ rule lesson_softmax_collapse:
         code=EXPERIMENT_CODE,
     output:
         **outputs_of("lesson_softmax_collapse"),
-    params:
-        experiment="lesson_softmax_collapse",
-        settings=settings_of("lesson_softmax_collapse"),  # a change of these settings reruns the job
     log:
         "logs/lesson_softmax_collapse.log",
     benchmark:
@@ -136,9 +145,6 @@ rule lesson_forward:
         code=EXPERIMENT_CODE,
     output:
         **outputs_of("lesson_forward"),
-    params:
-        experiment="lesson_forward",
-        settings=settings_of("lesson_forward"),  # a change of these settings reruns the job
     log:
         "logs/lesson_forward.log",
     benchmark:

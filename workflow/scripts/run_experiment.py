@@ -1,10 +1,11 @@
-"""Thin Snakemake entry point: run the experiment named by the rule and write its CSVs."""
+"""Thin Snakemake entry point: run the experiment the rule is named after and write its CSVs."""
 
 from sdpa_lab.pipeline import run_job
 
 run_job(
-    snakemake.params.experiment,  # noqa: F821 (injected by Snakemake)
+    snakemake.rule,  # noqa: F821 (injected by Snakemake): each experiment rule is named after its experiment
     snakemake.config,  # noqa: F821
     dict(snakemake.output.items()),  # noqa: F821
     snakemake.log[0],  # noqa: F821
+    inputs=list(snakemake.input),  # noqa: F821 (the trial-score files, for the experiments that share them)
 )

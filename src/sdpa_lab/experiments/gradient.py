@@ -1,6 +1,7 @@
 """B7 (gradient): a saturated softmax passes almost no gradient; the scaled one stays responsive.
 
-Each trial draws one query q ~ N(0, I_dk), T keys K ~ N(0, I), values V ~ N(0, I)
+Each trial draws one query q ~ N(0, I_dk), T keys K ~ N(0, I) (the trial scores
+B5 and B6 use too: sdpa_lab.experiments.trial_scores), values V ~ N(0, I)
 of shape (T, d_v) and an upstream gradient g_out ~ N(0, I_dv) standing for
 dL/d(out). With p = softmax(scale * K q) and the softmax Jacobian
 J = diag(p) - p p^T, per trial:
@@ -23,19 +24,21 @@ streamed in chunks.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments.variance import scale_factor
+from sdpa_lab.experiments.trial_scores import trial_scores
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
-# Elements per drawn chunk (trials * T * max(d_k, T)): about 2**20 float64 = 8 MiB per array,
-# bounding both the keys (m, T, d_k) and the Jacobians (m, T, T).
+# Elements per chunk (trials * T * max(d_v, T)): about 2**20 float64 = 8 MiB per array,
+# bounding both the values (m, T, d_v) and the Jacobians (m, T, T).
 CHUNK_ELEMENTS = 1 << 20
 
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
@@ -62,17 +65,25 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
-def trial_draws(rng: np.random.Generator, trials: int, T: int, d_k: int, d_v: int) -> Iterator[tuple]:
-    """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v), |q| (m,)."""
-    per_chunk = max(1, CHUNK_ELEMENTS // (T * max(d_k, d_v, T)))
-    rng_q, rng_k, rng_v, rng_g = rng.spawn(4)  # separate streams: the draws do not depend on the chunk size
-    for start in range(0, trials, per_chunk):
-        m = min(per_chunk, trials - start)
-        q = rng_q.standard_normal((m, d_k))  # (m, d_k)
-        K = rng_k.standard_normal((m, T, d_k))  # (m, T, d_k)
+def chunk_rows(T: int, d_v: int) -> int:
+    """Trials per chunk: about CHUNK_ELEMENTS values or Jacobian entries."""
+    return max(1, CHUNK_ELEMENTS // (T * max(d_v, T)))
+
+
+def trial_draws(seed: int, d_k: int, T: int, trials: int, d_v: int,
+                scores: str | os.PathLike | None = None) -> Iterator[tuple]:
+    """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v), |q| (m,).
+
+    The scores and |q| are the shared trial scores (trial_scores), read from the file
+    `scores` if given, else drawn; V and g_out come from this experiment's own streams.
+    """
+    rows = chunk_rows(T, d_v)
+    rng_v, rng_g = stream(seed, "gradient", d_k, T).spawn(2)  # separate streams: the draws do not depend on rows
+    for raw, q_norm in trial_scores(seed, d_k, T, trials, rows, scores):
+        m = len(raw)
         V = rng_v.standard_normal((m, T, d_v))  # (m, T, d_v)
         g_out = rng_g.standard_normal((m, d_v))  # (m, d_v)
-        yield np.einsum("mtd,md->mt", K, q), V, g_out, np.linalg.norm(q, axis=-1)  # (m, T), (m, T, d_v), (m, d_v), (m,)
+        yield raw, V, g_out, q_norm  # (m, T), (m, T, d_v), (m, d_v), (m,)
 
 
 def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict[str, np.ndarray]:
@@ -95,14 +106,20 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict
     }
 
 
-def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> pd.DataFrame:
-    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale."""
+def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                 scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale.
+
+    The trials' raw scores are read from scores[d_k] (an .npy file of
+    trial_scores.write_trial_scores) where given, else drawn here: same numbers.
+    """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)  # a std needs two trials
     rows = []
     for d_k in d_k_values:
         acc = {(s, q): Moments() for s in SCALES for q in QUANTITIES}
-        for raw, V, g_out, q_norm in trial_draws(stream(seed, "gradient", d_k, T), trials, T, d_k, value_dim(d_k)):
+        draws = trial_draws(seed, d_k, T, trials, value_dim(d_k), (scores or {}).get(d_k))
+        for raw, V, g_out, q_norm in draws:
             for scale in SCALES:
                 c = 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
                 for quantity, x in gradient_norms(raw, V, g_out, c).items():

@@ -7,14 +7,15 @@ underflows to exactly 0, several keys tie and the argsort order is arbitrary.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from sdpa_lab.attention import softmax
-from sdpa_lab.experiments.entropy_sweep import trial_logits
-from sdpa_lab.seeding import stream
+from sdpa_lab.experiments.entropy_sweep import chunk_rows
+from sdpa_lab.experiments.trial_scores import trial_scores
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 DTYPES = ("float64", "float32")
@@ -26,8 +27,13 @@ def _has_ties(w: np.ndarray) -> np.ndarray:
     return np.any(s[:, 1:] == s[:, :-1], axis=-1)
 
 
-def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int) -> pd.DataFrame:
-    """Per d_k: fraction of trials whose scaled and unscaled rankings agree, on logits and on weights."""
+def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                           scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+    """Per d_k: fraction of trials whose scaled and unscaled rankings agree, on logits and on weights.
+
+    The trials' raw scores are read from scores[d_k] (an .npy file of
+    trial_scores.write_trial_scores) where given, else drawn here: same numbers.
+    """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=1)
     rows = []
@@ -37,7 +43,7 @@ def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials:
         def add(dtype: str, quantity: str, n: int) -> None:
             counts[dtype, quantity] = counts.get((dtype, quantity), 0) + int(n)
 
-        for raw64 in trial_logits(stream(seed, "ranking_invariance", d_k, T), trials, T, d_k):
+        for raw64, _ in trial_scores(seed, d_k, T, trials, chunk_rows(T), (scores or {}).get(d_k)):
             for dtype in DTYPES:
                 raw = raw64.astype(dtype)  # (m, T)
                 scaled = raw / raw.dtype.type(np.sqrt(d_k))  # stays in dtype

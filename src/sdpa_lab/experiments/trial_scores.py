@@ -1,0 +1,121 @@
+"""The draws B5, B6 and B7 share: raw scores K q of one query against T keys, many trials.
+
+Each trial draws a query q ~ N(0, I_dk) and T keys K ~ N(0, I) of shape (T, d_k),
+and keeps the raw scores K q (T,) and the query norm |q|. Drawing (q, K) is nearly
+all the cost of the entropy, ranking and gradient experiments (trials * (T + 1) * d_k
+normals against trials * T scores kept), so the workflow draws them once per
+(seed, d_k, T, trials), in a job of their own, into an .npy file that each of those
+experiments reads back in chunks. Without a file, the same scores are drawn in process:
+the numbers are the same either way.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from sdpa_lab.joblog import job_log
+from sdpa_lab.seeding import stream
+from sdpa_lab.validation import check_int, check_seed
+
+# Elements (trials * T * d_k) per drawn chunk of keys: 2**20 float64 = 8 MiB.
+CHUNK_ELEMENTS = 1 << 20
+
+
+def draw_chunk_rows(T: int, d_k: int) -> int:
+    """Trials per drawn chunk, so that a chunk of keys holds about CHUNK_ELEMENTS floats."""
+    return max(1, CHUNK_ELEMENTS // (T * d_k))
+
+
+def draw_trial_scores(seed: int, d_k: int, T: int, trials: int) -> Iterator[np.ndarray]:
+    """Raw scores and query norms of `trials` independent (query, T keys) draws, in chunks (m, T + 1).
+
+    Column j < T of a chunk is the score K[j] . q of each trial; column T is |q|.
+    q and K come from separate streams keyed by (seed, d_k, T), each drawn in order,
+    so the first n trials are the same whatever `trials` is.
+    """
+    seed = check_seed(seed)
+    d_k, T, trials = check_int(d_k, "d_k"), check_int(T, "T"), check_int(trials, "trials")
+    rows = draw_chunk_rows(T, d_k)
+    rng_q, rng_k = stream(seed, "trial_scores", d_k, T).spawn(2)
+    for start in range(0, trials, rows):
+        m = min(rows, trials - start)
+        q = rng_q.standard_normal((m, d_k))  # (m, d_k)
+        K = rng_k.standard_normal((m, T, d_k))  # (m, T, d_k)
+        chunk = np.empty((m, T + 1))  # (m, T + 1)
+        chunk[:, :T] = np.einsum("mtd,md->mt", K, q)  # scores K q, without a (m, T, d_k) temporary
+        chunk[:, T] = np.linalg.norm(q, axis=-1)
+        yield chunk
+
+
+def write_trial_scores(seed: int, d_k: int, T: int, trials: int, path: str | os.PathLike) -> None:
+    """Draw the trial scores (draw_trial_scores) into the .npy file `path`, shape (trials, T + 1), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(trials, T + 1))
+        start = 0
+        for chunk in draw_trial_scores(seed, d_k, T, trials):
+            out[start:start + len(chunk)] = chunk
+            start += len(chunk)
+        out.flush()
+        del out  # unmap before the rename
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -> Iterator[np.ndarray]:
+    """The trial scores written by write_trial_scores, in chunks (m, T + 1) of `rows` trials.
+
+    Raises ValueError if the file holds another number of trials or keys.
+    """
+    scores = np.load(path, mmap_mode="r")  # read chunk by chunk, never whole
+    if scores.shape != (trials, T + 1) or scores.dtype != np.float64:
+        raise ValueError(f"{path}: holds trial scores of shape {scores.shape} ({scores.dtype}); "
+                         f"expected ({trials}, {T + 1}) float64 for T = {T}, trials = {trials}")
+    for start in range(0, trials, rows):
+        yield np.array(scores[start:start + rows])
+
+
+def rechunk(chunks: Iterator[np.ndarray], rows: int) -> Iterator[np.ndarray]:
+    """The rows of `chunks` (each (m, ...)), regrouped into chunks of `rows` (the last may be shorter)."""
+    pending: list[np.ndarray] = []
+    held = 0
+    for chunk in chunks:
+        pending.append(chunk)
+        held += len(chunk)
+        while held >= rows:
+            block = np.concatenate(pending)
+            yield block[:rows]
+            pending, held = [block[rows:]], held - rows
+    if held:
+        yield np.concatenate(pending)
+
+
+def trial_scores(seed: int, d_k: int, T: int, trials: int, rows: int,
+                 path: str | os.PathLike | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Raw scores (m, T) and query norms (m,) of the trials, `rows` per chunk: from `path` if given, else drawn.
+
+    Both ways give the same numbers: the file holds exactly what draw_trial_scores yields.
+    """
+    rows = check_int(rows, "rows")
+    chunks = (read_trial_scores(path, T, trials, rows) if path is not None
+              else rechunk(draw_trial_scores(seed, d_k, T, trials), rows))
+    for chunk in chunks:
+        yield chunk[:, :T], chunk[:, T]
+
+
+def draw_job(seed: int, d_k: int, T: int, trials: int, path: str | os.PathLike, log_path: str | None = None) -> None:
+    """What rule trial_scores runs: write_trial_scores, logged to `log_path`."""
+    with job_log("trial_scores", log_path) as logger:
+        write_trial_scores(seed, d_k, T, trials, path)
+        logger.info("trial_scores: wrote %d trials (seed %d, d_k %d, T %d) to %s", trials, seed, d_k, T, path)
