@@ -1,0 +1,72 @@
+"""The figures job: the same bytes as drawing each figure on its own, from tables read once, with the run's k."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sdpa_lab import claims as C
+from sdpa_lab.cli import write_claims
+from sdpa_lab.report import figures as F
+from sdpa_lab.report import jobs as J
+from sdpa_lab.results import Results, read_table
+
+from conftest import TINY_CONFIG, write_run
+
+
+@pytest.fixture(scope="module")
+def results_dir(tmp_path_factory) -> Path:
+    """A small run's CSVs with its claims.csv, as the claims rule leaves them."""
+    root = tmp_path_factory.mktemp("figures_job")
+    results = write_run(root, TINY_CONFIG)
+    write_claims(results, results / "claims.csv", TINY_CONFIG)
+    return results
+
+
+def test_k_from_claims_csv_is_the_decided_k(results_dir):
+    assert J.claims_csv_k(results_dir) == C.decide(results_dir).k  # exactly, not approximately
+
+
+def test_k_is_decided_afresh_when_claims_csv_is_missing_or_older(results_dir, tmp_path):
+    assert J.claims_csv_k(tmp_path) is None
+    for csv in results_dir.glob("*.csv"):
+        (tmp_path / csv.name).write_bytes(csv.read_bytes())
+    claims = tmp_path / "claims.csv"
+    older = claims.stat().st_mtime_ns - 10**9
+    os.utime(claims, ns=(older, older))
+    assert J.claims_csv_k(tmp_path) is None
+    assert J.run_k(tmp_path) == C.decide(results_dir).k
+
+
+def test_no_figure_modifies_the_tables_it_shares(results_dir):
+    R = Results(results_dir)
+    for name, spec in F.FIGURES.items():
+        F.render(F.draw(name, R, 4.0), "png")
+        for csv in spec.reads:
+            pd.testing.assert_frame_equal(R[csv], read_table(results_dir, csv), obj=f"{name}: {csv}")
+
+
+def test_job_writes_what_each_figure_drawn_alone_gives_and_the_same_bytes_twice(results_dir, tmp_path):
+    J.figures_job(results_dir, tmp_path / "a")
+    J.figures_job(results_dir, tmp_path / "b")
+    k = C.decide(results_dir).k
+    for name, spec in F.FIGURES.items():
+        F.make_figure(name, results_dir, tmp_path / "alone" / name, k if spec.uses_k else None)  # fresh tables
+        for fmt in F.FORMATS:
+            written = (tmp_path / "a" / f"{name}.{fmt}").read_bytes()
+            assert written == (tmp_path / "b" / f"{name}.{fmt}").read_bytes(), (name, fmt)
+            assert written == (tmp_path / "alone" / f"{name}.{fmt}").read_bytes(), (name, fmt)
+
+
+def test_layout_is_solved_once_and_does_not_depend_on_the_order_of_formats(results_dir):
+    R = Results(results_dir)
+    for name in ("variance", "forward_heatmap"):  # two panels; a colorbar
+        first, second = F.draw(name, R, 4.0), F.draw(name, R, 4.0)
+        assert first.get_layout_engine() is not None  # drawn with constrained layout ...
+        png, svg = F.render(first, "png"), F.render(first, "svg")
+        assert first.get_layout_engine() is None  # ... solved by the first render and kept
+        assert (F.render(second, "svg"), F.render(second, "png")) == (svg, png), name
+        assert F.render(first, "png") == png, name
