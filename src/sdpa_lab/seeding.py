@@ -25,13 +25,16 @@ def stream(seed: int, experiment: str, *params: int) -> np.random.Generator:
 
     Two calls with the same arguments give the same draws; different
     experiments or parameters give statistically independent streams.
+    The bit generator is SFC64 rather than default_rng's PCG64: NumPy's fastest
+    (about a fifth less time per normal here, and drawing normals is most of
+    the pipeline's work), with the same SeedSequence seeding and spawning.
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     key = (experiment_key(experiment),) + tuple(int(p) for p in params)
     if any(k < 0 for k in key):
         raise ValueError(f"stream parameters must be non-negative integers, got {params!r}")
-    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=key))
+    return np.random.Generator(np.random.SFC64(np.random.SeedSequence(int(seed), spawn_key=key)))
 
 
 def lesson_legacy_stream() -> np.random.RandomState:
