@@ -7,23 +7,32 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the Snakefile imports this module at parse time: no pandas import at run time
+if TYPE_CHECKING:  # the Snakefile imports this module at parse time: no pandas (or numpy) import at run time
     import pandas as pd
 
+    from sdpa_lab.tables import Rows
 
-def write_csv(table: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write `table` to `path` as CSV, atomically.
+
+def write_csv(table: pd.DataFrame | Rows, path: str | os.PathLike) -> None:
+    """Write `table` (a DataFrame, or rows: sdpa_lab.tables) to `path` as CSV, atomically.
 
     The bytes depend only on the table (shortest round-trip floats, "\\n"
-    line ends); the file appears under its name only once complete, so a
-    reader never sees half a CSV, even if the process is killed mid-write.
+    line ends; rows give the same bytes as their DataFrame); the file appears
+    under its name only once complete, so a reader never sees half a CSV,
+    even if the process is killed mid-write.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from sdpa_lab.tables import csv_text  # imports numpy: not at the Snakefile's parse time
+
+    text = csv_text(table) if isinstance(table, list) else None  # bad rows fail before any file is made
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", newline="") as fh:
-            table.to_csv(fh, index=False, lineterminator="\n")
+            if text is None:
+                table.to_csv(fh, index=False, lineterminator="\n")
+            else:
+                fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)  # mkstemp makes it 0600: results must be readable like any other file

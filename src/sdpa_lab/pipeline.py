@@ -9,51 +9,58 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-import pandas as pd
-
 from sdpa_lab.config import check_config
-from sdpa_lab.experiments.entropy_sweep import run_entropy_single_draw, run_entropy_sweep
-from sdpa_lab.experiments.forward_shape import run_forward_shape
-from sdpa_lab.experiments.gradient import run_gradient
-from sdpa_lab.experiments.learning import run_learning
-from sdpa_lab.experiments.ranking_invariance import run_ranking_invariance
+from sdpa_lab.experiments.entropy_sweep import entropy_single_draw_rows, entropy_sweep_rows
+from sdpa_lab.experiments.forward_shape import forward_shape_rows
+from sdpa_lab.experiments.gradient import gradient_rows
+from sdpa_lab.experiments.ranking_invariance import ranking_invariance_rows
 from sdpa_lab.experiments.replication import (
-    run_replicate_forward,
-    run_replicate_softmax_collapse,
-    run_replicate_variance,
+    replicate_forward_rows,
+    replicate_softmax_collapse_rows,
+    replicate_variance_rows,
 )
-from sdpa_lab.experiments.variance import run_variance
+from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
 from sdpa_lab.joblog import job_log
 from sdpa_lab.layout import OUTPUTS, trial_scores_files  # OUTPUTS re-exported: where each experiment's tables land
+from sdpa_lab.tables import Rows
 
-Tables = dict[str, pd.DataFrame]
+# The tables of one experiment, by output name. Rows, not DataFrames: an
+# experiment job then never imports pandas (a quarter of a second each).
+Tables = dict[str, Rows]
+
+
+def _learning(c: Mapping) -> Tables:
+    from sdpa_lab.experiments.learning import run_learning
+
+    table, curves = run_learning(c["seed"], c["learning"]["d_k"], c["learning"]["T"], c["learning"]["runs"],
+                                 c["learning"]["steps"], c["learning"]["learning_rates"],
+                                 c["learning"]["loss_threshold"])
+    return {"table": table, "curves": curves}
 
 # Experiment name -> function of the (checked) config and the trial-score files
 # ({d_k: path}, see sdpa_lab.layout.trial_scores_files; empty: draw in process)
 # returning {output name: table}. The output names are the keys of OUTPUTS
 # (sdpa_lab.layout) and of each rule's `output:`.
 EXPERIMENTS: dict[str, Callable[[Mapping, Mapping[int, str]], Tables]] = {
-    "variance": lambda c, s: {"table": run_variance(c["seed"], c["variance"]["d_k"], c["variance"]["n_pairs"])},
+    "variance": lambda c, s: {"table": variance_rows(c["seed"], c["variance"]["d_k"], c["variance"]["n_pairs"])},
     "entropy_sweep": lambda c, s: {
-        "table": run_entropy_sweep(c["seed"], c["entropy_sweep"]["d_k"], c["entropy_sweep"]["T"],
-                                   c["entropy_sweep"]["trials"], s),
-        "single_draw": run_entropy_single_draw(),
+        "table": entropy_sweep_rows(c["seed"], c["entropy_sweep"]["d_k"], c["entropy_sweep"]["T"],
+                                    c["entropy_sweep"]["trials"], s),
+        "single_draw": entropy_single_draw_rows(),
     },
     "ranking_invariance": lambda c, s: {
-        "table": run_ranking_invariance(c["seed"], c["ranking_invariance"]["d_k"], c["ranking_invariance"]["T"],
-                                        c["ranking_invariance"]["trials"], s),
+        "table": ranking_invariance_rows(c["seed"], c["ranking_invariance"]["d_k"], c["ranking_invariance"]["T"],
+                                         c["ranking_invariance"]["trials"], s),
     },
-    "forward_shape": lambda c, s: {"table": run_forward_shape(c["seed"], c["forward_shape"]["shapes"])},
+    "forward_shape": lambda c, s: {"table": forward_shape_rows(c["seed"], c["forward_shape"]["shapes"])},
     "gradient": lambda c, s: {
-        "table": run_gradient(c["seed"], c["gradient"]["d_k"], c["gradient"]["T"], c["gradient"]["trials"], s),
+        "table": gradient_rows(c["seed"], c["gradient"]["d_k"], c["gradient"]["T"], c["gradient"]["trials"], s),
     },
-    "learning": lambda c, s: dict(zip(("table", "curves"), run_learning(  # returns (table, curves)
-        c["seed"], c["learning"]["d_k"], c["learning"]["T"], c["learning"]["runs"], c["learning"]["steps"],
-        c["learning"]["learning_rates"], c["learning"]["loss_threshold"]))),
-    "lesson_variance": lambda c, s: {"table": run_replicate_variance()},
-    "lesson_softmax_collapse": lambda c, s: {"table": run_replicate_softmax_collapse()},
-    "lesson_forward": lambda c, s: {"table": run_replicate_forward()},
+    "learning": lambda c, s: _learning(c),
+    "lesson_variance": lambda c, s: {"table": replicate_variance_rows()},
+    "lesson_softmax_collapse": lambda c, s: {"table": replicate_softmax_collapse_rows()},
+    "lesson_forward": lambda c, s: {"table": replicate_forward_rows()},
 }
 
 

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from sdpa_lab.attention import entropy, lesson_entropy, softmax
+from sdpa_lab.experiments.trial_scores import trial_scores
 from sdpa_lab.experiments.variance import SCALES, scale_factor
 from sdpa_lab.moments import Moments
-from sdpa_lab.experiments.trial_scores import trial_scores
 from sdpa_lab.seeding import lesson_legacy_stream
+from sdpa_lab.tables import Rows, frame
 from sdpa_lab.validation import check_int, check_int_list, check_seed
+
+if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
+    import pandas as pd
 
 # Trials per chunk are bounded by their scores (m, T): 2**20 float64 = 8 MiB per array.
 CHUNK_ELEMENTS = 1 << 20
@@ -40,8 +44,8 @@ def chunk_rows(T: int) -> int:
     return max(1, CHUNK_ELEMENTS // T)
 
 
-def run_entropy_sweep(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                      scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                      scores: Mapping[int, str | os.PathLike] | None = None) -> Rows:
     """Mean (and standard error) of softmax entropy and max weight per d_k and scale.
 
     The trials' raw scores are read from scores[d_k] (an .npy file of
@@ -63,10 +67,16 @@ def run_entropy_sweep(seed: int, d_k_values: Sequence[int], T: int, trials: int,
             for statistic, value in m.summary().items():
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,
                              "quantity": quantity, "statistic": statistic, "value": float(value)})
-    return pd.DataFrame(rows)
+    return rows
 
 
-def run_entropy_single_draw() -> pd.DataFrame:
+def run_entropy_sweep(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                      scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+    """entropy_sweep_rows, as a DataFrame."""
+    return frame(entropy_sweep_rows(seed, d_k_values, T, trials, scores))
+
+
+def entropy_single_draw_rows() -> Rows:
     """Exercise 2 as the lesson words it: np.random.seed(42), then for each d_k one query vs 8 keys."""
     rs = lesson_legacy_stream()
     rows = []
@@ -78,4 +88,9 @@ def run_entropy_single_draw() -> pd.DataFrame:
             w = softmax(raw * scale_factor(scale, d_k))
             rows.append({"d_k": d_k, "T": EXERCISE2_T, "scale": scale,
                          "entropy": float(lesson_entropy(w))})
-    return pd.DataFrame(rows)
+    return rows
+
+
+def run_entropy_single_draw() -> pd.DataFrame:
+    """entropy_single_draw_rows, as a DataFrame."""
+    return frame(entropy_single_draw_rows())

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from sdpa_lab.attention import scaled_dot_product_attention
 from sdpa_lab.seeding import stream
+from sdpa_lab.tables import Rows, frame
 from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem
+
+if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
+    import pandas as pd
 
 DTYPES = ("float64", "float32")
 
 
-def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFrame:
+def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
     """For each (B, T, d_k) and dtype: the shapes, dtype and row sums of one seeded forward."""
     seed, shapes = check_seed(seed), check_shapes(shapes, "shapes")
     for i, shape in enumerate(shapes):
@@ -39,4 +43,9 @@ def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFram
             for quantity, value in measured.items():
                 rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "dtype": dtype,
                              "quantity": quantity, "value": float(value)})
-    return pd.DataFrame(rows)
+    return rows
+
+
+def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFrame:
+    """forward_shape_rows, as a DataFrame."""
+    return frame(forward_shape_rows(seed, shapes))

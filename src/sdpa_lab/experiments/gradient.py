@@ -26,16 +26,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from sdpa_lab.attention import softmax
-from sdpa_lab.experiments.variance import scale_factor
 from sdpa_lab.experiments.trial_scores import trial_scores
+from sdpa_lab.experiments.variance import scale_factor
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
+from sdpa_lab.tables import Rows, frame
 from sdpa_lab.validation import check_int, check_int_list, check_seed
+
+if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
+    import pandas as pd
 
 # Elements per chunk (trials * T * max(d_v, T)): about 2**20 float64 = 8 MiB per array,
 # bounding both the values (m, T, d_v) and the Jacobians (m, T, T).
@@ -106,8 +110,8 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict
     }
 
 
-def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                 scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                 scores: Mapping[int, str | os.PathLike] | None = None) -> Rows:
     """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale.
 
     The trials' raw scores are read from scores[d_k] (an .npy file of
@@ -128,4 +132,10 @@ def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int,
             for statistic, value in m.summary().items():
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,
                              "quantity": quantity, "statistic": statistic, "value": float(value)})
-    return pd.DataFrame(rows)
+    return rows
+
+
+def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                 scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+    """gradient_rows, as a DataFrame."""
+    return frame(gradient_rows(seed, d_k_values, T, trials, scores))

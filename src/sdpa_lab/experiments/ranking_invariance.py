@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments.entropy_sweep import chunk_rows
 from sdpa_lab.experiments.trial_scores import trial_scores
+from sdpa_lab.tables import Rows, frame
 from sdpa_lab.validation import check_int, check_int_list, check_seed
+
+if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
+    import pandas as pd
 
 DTYPES = ("float64", "float32")
 
@@ -27,8 +31,8 @@ def _has_ties(w: np.ndarray) -> np.ndarray:
     return np.any(s[:, 1:] == s[:, :-1], axis=-1)
 
 
-def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                           scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                           scores: Mapping[int, str | os.PathLike] | None = None) -> Rows:
     """Per d_k: fraction of trials whose scaled and unscaled rankings agree, on logits and on weights.
 
     The trials' raw scores are read from scores[d_k] (an .npy file of
@@ -64,4 +68,10 @@ def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials:
         for (dtype, quantity), n in counts.items():
             rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "dtype": dtype,
                          "quantity": quantity, "count": n, "fraction": n / trials})
-    return pd.DataFrame(rows)
+    return rows
+
+
+def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int,
+                           scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
+    """ranking_invariance_rows, as a DataFrame."""
+    return frame(ranking_invariance_rows(seed, d_k_values, T, trials, scores))

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from sdpa_lab.attention import lesson_entropy, scaled_dot_product_attention, softmax
 from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream
+from sdpa_lab.tables import Rows, frame
+
+if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
+    import pandas as pd
 
 # The lesson's parameters: fixed, whatever the sweep config says.
 A1_D_K = (4, 16, 64, 256)
@@ -45,7 +50,7 @@ def lesson_variance_scores(rs: np.random.RandomState, n: int, d_k: int) -> np.nd
     return scores
 
 
-def run_replicate_variance() -> pd.DataFrame:
+def replicate_variance_rows() -> Rows:
     """A1: raw and scaled score variance for d_k = 4, 16, 64, 256 on one global seeded stream."""
     rs = lesson_legacy_stream()
     rows = []
@@ -55,10 +60,15 @@ def run_replicate_variance() -> pd.DataFrame:
                      "value": float(scores.var())})
         rows.append({"d_k": d_k, "n_samples": A1_N_SAMPLES, "quantity": "scaled_variance",
                      "value": float((scores / np.sqrt(d_k)).var())})
-    return pd.DataFrame(rows)
+    return rows
 
 
-def run_replicate_softmax_collapse() -> pd.DataFrame:
+def run_replicate_variance() -> pd.DataFrame:
+    """replicate_variance_rows, as a DataFrame."""
+    return frame(replicate_variance_rows())
+
+
+def replicate_softmax_collapse_rows() -> Rows:
     """A2: one query against T = 8 keys at d_k = 256, softmax of raw vs scaled scores."""
     rs = lesson_legacy_stream()
     q = rs.randn(A2_D_K)  # (d_k,)
@@ -82,13 +92,15 @@ def run_replicate_softmax_collapse() -> pd.DataFrame:
         {"quantity": "scaled_entropy", "key": "", "value": float(lesson_entropy(w_scaled))},
         {"quantity": "uniform_entropy", "key": "", "value": float(np.log(A2_T))},
     ]
-    table = pd.DataFrame(rows)
-    table.insert(0, "T", A2_T)
-    table.insert(0, "d_k", A2_D_K)
-    return table
+    return [{"d_k": A2_D_K, "T": A2_T, **row} for row in rows]
 
 
-def run_replicate_forward() -> pd.DataFrame:
+def run_replicate_softmax_collapse() -> pd.DataFrame:
+    """replicate_softmax_collapse_rows, as a DataFrame."""
+    return frame(replicate_softmax_collapse_rows())
+
+
+def replicate_forward_rows() -> Rows:
     """A3: the forward on (B, T, d_k) = (1, 6, 16) with default_rng(42): shapes, row sums, weights."""
     rng = lesson_default_rng()
     B, T, d_k = A3_SHAPE
@@ -106,7 +118,9 @@ def run_replicate_forward() -> pd.DataFrame:
     for i in range(T):
         for j in range(T):
             rows.append({"quantity": "weight", "row": i, "col": j, "value": float(weights[0, i, j])})
-    table = pd.DataFrame(rows)
-    for name, size in zip(("d_k", "T", "B"), (d_k, T, B)):
-        table.insert(0, name, size)
-    return table
+    return [{"B": B, "T": T, "d_k": d_k, **row} for row in rows]
+
+
+def run_replicate_forward() -> pd.DataFrame:
+    """replicate_forward_rows, as a DataFrame."""
+    return frame(replicate_forward_rows())

@@ -9,13 +9,17 @@ stays bounded whatever n_pairs and d_k are.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
+from sdpa_lab.tables import Rows, frame
 from sdpa_lab.validation import check_int, check_int_list, check_seed
+
+if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
+    import pandas as pd
 
 # Elements (rows * d_k) per drawn chunk: 2**20 float64 = 8 MiB per array.
 CHUNK_ELEMENTS = 1 << 20
@@ -56,7 +60,7 @@ def score_moments(rng: np.random.Generator, n_pairs: int, d_k: int) -> Moments:
     return total
 
 
-def run_variance(seed: int, d_k_values: Sequence[int], n_pairs: int) -> pd.DataFrame:
+def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int) -> Rows:
     """Mean, variance and std of the scores per d_k and scale, one row per statistic."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     n_pairs = check_int(n_pairs, "n_pairs", minimum=2)  # a variance needs two samples
@@ -73,4 +77,9 @@ def run_variance(seed: int, d_k_values: Sequence[int], n_pairs: int) -> pd.DataF
                     {"seed": seed, "d_k": d_k, "n_pairs": n_pairs, "scale": scale,
                      "statistic": statistic, "value": float(value)}
                 )
-    return pd.DataFrame(rows)
+    return rows
+
+
+def run_variance(seed: int, d_k_values: Sequence[int], n_pairs: int) -> pd.DataFrame:
+    """variance_rows, as a DataFrame."""
+    return frame(variance_rows(seed, d_k_values, n_pairs))
