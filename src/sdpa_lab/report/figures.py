@@ -24,7 +24,16 @@ from matplotlib.figure import Figure
 
 from sdpa_lab.claims import variance_se
 from sdpa_lab.io import write_bytes
-from sdpa_lab.report.specs import FIGURES, FORMATS, FigureSpec, band_words, figures_for  # noqa: F401 (re-exported)
+from sdpa_lab.report.specs import (  # noqa: F401 (re-exported)
+    DPI,
+    FIGURES,
+    FORMATS,
+    HEIGHT,
+    WIDTH,
+    FigureSpec,
+    band_words,
+    figures_for,
+)
 from sdpa_lab.results import Results
 
 # Fixed look: same fonts, sizes and hash salt on every machine that has matplotlib's bundled DejaVu fonts.
@@ -48,7 +57,6 @@ STYLE = {
     "path.simplify": False,
     "savefig.dpi": 150,
 }
-WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 px
 # No software version or date inside the files.
 METADATA = {
     "png": {"Software": None},

@@ -30,9 +30,8 @@ from sdpa_lab.claims import (
 from sdpa_lab.cli import closeness
 from sdpa_lab.cli import claim_verdict, decide_checked, describe
 from sdpa_lab.io import write_text
-from sdpa_lab.report.figures import DPI
 from sdpa_lab.report.provenance import provenance
-from sdpa_lab.report.specs import FIGURES, FigureSpec
+from sdpa_lab.report.specs import DPI, FIGURES, FigureSpec
 from sdpa_lab.results import Results
 
 # Checks shown before the rest are folded into <details> (closest to failing first).

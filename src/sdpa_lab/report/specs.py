@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 FIGURES_DIR = "reports/figures"
 FORMATS = ("png", "svg")
+WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 px (the report sizes them from DPI)
 
 
 def band_words(k: float | None) -> str:
