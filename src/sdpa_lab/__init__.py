@@ -1,6 +1,14 @@
 """sdpa-lab: the claims of a lesson on scaled dot-product attention, re-measured and decided."""
 
-from sdpa_lab.attention import entropy, scaled_dot_product_attention, softmax
-
 __all__ = ["softmax", "entropy", "scaled_dot_product_attention"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # Loaded on first use, not on `import sdpa_lab`: the Snakefile imports sdpa_lab's light
+    # modules at parse time, on every snakemake call, and should not pay for NumPy there.
+    if name in __all__:
+        from sdpa_lab import attention
+
+        return getattr(attention, name)
+    raise AttributeError(f"module 'sdpa_lab' has no attribute {name!r}")

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from numbers import Integral
 from typing import Any
 
-import numpy as np
+# No NumPy import here: the config checks (sdpa_lab.config) run when the Snakefile is
+# parsed, on every snakemake call, and NumPy registers its integers as numbers.Integral.
 
 # The largest seed the project uses: NumPy's SeedSequence takes any
 # non-negative integer, the cap keeps every CSV's `seed` column a uint64.
@@ -42,9 +43,16 @@ def forward_size_problem(shape: Sequence[int]) -> str | None:
             f"at most {MAX_FORWARD_ELEMENTS:,} (64 MiB in float64) keep the job in bounded memory")
 
 
+def _is_sequence(value: Any) -> bool:
+    """A list, tuple or NumPy array (not a string)."""
+    import numpy as np  # only experiment code passes arrays, and it has NumPy loaded already
+
+    return isinstance(value, (Sequence, np.ndarray))
+
+
 def is_int(value: Any) -> bool:
     """Whether `value` is an integer (Python or NumPy), excluding booleans and floats like 2.0."""
-    return isinstance(value, (Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, Integral) and not isinstance(value, bool)  # NumPy's bool_ is not Integral
 
 
 def check_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
@@ -64,7 +72,7 @@ def check_seed(seed: Any, name: str = "seed") -> int:
 
 def check_int_list(values: Any, name: str, minimum: int = 1, unique: bool = True) -> list[int]:
     """A non-empty sequence of integers >= minimum (distinct if `unique`) as a list; else ValueError."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+    if isinstance(values, (str, bytes)) or not _is_sequence(values):
         raise ValueError(f"{name} must be a list of integers, got {values!r}")
     if len(values) == 0:
         raise ValueError(f"{name} must not be empty")
@@ -77,13 +85,13 @@ def check_int_list(values: Any, name: str, minimum: int = 1, unique: bool = True
 
 def check_shapes(shapes: Any, name: str = "shapes", ndim: int = 3) -> list[tuple[int, ...]]:
     """A non-empty sequence of `ndim`-tuples of positive integers; else ValueError naming the entry."""
-    if isinstance(shapes, (str, bytes)) or not isinstance(shapes, (Sequence, np.ndarray)):
+    if isinstance(shapes, (str, bytes)) or not _is_sequence(shapes):
         raise ValueError(f"{name} must be a list of {ndim}-element shapes, got {shapes!r}")
     if len(shapes) == 0:
         raise ValueError(f"{name} must not be empty")
     out = []
     for i, shape in enumerate(shapes):
-        if isinstance(shape, (str, bytes)) or not isinstance(shape, (Sequence, np.ndarray)) or len(shape) != ndim:
+        if isinstance(shape, (str, bytes)) or not _is_sequence(shape) or len(shape) != ndim:
             raise ValueError(f"{name}[{i}] must be {ndim} positive integers, got {shape!r}")
         out.append(tuple(check_int(v, f"{name}[{i}][{j}]") for j, v in enumerate(shape)))
     return out
