@@ -33,14 +33,13 @@ from collections.abc import Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.attention import softmax
 from sdpa_lab.experiments.variance import scale_factor
 from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
 
-# Runs are followed in chunks: a chunk's queries (m, L, d_k) and keys (m, T, d_k) hold about 2**20
+# Runs are followed in chunks: a chunk's queries (L, m, d_k) and keys (m, T, d_k) hold about 2**20
 # floats each, so memory does not grow with the number of runs.
 CHUNK_ELEMENTS = 1 << 20
 D_V_MAX = 64
@@ -58,18 +57,25 @@ def value_dim(d_k: int) -> int:
     return min(d_k, D_V_MAX)
 
 
-def loss_and_grad(q, K, V, target, scale: float):
+def loss_and_grad(q, K, V, target, scale: float, out=None):
     """The loss 0.5 ||softmax(scale K q) V - target||^2 and its gradient with respect to q.
 
     q: (d_k,) one query, or (..., n, d_k) n queries sharing keys K (..., T, d_k)
     and values V (..., T, d_v); target broadcasts against the output (..., [n,] d_v).
-    Returns loss (..., [n]) and dL/dq shaped like q.
+    Returns loss (..., [n]) and dL/dq shaped like q, written into `out` if given
+    (an array shaped like q: a loop of steps then allocates no q-sized temporaries).
     """
-    p = softmax(scale * (q @ np.swapaxes(K, -1, -2)))  # (..., [n,] T) attention weights
+    s = q @ np.swapaxes(K, -1, -2)  # (..., [n,] T) scores K q
+    s *= scale
+    # softmax(s) in place: attention.softmax's operations, less its second max-subtraction (of 0)
+    s -= s.max(axis=-1, keepdims=True)
+    p = np.exp(s, out=s)
+    p /= p.sum(axis=-1, keepdims=True)  # (..., [n,] T) attention weights
     r = p @ V - target  # (..., [n,] d_v) dL/d(out)
     g_p = r @ np.swapaxes(V, -1, -2)  # (..., [n,] T) dL/dp = V r
     g_s = p * (g_p - np.sum(p * g_p, axis=-1, keepdims=True))  # dL/ds = J V r, J = diag(p) - p p^T
-    grad = scale * (g_s @ K)  # (..., [n,] d_k) dL/dq = scale K^T J V r
+    grad = np.matmul(g_s, K, out=out)  # (..., [n,] d_k)
+    grad *= scale  # dL/dq = scale K^T J V r
     return 0.5 * np.sum(r * r, axis=-1), grad
 
 
@@ -101,15 +107,19 @@ def descent(q0, K, V, target, scale: float, lrs: Sequence[float], steps: int) ->
     q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [r, l] of the
     t-th yield is the loss of run r after t steps with learning rate lrs[l].
     """
-    lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
-    q = np.repeat(q0[:, None, :], lr.shape[1], axis=1)  # (R, L, d_k): one copy of q per lr
+    # lr-major: q is (L, R, d_k), so the update scales whole (R, d_k) blocks by one lr (a broadcast
+    # along the middle axis costs about three times as much); each run's L queries are a (R, L, d_k) view.
+    lr = np.asarray(lrs, dtype=np.float64)[:, None, None]  # (L, 1, 1)
+    q = np.repeat(q0[None], len(lr), axis=0)  # (L, R, d_k): one copy of q per lr
+    grad = np.empty_like(q)  # (L, R, d_k), reused every step
+    q_runs, grad_runs = np.swapaxes(q, 0, 1), np.swapaxes(grad, 0, 1)  # (R, L, d_k) views
     target = target[:, None, :]  # (R, 1, d_v)
     for t in range(steps + 1):
-        loss, grad = loss_and_grad(q, K, V, target, scale)  # (R, L), (R, L, d_k)
+        loss, _ = loss_and_grad(q_runs, K, V, target, scale, out=grad_runs)  # (R, L); fills grad
         yield loss
         if t < steps:
             grad *= lr
-            q -= grad  # q <- q - lr * grad, in place: q and grad are (R, L, d_k)
+            q -= grad  # q <- q - lr * grad, in place: q and grad are (L, R, d_k)
 
 
 def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
