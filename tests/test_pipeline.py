@@ -79,13 +79,28 @@ def test_run_job_rejects_unknown_experiment(tiny_config):
         run_job("nope", tiny_config, {})
 
 
-def test_the_workflow_imports_neither_pandas_nor_matplotlib_at_parse_time(repo):
+def test_the_workflow_imports_neither_numpy_pandas_nor_matplotlib_at_parse_time(repo):
     """Every snakemake call, a no-op too, parses the Snakefile: what it imports from sdpa_lab must stay light."""
     sources = [repo / "Snakefile", *sorted((repo / "workflow" / "rules").glob("*.smk"))]
     modules = sorted({m for src in sources
                       for m in re.findall(r"^\s*(?:from|import)\s+(sdpa_lab[\w.]*)", src.read_text(), re.M)})
     assert "sdpa_lab.layout" in modules and "sdpa_lab.report.specs" in modules, modules
     code = f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n" \
-           "print(sorted(m for m in ('pandas', 'matplotlib') if m in sys.modules))"
+           "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]", (modules, proc.stdout)
+
+
+def test_experiment_jobs_never_import_pandas(tmp_path, tiny_config):
+    """An experiment job writes rows: importing pandas would cost each job a quarter of a second."""
+    code = (
+        "import sys, yaml\n"
+        "from sdpa_lab.pipeline import OUTPUTS, run_job\n"
+        f"config = yaml.safe_load({yaml.safe_dump(tiny_config)!r})\n"
+        "for name in OUTPUTS:\n"
+        f"    run_job(name, config, {{k: {str(tmp_path)!r} + '/' + k + name for k in OUTPUTS[name]}})\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False"
+    assert len(list(tmp_path.iterdir())) == sum(len(outs) for outs in OUTPUTS.values())

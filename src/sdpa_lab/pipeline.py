@@ -13,6 +13,7 @@ from sdpa_lab.config import check_config
 from sdpa_lab.experiments.entropy_sweep import entropy_single_draw_rows, entropy_sweep_rows
 from sdpa_lab.experiments.forward_shape import forward_shape_rows
 from sdpa_lab.experiments.gradient import gradient_rows
+from sdpa_lab.experiments.learning import learning_rows
 from sdpa_lab.experiments.ranking_invariance import ranking_invariance_rows
 from sdpa_lab.experiments.replication import (
     replicate_forward_rows,
@@ -28,15 +29,6 @@ from sdpa_lab.tables import Rows
 # The tables of one experiment, by output name. Rows, not DataFrames: an
 # experiment job then never imports pandas (a quarter of a second each).
 Tables = dict[str, Rows]
-
-
-def _learning(c: Mapping) -> Tables:
-    from sdpa_lab.experiments.learning import run_learning
-
-    table, curves = run_learning(c["seed"], c["learning"]["d_k"], c["learning"]["T"], c["learning"]["runs"],
-                                 c["learning"]["steps"], c["learning"]["learning_rates"],
-                                 c["learning"]["loss_threshold"])
-    return {"table": table, "curves": curves}
 
 # Experiment name -> function of the (checked) config and the trial-score files
 # ({d_k: path}, see sdpa_lab.layout.trial_scores_files; empty: draw in process)
@@ -57,7 +49,9 @@ EXPERIMENTS: dict[str, Callable[[Mapping, Mapping[int, str]], Tables]] = {
     "gradient": lambda c, s: {
         "table": gradient_rows(c["seed"], c["gradient"]["d_k"], c["gradient"]["T"], c["gradient"]["trials"], s),
     },
-    "learning": lambda c, s: _learning(c),
+    "learning": lambda c, s: dict(zip(("table", "curves"), learning_rows(  # returns (table, curves)
+        c["seed"], c["learning"]["d_k"], c["learning"]["T"], c["learning"]["runs"], c["learning"]["steps"],
+        c["learning"]["learning_rates"], c["learning"]["loss_threshold"]))),
     "lesson_variance": lambda c, s: {"table": replicate_variance_rows()},
     "lesson_softmax_collapse": lambda c, s: {"table": replicate_softmax_collapse_rows()},
     "lesson_forward": lambda c, s: {"table": replicate_forward_rows()},

@@ -29,13 +29,17 @@ in float64 that happens when an unscaled head starts saturated on the target key
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from sdpa_lab.experiments.variance import scale_factor
 from sdpa_lab.seeding import stream
+from sdpa_lab.tables import Rows, frame
 from sdpa_lab.validation import check_int, check_int_list, check_seed
+
+if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
+    import pandas as pd
 
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
 
@@ -204,8 +208,8 @@ def check_loss_threshold(loss_threshold) -> float:
     return float(loss_threshold)
 
 
-def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
-                 learning_rates: Sequence[float], loss_threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
+                  learning_rates: Sequence[float], loss_threshold: float) -> tuple[Rows, Rows]:
     """Per (d_k, scale, lr): success fraction and losses of gradient descent on q; and the mean
     relative-loss curve at the best lr of each (d_k, scale)."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
@@ -233,4 +237,11 @@ def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps:
             for step, value in zip(at, track["curve"][:, best]):
                 curve_rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "scale": scale,
                                    "lr": lrs[best], "step": int(step), "mean_relative_loss": float(value)})
-    return pd.DataFrame(rows), pd.DataFrame(curve_rows)
+    return rows, curve_rows
+
+
+def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
+                 learning_rates: Sequence[float], loss_threshold: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """learning_rows, as DataFrames."""
+    rows, curve_rows = learning_rows(seed, d_k_values, T, runs, steps, learning_rates, loss_threshold)
+    return frame(rows), frame(curve_rows)
