@@ -21,6 +21,7 @@ from sdpa_lab.io import write_csv
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
+from sdpa_lab.report import specs as S
 from sdpa_lab.results import Results
 
 from conftest import TINY_CONFIG, write_run
@@ -317,15 +318,17 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
     for name in F.FIGURES:
         for fmt in F.FORMATS:
             assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
-    assert (work / "benchmarks" / "rules" / "figures.tsv").is_file()  # one job draws them all
+    for job in S.FIGURE_JOBS:  # two jobs draw them, side by side
+        assert (work / "benchmarks" / "rules" / f"figures_{job}.tsv").is_file()
     benchmarks = sorted((work / "benchmarks" / "rules").glob("*.tsv"))
     assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
     text = html.read_text(encoding="utf-8")
     for b in benchmarks:  # every other rule's runtime is in the report
         if b.stem != "report":
             assert f"<td>{b.stem}</td>" in text, b.stem
-    figures_log = (work / "logs" / "figures.log").read_text()
-    assert all(f"figure {name} (k = " in figures_log for name in F.FIGURES) and "figures: done in" in figures_log
+    figures_log = "".join((work / "logs" / f"figures_{job}.log").read_text() for job in S.FIGURE_JOBS)
+    assert all(f"figure {name} (k = " in figures_log for name in F.FIGURES)
+    assert figures_log.count("figures: done in") == len(S.FIGURE_JOBS)
     assert "report: done in" in (work / "logs" / "report.log").read_text()
     zipped = tmp_path / "snakemake-report.zip"
     proc = snakemake(work, "--report", str(zipped))

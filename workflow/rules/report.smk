@@ -1,12 +1,13 @@
-# The report: one rule drawing every figure (sdpa_lab.report.specs.FIGURES) in one
-# process, then the self-contained reports/report.html (sdpa_lab.report.html), built
-# after every other rule because it shows their runtimes (their benchmark files are inputs).
+# The report: two rules drawing the figures (sdpa_lab.report.specs.FIGURE_JOBS: half of
+# them each, side by side), then the self-contained reports/report.html
+# (sdpa_lab.report.html), built after every other rule because it shows their runtimes
+# (their benchmark files are inputs).
 
 
 from pathlib import Path
 
 import sdpa_lab.report
-from sdpa_lab.report.specs import figure_reads
+from sdpa_lab.report.specs import FIGURE_JOBS, figure_reads
 
 # The package's report code: the rules rerun when it changes, like they do when their script changes.
 REPORT_CODE = Path(sdpa_lab.report.__file__).parent
@@ -15,10 +16,11 @@ HTML_CODE = [str(REPORT_CODE / f) for f in ("html.py", "provenance.py")] + sorte
     str(p) for p in (REPORT_CODE / "templates").iterdir() if p.is_file())
 
 
-def figure_outputs():
-    """Every figure's PNG (flagged for `snakemake --report`, with its own caption) and SVG, named <name>_png, <name>_svg."""
+def figure_outputs(names):
+    """The figures' PNGs (flagged for `snakemake --report`, with their captions) and SVGs, named <name>_png, <name>_svg."""
     outputs = {}
-    for name, spec in FIGURES.items():
+    for name in names:
+        spec = FIGURES[name]
         files = figure_files(name)
         outputs[f"{name}_png"] = for_report(files["png"], caption=f"../report/figures/{name}.rst",
                                             category="Figures", subcategory=", ".join(spec.claims))
@@ -32,26 +34,30 @@ def benchmark_of(rule_name):
 
 def report_benchmarks():
     """The benchmark file of every rule the report comes after (not the report's own)."""
-    return [benchmark_of(r) for r in [*OUTPUTS, "claims", "figures"]]
+    return [benchmark_of(r) for r in [*OUTPUTS, "claims", *(f"figures_{job}" for job in FIGURE_JOBS)]]
 
 
-rule figures:
-    input:
-        results=[f"results/{name}" for name in figure_reads()],
-        claims="results/claims.csv",  # figures with k-SE intervals use the run's k, as the checks do
-        code=FIGURE_CODE,
-    output:
-        **figure_outputs(),
-    params:
-        # For Snakemake's report. A function of `output`, so Snakemake leaves it out of its params
-        # rerun check, which imports pandas on every call (the figure code is an input anyway).
-        captions=lambda wildcards, output: {name: spec.caption_generic() for name, spec in FIGURES.items()},
-    log:
-        "logs/figures.log",
-    benchmark:
-        benchmark_of("figures")
-    script:
-        "../scripts/make_figures.py"
+for job, names in FIGURE_JOBS.items():
+
+    rule:
+        name:
+            f"figures_{job}"
+        input:
+            results=[f"results/{csv}" for csv in figure_reads(names)],
+            claims="results/claims.csv",  # figures with k-SE intervals use the run's k, as the checks do
+            code=FIGURE_CODE,
+        output:
+            **figure_outputs(names),
+        params:
+            # For Snakemake's report. A function of `output`, so Snakemake leaves it out of its params
+            # rerun check, which imports pandas on every call (the figure code is an input anyway).
+            captions=lambda wildcards, output: {name: spec.caption_generic() for name, spec in FIGURES.items()},
+        log:
+            f"logs/figures_{job}.log",
+        benchmark:
+            benchmark_of(f"figures_{job}")
+        script:
+            "../scripts/make_figures.py"
 
 
 rule report:

@@ -1,11 +1,13 @@
-"""Thin Snakemake entry point: draw every figure of the report (sdpa_lab.report.figures) from the result CSVs."""
+"""Thin Snakemake entry point: draw the figures whose files the rule outputs (sdpa_lab.report.figures)."""
 
 from pathlib import Path
 
 from sdpa_lab.report.jobs import figures_job
 
+pngs = [Path(p) for p in snakemake.output if p.endswith(".png")]  # noqa: F821 (injected by Snakemake)
 figures_job(
-    Path(snakemake.input.claims).parent,  # noqa: F821 (injected by Snakemake)
-    Path(snakemake.output[0]).parent,  # noqa: F821
+    Path(snakemake.input.claims).parent,  # noqa: F821
+    pngs[0].parent,
     snakemake.log[0],  # noqa: F821
+    names=[p.stem for p in pngs],
 )

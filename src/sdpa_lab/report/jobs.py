@@ -42,18 +42,24 @@ def run_k(results_dir: str | Path) -> float:
     return decide(results_dir).k if k is None else k
 
 
-def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str | None = None) -> None:
-    """Draw every figure (specs.FIGURES) from `results_dir` into `figures_dir`, as <name>.png and <name>.svg.
+def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str | None = None,
+                names: Iterable[str] | None = None) -> None:
+    """Draw the figures `names` (default: every one in specs.FIGURES) from `results_dir` into `figures_dir`,
+    as <name>.png and <name>.svg.
 
     Figures with k-standard-error intervals take k from the run's decision, as the checks do
     (`run_k`: from results/claims.csv, which the rule has as input); it is found once, for all of them.
     The CSVs are read once and shared: no figure function modifies a table (tests/test_figures_job.py).
     """
+    names = list(FIGURES) if names is None else list(names)
+    unknown = [name for name in names if name not in FIGURES]
+    if unknown:
+        raise ValueError(f"unknown figures {unknown}; known: {', '.join(FIGURES)}")
     with job_log("figures", log_path) as logger:
-        k_run = run_k(results_dir) if any(spec.uses_k for spec in FIGURES.values()) else None
+        k_run = run_k(results_dir) if any(FIGURES[name].uses_k for name in names) else None
         R = Results(results_dir)
-        for name, spec in FIGURES.items():
-            k = k_run if spec.uses_k else None
+        for name in names:
+            k = k_run if FIGURES[name].uses_k else None
             stem = Path(figure_files(name, str(figures_dir))["png"]).with_suffix("")
             paths = make_figure(name, R, stem, k)
             logger.info("figure %s (k = %s): wrote %s", name, k, ", ".join(map(str, paths)))

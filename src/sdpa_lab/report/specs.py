@@ -79,6 +79,14 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
 )}
 
 
+# The figures are drawn by two jobs (rules figures_<job>), of about equal cost, which
+# run side by side after the claims: one job would leave a core idle at the very end.
+FIGURE_JOBS: dict[str, tuple[str, ...]] = {
+    "sweeps": ("variance", "entropy", "ranking", "gradient"),  # B1-B8: the seeded sweeps
+    "lesson_learning": ("softmax_collapse", "forward_heatmap", "learning_success", "learning_curves"),  # A2, A3, B10
+}
+
+
 def figures_for(claim_id: str) -> list[FigureSpec]:
     """The figures that show a claim, in FIGURES order."""
     return [f for f in FIGURES.values() if claim_id in f.claims]
@@ -89,6 +97,7 @@ def figure_files(name: str, folder: str = FIGURES_DIR) -> dict[str, str]:
     return {fmt: f"{folder}/{name}.{fmt}" for fmt in FORMATS}
 
 
-def figure_reads() -> list[str]:
-    """Every CSV some figure reads (file names in results/), each once, in FIGURES order."""
-    return list(dict.fromkeys(csv for spec in FIGURES.values() for csv in spec.reads))
+def figure_reads(names: tuple[str, ...] | None = None) -> list[str]:
+    """Every CSV the figures `names` (default: all) read (file names in results/), each once, in FIGURES order."""
+    chosen = FIGURES if names is None else set(names)
+    return list(dict.fromkeys(csv for name, spec in FIGURES.items() if name in chosen for csv in spec.reads))
