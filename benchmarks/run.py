@@ -110,14 +110,19 @@ def noop_run(work: Path, attempts: int = 3) -> dict:
 
 
 def job_benchmarks(work: Path) -> dict[str, dict[str, float]]:
-    """Per-rule figures from Snakemake's benchmark files: {rule: {wall_s, max_rss_mib, cpu_s}}."""
+    """Per-job figures from Snakemake's benchmark files: {job: {wall_s, max_rss_mib, cpu_s}}.
+
+    A job is named after its rule, or for a rule with wildcards (trial_scores) as
+    <rule>/<its benchmark file's stem>.
+    """
     jobs = {}
-    for tsv in sorted((work / "benchmarks" / "rules").glob("*.tsv")):
+    root = work / "benchmarks" / "rules"
+    for tsv in sorted(root.rglob("*.tsv")):
         with open(tsv, newline="") as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
         if rows:
             last = rows[-1]
-            jobs[tsv.stem] = {
+            jobs[tsv.relative_to(root).with_suffix("").as_posix()] = {
                 "wall_s": float(last["s"]),
                 "max_rss_mib": float(last["max_rss"]) if last["max_rss"] != "NA" else float("nan"),
                 "cpu_s": float(last["cpu_time"]) if last["cpu_time"] != "NA" else float("nan"),

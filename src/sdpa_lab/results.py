@@ -102,6 +102,7 @@ class Results:
     def __init__(self, results_dir: str | Path, tables: Mapping[str, pd.DataFrame] | None = None):
         self.dir = Path(results_dir)
         self._tables: dict[str, pd.DataFrame] = dict(tables or {})
+        self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `value`
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
@@ -113,11 +114,18 @@ class Results:
         table = self[name]
         mask = np.ones(len(table), dtype=bool)
         for col, val in where.items():
-            if col not in table.columns:
-                raise ResultsError(f"{self.dir / name}: column '{col}' is missing")
-            mask &= (table[col] == val).to_numpy()
-        hits = table.loc[mask, column]
+            mask &= self._array(name, col) == val
+        hits = self._array(name, column)[mask]
         if len(hits) != 1:
             cond = ", ".join(f"{k}={v!r}" for k, v in where.items())
             raise ResultsError(f"{self.dir / name}: expected one row with {cond}, found {len(hits)}")
-        return Measured(float(hits.iloc[0]), (name, tuple(where.items()), column))
+        return Measured(float(hits[0]), (name, tuple(where.items()), column))
+
+    def _array(self, name: str, column: str) -> np.ndarray:
+        """Column `column` of `name` as a NumPy array, kept: the claims look up hundreds of single cells."""
+        if (name, column) not in self._arrays:
+            table = self[name]
+            if column not in table.columns:
+                raise ResultsError(f"{self.dir / name}: column '{column}' is missing")
+            self._arrays[name, column] = table[column].to_numpy()
+        return self._arrays[name, column]
