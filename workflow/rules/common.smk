@@ -95,6 +95,7 @@ def all_outputs():
 import sys
 
 from sdpa_lab.previous import report, settle, snapshot, sweep_temporaries
+from sdpa_lab.shutdown import cancel_pending_timers
 
 
 def declared_outputs():
@@ -109,8 +110,10 @@ onstart:
 
 onsuccess:
     settle(declared_outputs())
+    cancel_pending_timers()  # else Snakemake idles up to a second before it exits (sdpa_lab.shutdown)
 
 
 onerror:
     for line in report(settle(declared_outputs())):
         print(line, file=sys.stderr)
+    cancel_pending_timers()
