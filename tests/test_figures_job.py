@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -25,21 +24,6 @@ def results_dir(tmp_path_factory) -> Path:
     results = write_run(root, TINY_CONFIG)
     write_claims(results, results / "claims.csv", TINY_CONFIG)
     return results
-
-
-def test_k_from_claims_csv_is_the_decided_k(results_dir):
-    assert J.claims_csv_k(results_dir) == C.decide(results_dir).k  # exactly, not approximately
-
-
-def test_k_is_decided_afresh_when_claims_csv_is_missing_or_older(results_dir, tmp_path):
-    assert J.claims_csv_k(tmp_path) is None
-    for csv in results_dir.glob("*.csv"):
-        (tmp_path / csv.name).write_bytes(csv.read_bytes())
-    claims = tmp_path / "claims.csv"
-    older = claims.stat().st_mtime_ns - 10**9
-    os.utime(claims, ns=(older, older))
-    assert J.claims_csv_k(tmp_path) is None
-    assert J.run_k(tmp_path) == C.decide(results_dir).k
 
 
 def test_no_figure_modifies_the_tables_it_shares(results_dir):

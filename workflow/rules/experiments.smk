@@ -10,6 +10,7 @@
 # gradient share, one job per (seed, T, trials, d_k): drawing the keys is
 # nearly all their cost, so it is paid once. Temporary: deleted once read.
 rule trial_scores:
+    priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
     input:
         code=TRIAL_SCORES_CODE,
     output:
@@ -28,6 +29,7 @@ rule trial_scores:
 
 
 rule variance:
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=EXPERIMENT_CODE,
         settings=settings_file("variance"),
@@ -101,6 +103,7 @@ rule gradient:
 
 
 rule learning:
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=EXPERIMENT_CODE,
         settings=settings_file("learning"),
@@ -115,6 +118,7 @@ rule learning:
 
 
 rule lesson_variance:
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=EXPERIMENT_CODE,
     output:

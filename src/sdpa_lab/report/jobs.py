@@ -2,44 +2,14 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sdpa_lab.claims import ALPHA_FAMILY, bonferroni_k, decide
+from sdpa_lab.claims import decide
 from sdpa_lab.joblog import job_log
 from sdpa_lab.report.figures import make_figure
 from sdpa_lab.report.specs import FIGURES, figure_files
 from sdpa_lab.results import Results
-
-CLAIMS_CSV = "claims.csv"
-
-
-def claims_csv_k(results_dir: str | Path) -> float | None:
-    """The run's k as results/claims.csv records it, or None when that file cannot be trusted for it.
-
-    claims.csv (the claims rule's output, decided from the same CSVs) holds one row per check;
-    k = bonferroni_k(number of statistical checks), exactly as `decide` computes it. The file is
-    used only if it is at least as new as every other CSV beside it (else it may be stale).
-    """
-    path = Path(results_dir) / CLAIMS_CSV
-    try:
-        mtime = path.stat().st_mtime_ns
-        if any(other.stat().st_mtime_ns > mtime for other in path.parent.glob("*.csv") if other != path):
-            return None
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except (OSError, UnicodeDecodeError, csv.Error):
-        return None
-    if not rows or "basis" not in rows[0]:
-        return None
-    return bonferroni_k(sum(row["basis"] == "statistical" for row in rows), ALPHA_FAMILY)
-
-
-def run_k(results_dir: str | Path) -> float:
-    """The k of the run's decision: read from claims.csv when it is current, else decided afresh."""
-    k = claims_csv_k(results_dir)
-    return decide(results_dir).k if k is None else k
 
 
 def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str | None = None,
@@ -48,7 +18,8 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
     as <name>.png and <name>.svg.
 
     Figures with k-standard-error intervals take k from the run's decision, as the checks do
-    (`run_k`: from results/claims.csv, which the rule has as input); it is found once, for all of them.
+    (decided here from the same CSVs, once for all of them: so the figure jobs need not wait for
+    the claims job, and run beside it).
     The CSVs are read once and shared: no figure function modifies a table (tests/test_figures_job.py).
     """
     names = list(FIGURES) if names is None else list(names)
@@ -56,8 +27,8 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
     if unknown:
         raise ValueError(f"unknown figures {unknown}; known: {', '.join(FIGURES)}")
     with job_log("figures", log_path) as logger:
-        k_run = run_k(results_dir) if any(FIGURES[name].uses_k for name in names) else None
         R = Results(results_dir)
+        k_run = decide(R).k if any(FIGURES[name].uses_k for name in names) else None
         for name in names:
             k = k_run if FIGURES[name].uses_k else None
             stem = Path(figure_files(name, str(figures_dir))["png"]).with_suffix("")
