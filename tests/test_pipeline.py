@@ -104,3 +104,24 @@ def test_experiment_jobs_never_import_pandas(tmp_path, tiny_config):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False"
     assert len(list(tmp_path.iterdir())) == sum(len(outs) for outs in OUTPUTS.values())
+
+
+def test_run_job_reads_the_trial_score_files_it_is_given(tmp_path, tiny_config):
+    """The workflow hands the shared trial scores over as inputs: run_job reads them instead of drawing."""
+    from sdpa_lab.experiments.trial_scores import write_trial_scores
+    from sdpa_lab.layout import trial_scores_files
+
+    files = trial_scores_files(tiny_config, "entropy_sweep")
+    section = tiny_config["entropy_sweep"]
+    for d_k, path in files.items():
+        write_trial_scores(tiny_config["seed"], d_k, section["T"], section["trials"], tmp_path / path)
+    outputs = {k: str(tmp_path / ("read_" + k + ".csv")) for k in OUTPUTS["entropy_sweep"]}
+    run_job("entropy_sweep", tiny_config, outputs, inputs=[str(tmp_path / p) for p in files.values()])
+    drawn = {k: str(tmp_path / ("drawn_" + k + ".csv")) for k in OUTPUTS["entropy_sweep"]}
+    run_job("entropy_sweep", tiny_config, drawn)
+    assert Path(outputs["table"]).read_bytes() == Path(drawn["table"]).read_bytes()
+    # A file of other trials is read, and refused, not silently redrawn.
+    d_k, path = next(iter(files.items()))
+    write_trial_scores(tiny_config["seed"], d_k, section["T"], section["trials"] - 1, tmp_path / path)
+    with pytest.raises(ValueError, match="expected"):
+        run_job("entropy_sweep", tiny_config, outputs, inputs=[str(tmp_path / p) for p in files.values()])

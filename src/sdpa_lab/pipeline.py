@@ -8,6 +8,7 @@ without Snakemake.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 from sdpa_lab.config import check_config
 from sdpa_lab.experiments.entropy_sweep import entropy_single_draw_rows, entropy_sweep_rows
@@ -78,8 +79,9 @@ def run_job(name: str, config: Mapping, outputs: Mapping[str, str], log_path: st
     """
     with job_log(name, log_path) as logger:
         config = check_config(config)
-        given = set(map(str, inputs))
-        scores = {d_k: path for d_k, path in trial_scores_files(config, name).items() if path in given}
+        given = {Path(p).name: str(p) for p in inputs}  # by name: it says seed, T, trials and d_k
+        scores = {d_k: given[Path(path).name] for d_k, path in trial_scores_files(config, name).items()
+                  if Path(path).name in given}
         tables = run_experiment(name, config, scores)
         if set(tables) != set(outputs):
             raise ValueError(f"experiment {name!r} makes tables {sorted(tables)} but the rule names {sorted(outputs)}")
