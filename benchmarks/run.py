@@ -20,7 +20,7 @@ Snakemake's benchmark files (benchmarks/rules/<rule>.tsv), and the ratios to the
 script, and the highest 1-minute load average seen just before a run (other work on the
 machine slows the wall times; the CPU times are less sensitive to it). The figures go to benchmarks/results.csv (--out). Nothing is asserted.
 
---scaling times `sdpa_lab.experiments.variance.run_variance` for one d_k at several
+--scaling times `sdpa_lab.experiments.variance.variance_rows` (what the variance job runs) for one d_k at several
 (n_pairs, d_k), each point in its own subprocess (its own ru_maxrss), and fits
 time = a + b * n * d_k, for the wall time and for the CPU time of the call (the CPU time is
 what to read on a busy machine); written to benchmarks/scaling.csv.
@@ -56,10 +56,10 @@ SCALING_POINTS = [
 ]
 SCALING_CHILD = """
 import json, sys, time
-from sdpa_lab.experiments.variance import run_variance
+from sdpa_lab.experiments.variance import variance_rows
 n, d_k = int(sys.argv[1]), int(sys.argv[2])
 start, cpu = time.perf_counter(), time.process_time()
-run_variance(20241129, [d_k], n)
+variance_rows(20241129, [d_k], n)
 print(json.dumps({"seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu}))
 """
 
