@@ -24,6 +24,7 @@ import pytest
 import yaml
 from conftest import REPO, TINY_CONFIG
 
+from sdpa_lab import config as config_module
 from sdpa_lab.io import write_csv
 from sdpa_lab.pipeline import OUTPUTS
 from sdpa_lab.previous import aside_name, settle, snapshot, sweep_temporaries
@@ -375,7 +376,10 @@ def test_same_bytes_across_cores_folders_and_touched_inputs(tmp_path):
 def test_yaml_is_read_safely_and_rules_run_no_shell():
     sources = [REPO / "Snakefile", *REPO.glob("workflow/**/*.smk"), *REPO.glob("workflow/**/*.py"),
                *REPO.glob("src/**/*.py")]
-    unsafe_yaml = re.compile(r"yaml\.(unsafe_load|full_load|load_all|load)\(|Loader=yaml\.(Full|Unsafe)?Loader")
+    # yaml.load only with the config module's safe loader (LibYAML's CSafeLoader, or SafeLoader).
+    unsafe_yaml = re.compile(r"yaml\.(unsafe_load|full_load|load_all)\(|yaml\.load\((?![^\n]*Loader=_SAFE_LOADER\))"
+                             r"|Loader=yaml\.(Full|Unsafe)?Loader")
+    assert config_module._SAFE_LOADER in (yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     shell = re.compile(r"^\s*(shell|run)\s*:|os\.system\(|shell\s*=\s*True|os\.popen\(", re.M)
     for path in sources:
         text = path.read_text(encoding="utf-8")
