@@ -247,6 +247,10 @@ def test_read_benchmark(tmp_path):
     assert (r.rule, r.seconds, r.hms, r.max_rss_mb) == ("claims", 1.25, "0:00:01", 106.84)
     (tmp_path / "broken.tsv").write_text("nonsense")
     assert P.runtimes([path, tmp_path / "broken.tsv", tmp_path / "absent.tsv"]) == [r]
+    job = tmp_path / "rules" / "trial_scores" / "seed7_T8_trials200_dk4.tsv"  # a job of a rule with wildcards
+    job.parent.mkdir(parents=True)
+    job.write_text(BENCHMARK_TSV)
+    assert P.read_benchmark(job).rule == "trial_scores/seed7_T8_trials200_dk4"
 
 
 def test_num_formats_for_readers():
@@ -320,12 +324,15 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
             assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
     for job in S.FIGURE_JOBS:  # two jobs draw them, side by side
         assert (work / "benchmarks" / "rules" / f"figures_{job}.tsv").is_file()
-    benchmarks = sorted((work / "benchmarks" / "rules").glob("*.tsv"))
+    root = work / "benchmarks" / "rules"
+    benchmarks = sorted(root.rglob("*.tsv"))
+    assert any(b.parent.name == "trial_scores" for b in benchmarks)
     assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
     text = html.read_text(encoding="utf-8")
-    for b in benchmarks:  # every other rule's runtime is in the report
+    for b in benchmarks:  # every other job's runtime is in the report, the trial draws' too
         if b.stem != "report":
-            assert f"<td>{b.stem}</td>" in text, b.stem
+            name = b.relative_to(root).with_suffix("").as_posix()
+            assert f"<td>{name}</td>" in text, name
     figures_log = "".join((work / "logs" / f"figures_{job}.log").read_text() for job in S.FIGURE_JOBS)
     assert all(f"figure {name} (k = " in figures_log for name in F.FIGURES)
     assert figures_log.count("figures: done in") == len(S.FIGURE_JOBS)

@@ -33,8 +33,10 @@ def benchmark_of(rule_name):
 
 
 def report_benchmarks():
-    """The benchmark file of every rule the report comes after (not the report's own)."""
-    return [benchmark_of(r) for r in [*OUTPUTS, "claims", *(f"figures_{job}" for job in FIGURE_JOBS)]]
+    """The benchmark file of every job the report comes after (not the report's own), the trial draws' too."""
+    draws = sorted({f"benchmarks/rules/trial_scores/{Path(path).stem}.tsv"
+                    for experiment in OUTPUTS for path in trial_scores_files(config, experiment).values()})
+    return [benchmark_of(r) for r in [*OUTPUTS, "claims", *(f"figures_{job}" for job in FIGURE_JOBS)]] + draws
 
 
 for job, names in FIGURE_JOBS.items():

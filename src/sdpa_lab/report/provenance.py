@@ -26,7 +26,8 @@ NOT_GIT = "not a git checkout"
 
 @dataclass(frozen=True)
 class Runtime:
-    """One rule's benchmark: wall-clock seconds and peak memory (MB), from benchmarks/rules/<rule>.tsv."""
+    """One job's benchmark: wall-clock seconds and peak memory (MB), from benchmarks/rules/<rule>.tsv
+    (a job of a rule with wildcards: benchmarks/rules/<rule>/<job>.tsv, named <rule>/<job>)."""
 
     rule: str
     seconds: float
@@ -70,7 +71,9 @@ def read_benchmark(path: str | Path) -> Runtime | None:
         with path.open(newline="") as fh:
             row = next(csv.DictReader(fh, delimiter="\t"))
         rss = row.get("max_rss", "")
-        return Runtime(path.stem, float(row["s"]), row.get("h:m:s", ""),
+        nested = path.parent.parent.name == "rules"  # benchmarks/rules/<rule>/<job>.tsv
+        name = f"{path.parent.name}/{path.stem}" if nested else path.stem
+        return Runtime(name, float(row["s"]), row.get("h:m:s", ""),
                        float(rss) if rss not in ("", "NA", "-") else None)
     except (OSError, StopIteration, KeyError, ValueError):
         return None
