@@ -1,6 +1,7 @@
 # Config checking and small helpers shared by the rules.
 
 from snakemake.io import report as for_report  # below, `report` is sdpa_lab.previous.report
+import hashlib
 import json
 from pathlib import Path
 
@@ -47,20 +48,22 @@ def settings_of(experiment):
     return {"seed": config["seed"], experiment: config[experiment]}
 
 
-# Beside sdpa_lab.previous's store: not a result, only what the results were last asked for.
-SETTINGS = ".snakemake/sdpa-lab-settings/{experiment}.json"
+# Beside sdpa_lab.previous's store: not a result, only the settings some results were made with.
+SETTINGS = ".snakemake/sdpa-lab-settings/{experiment}-{digest}.json"
 
 
 def settings_file(experiment):
-    """A file holding the settings `experiment` reads, rewritten only when they change.
+    """A file holding the settings `experiment` reads, named after their digest.
 
-    It is an input of the experiment's rule, so editing a section of
-    config/config.yaml reruns exactly that experiment (its input is then newer
-    than its outputs). Rules carry no `params:` for this: Snakemake's params
-    check imports pandas, about a quarter of a second on every call, a no-op too.
+    It is an input of the experiment's rule: editing a section of config/config.yaml
+    changes the name, and Snakemake reruns a job whose set of inputs changed, so
+    exactly that experiment reruns; going back to settings already run finds their
+    file, and their results, up to date. (Not Snakemake's `params:` trigger, which
+    does the same but imports pandas on every call, a quarter of a second on a no-op.)
     """
-    path = SETTINGS.format(experiment=experiment)
-    write_text_if_changed(json.dumps(settings_of(experiment), sort_keys=True, indent=2) + "\n", path)
+    text = json.dumps(settings_of(experiment), sort_keys=True, indent=2) + "\n"
+    path = SETTINGS.format(experiment=experiment, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
+    write_text_if_changed(text, path)  # written once: an existing file keeps its time
     return path
 
 
