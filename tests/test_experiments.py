@@ -105,9 +105,17 @@ def test_trial_scores_file_holds_the_drawn_scores_and_norms(tmp_path, monkeypatc
     q, K = rng_q.standard_normal((23, 32)), rng_k.standard_normal((23, 3, 32))
     np.testing.assert_allclose(saved[:, :3], np.einsum("mtd,md->mt", K, q), rtol=1e-12)
     np.testing.assert_allclose(saved[:, 3], np.linalg.norm(q, axis=1), rtol=1e-12)
+    np.save(tmp_path / "whole.npy", np.concatenate(list(trial_scores.draw_trial_scores(2, 32, 3, 23))))
+    assert path.read_bytes() == (tmp_path / "whole.npy").read_bytes()  # what np.save writes, chunk by chunk
     chunks = list(trial_scores.trial_scores(2, 32, 3, 23, rows=10, path=path))
     assert [len(r) for r, _ in chunks] == [10, 10, 3]
     assert np.array_equal(np.concatenate([r for r, _ in chunks]), saved[:, :3])
+
+
+def test_bad_trial_draws_are_refused_before_any_file_is_made(tmp_path):
+    with pytest.raises(ValueError, match="trials"):
+        trial_scores.write_trial_scores(2, 8, 3, 0, tmp_path / "s.npy")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_trial_scores_file_of_other_settings_is_refused(tmp_path):

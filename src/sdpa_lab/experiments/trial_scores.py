@@ -11,6 +11,7 @@ the numbers are the same either way.
 
 from __future__ import annotations
 
+import itertools
 import os
 import tempfile
 from collections.abc import Iterator
@@ -53,19 +54,24 @@ def draw_trial_scores(seed: int, d_k: int, T: int, trials: int) -> Iterator[np.n
 
 
 def write_trial_scores(seed: int, d_k: int, T: int, trials: int, path: str | os.PathLike) -> None:
-    """Draw the trial scores (draw_trial_scores) into the .npy file `path`, shape (trials, T + 1), atomically."""
+    """Draw the trial scores (draw_trial_scores) into the .npy file `path`, shape (trials, T + 1), atomically.
+
+    The file is written chunk by chunk, as np.save would write the whole array: memory stays bounded.
+    """
+    chunks = draw_trial_scores(seed, d_k, T, trials)
+    next_chunk = next(chunks)  # checks the arguments before any file is made
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
     try:
-        out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.float64, shape=(trials, T + 1))
-        start = 0
-        for chunk in draw_trial_scores(seed, d_k, T, trials):
-            out[start:start + len(chunk)] = chunk
-            start += len(chunk)
-        out.flush()
-        del out  # unmap before the rename
+        with os.fdopen(fd, "wb") as fh:
+            header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)), "fortran_order": False,
+                      "shape": (int(trials), int(T) + 1)}
+            np.lib.format.write_array_header_1_0(fh, header)
+            for chunk in itertools.chain([next_chunk], chunks):  # one chunk in memory at a time
+                fh.write(np.ascontiguousarray(chunk, dtype=np.float64).tobytes())
+            fh.flush()
+            os.fsync(fh.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
