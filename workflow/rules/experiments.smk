@@ -8,13 +8,14 @@
 
 # The (query, T keys) trial scores that entropy_sweep, ranking_invariance and
 # gradient share, one job per (seed, T, trials, d_k): drawing the keys is
-# nearly all their cost, so it is paid once. Temporary: deleted once read.
+# nearly all their cost, so it is paid once. Kept (a few hundred kB each), not
+# temporary: redrawing a shared file would rerun every experiment that reads it.
 rule trial_scores:
     priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
     input:
         code=TRIAL_SCORES_CODE,
     output:
-        temp(TRIAL_SCORES),
+        TRIAL_SCORES,
     wildcard_constraints:
         seed=r"\d+",
         T=r"\d+",
