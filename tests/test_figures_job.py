@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -73,3 +75,10 @@ def test_a_figure_job_draws_exactly_its_figures(results_dir, tmp_path):
     with pytest.raises(ValueError, match="unknown figures \\['heatmap'\\]"):
         J.figures_job(results_dir, tmp_path / "bad", names=["heatmap"])
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_report_job_does_not_import_matplotlib():
+    """The report job only embeds the PNGs: importing matplotlib would cost it half a second."""
+    code = "import sys, sdpa_lab.report.jobs, sdpa_lab.report.html; print('matplotlib' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from sdpa_lab.claims import decide
 from sdpa_lab.joblog import job_log
-from sdpa_lab.report.figures import make_figure
 from sdpa_lab.report.specs import FIGURES, figure_files
 from sdpa_lab.results import Results
 
@@ -22,6 +21,8 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
     the claims job, and run beside it).
     The CSVs are read once and shared: no figure function modifies a table (tests/test_figures_job.py).
     """
+    from sdpa_lab.report.figures import make_figure  # matplotlib: here, so the report job never imports it
+
     names = list(FIGURES) if names is None else list(names)
     unknown = [name for name in names if name not in FIGURES]
     if unknown:
