@@ -24,7 +24,7 @@ from sdpa_lab.experiments.replication import (
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
 from sdpa_lab.joblog import job_log
-from sdpa_lab.layout import OUTPUTS, trial_scores_files  # OUTPUTS re-exported: where each experiment's tables land
+from sdpa_lab.layout import OUTPUTS, trial_scores_files  # noqa: F401 (OUTPUTS re-exported: where tables land)
 from sdpa_lab.tables import Rows
 
 # The tables of one experiment, by output name. Rows, not DataFrames: an

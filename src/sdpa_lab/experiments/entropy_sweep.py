@@ -12,8 +12,6 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from sdpa_lab.attention import entropy, lesson_entropy, softmax
 from sdpa_lab.experiments.trial_scores import trial_scores
 from sdpa_lab.experiments.variance import SCALES, scale_factor
