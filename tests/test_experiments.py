@@ -70,11 +70,17 @@ def test_entropy_sweep_against_direct_computation():
     q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
     np.testing.assert_allclose(raw, [[K[i, j] @ q[i] for j in range(T)] for i in range(trials)], rtol=1e-12)
     v = t.set_index(["scale", "quantity", "statistic"])["value"]
-    for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / np.sqrt(d)), ("inv_dk", 1 / d)):
-        h = entropy(softmax(raw * c))
-        assert v[scale, "entropy", "mean"] == pytest.approx(h.mean(), rel=1e-12)
-        assert v[scale, "entropy", "se"] == pytest.approx(h.std(ddof=1) / np.sqrt(trials), rel=1e-9)
+    h = {}
+    for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / np.sqrt(d)), ("inv_dk", 1 / d),
+                     ("unit_variance_reference", 1 / np.linalg.norm(q, axis=1)[:, None])):
+        h[scale] = entropy(softmax(raw * c))
+        assert v[scale, "entropy", "mean"] == pytest.approx(h[scale].mean(), rel=1e-12)
+        assert v[scale, "entropy", "se"] == pytest.approx(h[scale].std(ddof=1) / np.sqrt(trials), rel=1e-9)
         assert v[scale, "max_weight", "mean"] == pytest.approx(softmax(raw * c).max(-1).mean(), rel=1e-12)
+    for a, b in (("inv_sqrt_dk", "unit_variance_reference"), ("inv_dk", "inv_sqrt_dk")):  # same trials: paired
+        diff = h[a] - h[b]
+        assert v[f"{a}_minus_{b}", "entropy", "mean"] == pytest.approx(diff.mean(), rel=1e-9, abs=1e-15)
+        assert v[f"{a}_minus_{b}", "entropy", "se"] == pytest.approx(diff.std(ddof=1) / np.sqrt(trials), rel=1e-9)
 
 
 def test_entropy_trials_chunking_does_not_change_draws(monkeypatch):

@@ -76,13 +76,14 @@ def test_run_gradient_against_direct_computation():
     seed, d, T, trials = 3, 16, 6, 200
     t = gradient.run_gradient(seed, [d], T, trials)
     assert list(t.columns) == ["seed", "d_k", "T", "trials", "scale", "quantity", "statistic", "value"]
-    assert len(t) == len(gradient.SCALES) * len(gradient.QUANTITIES) * 3
+    assert len(t) == (len(gradient.SCALES) * len(gradient.QUANTITIES) + len(gradient.PAIRED_SCALES)) * 3
     rng_q, rng_k = stream(seed, "trial_scores", d, T).spawn(2)  # the shared trial scores, all at once, no chunks
     rng_v, rng_g = stream(seed, "gradient", d, T).spawn(2)
     q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
     V, g = rng_v.standard_normal((trials, T, d)), rng_g.standard_normal((trials, d))  # d_v = d_k = 16
     v = t.set_index(["scale", "quantity", "statistic"])["value"]
     unit = 1 / np.linalg.norm(q, axis=1)  # the reference: scores K q / |q|, exactly unit variance
+    jacobian_norms = {}
     for scale, c in (("none", np.ones(trials)), ("inv_sqrt_dk", np.full(trials, 1 / np.sqrt(d))),
                      ("unit_variance_reference", unit)):
         jn, gn = [], []
@@ -98,6 +99,12 @@ def test_run_gradient_against_direct_computation():
         assert v[scale, "raw_score_grad_norm", "mean"] == pytest.approx((c * gn).mean(), rel=1e-10)
         assert v[scale, "log10_score_grad_norm", "mean"] == pytest.approx(np.log10(gn).mean(), rel=1e-10)
         assert v[scale, "log10_raw_score_grad_norm", "mean"] == pytest.approx(np.log10(c * gn).mean(), rel=1e-10)
+        jacobian_norms[scale] = jn
+    for other in ("unit_variance_reference", "none"):  # same trials: the paired difference and its own SE
+        diff = jacobian_norms["inv_sqrt_dk"] - jacobian_norms[other]
+        label = f"inv_sqrt_dk_minus_{other}"
+        assert v[label, "jacobian_norm", "mean"] == pytest.approx(diff.mean(), rel=1e-8, abs=1e-14)
+        assert v[label, "jacobian_norm", "se"] == pytest.approx(diff.std(ddof=1) / np.sqrt(trials), rel=1e-8)
 
 
 def test_value_width_is_capped():

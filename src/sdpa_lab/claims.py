@@ -24,6 +24,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
+from sdpa_lab.experiments.variance import scale_difference
 from sdpa_lab.results import Results, ResultsError
 
 # A correct pipeline, re-run with fresh seeds, fails some statistical check by chance
@@ -348,12 +349,10 @@ def decide_b5(R: Results) -> list[Check]:
         out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
                                f"d_k={ds[0]}..{ds[-1]}, T={T}", float(c @ np.log(means)), 0.0,
                                math.sqrt(float(c**2 @ var_log)), "below", src, cell=cells[-1].cell))
+    paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")  # same trials: the per-trial difference
     for d in ds:  # the scaled entropy stays at least at its d_k -> infinity limit (unit-variance scores)
-        scaled = _entropy(R, d, "inv_sqrt_dk", "mean")
-        gap = scaled - _entropy(R, d, "unit_variance_reference", "mean")
-        se = math.hypot(_entropy(R, d, "inv_sqrt_dk", "se"), _entropy(R, d, "unit_variance_reference", "se"))
         out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
-                               gap, 0.0, se, "not below", src, cell=scaled.cell))
+                               _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "not below", src))
     single = R["entropy_single_draw.csv"]
     single = single[single.scale == "none"].sort_values("d_k")
     entropies = single.entropy.to_numpy()
@@ -401,11 +400,10 @@ def decide_b8(R: Results) -> list[Check]:
         out.append(statistical("B8", "rise of mean entropy under 1/d_k", f"d_k={a}->{b}, T={T}", rise, 0.0, se,
                                "above", src, cell=later.cell))
     d = ds[-1]
-    flat = _entropy(R, d, "inv_dk", "mean")
-    gap = flat - _entropy(R, d, "inv_sqrt_dk", "mean")
-    se = math.hypot(_entropy(R, d, "inv_dk", "se"), _entropy(R, d, "inv_sqrt_dk", "se"))
-    out.append(statistical("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k={d}, T={T}", gap, 0.0,
-                           se, "above", src, note=f"uniform bound log T = {math.log(T):.4f}", cell=flat.cell))
+    paired = scale_difference("inv_dk", "inv_sqrt_dk")  # same trials: the per-trial difference
+    out.append(statistical("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k={d}, T={T}",
+                           _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "above", src,
+                           note=f"uniform bound log T = {math.log(T):.4f}"))
     return out
 
 
@@ -459,19 +457,17 @@ def decide_b7(R: Results) -> list[Check]:
         out.append(statistical("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F",
                                f"d_k={a}->{b}, T={T}", drop, 0.0, se, "above", src, cell=later.cell))
     # The scaled one does not collapse: at the widest head it sits at the d_k -> infinity limit (scores of unit
-    # variance, K q / |q|), a fixed positive value, and above the unscaled one.
+    # variance, K q / |q|), a fixed positive value, and above the unscaled one. Both compare scales on the same
+    # trials, so each uses the per-trial difference and its own standard error.
     d = ds[-1]
-    scaled = _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean")
-    se_scaled = _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "se")
     limit = _gradient(R, d, "unit_variance_reference", "jacobian_norm", "mean")
-    se = math.hypot(se_scaled, _gradient(R, d, "unit_variance_reference", "jacobian_norm", "se"))
-    out.append(statistical("B7", "mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T={T}",
-                           scaled - limit, 0.0, se, "within", src, cell=scaled.cell,
-                           note=f"the limit itself: {float(limit):.4f}"))
-    unscaled = _gradient(R, d, "none", "jacobian_norm", "mean")
-    se = math.hypot(se_scaled, _gradient(R, d, "none", "jacobian_norm", "se"))
-    out.append(statistical("B7", "mean scaled minus unscaled Jacobian norm at the widest head", f"d_k={d}, T={T}",
-                           scaled - unscaled, 0.0, se, "above", src, cell=scaled.cell))
+    for other, check, relation, note in (
+            ("unit_variance_reference", "mean scaled Jacobian norm minus its unit-variance limit", "within",
+             f"the limit itself: {float(limit):.4f}"),
+            ("none", "mean scaled minus unscaled Jacobian norm at the widest head", "above", "")):
+        paired = scale_difference("inv_sqrt_dk", other)
+        out.append(statistical("B7", check, f"d_k={d}, T={T}", _gradient(R, d, paired, "jacobian_norm", "mean"),
+                               0.0, _gradient(R, d, paired, "jacobian_norm", "se"), relation, src, note=note))
 
     def grad_ratio(d: int):
         """Unscaled / scaled mean gradient at the scores, with its delta-method SE."""
@@ -577,7 +573,9 @@ CLAIMS: tuple[Claim, ...] = (
           "raw scores, and print its entropy: watch the entropy fall toward 0 as d_k grows",
           "Exercise 2", ("entropy_sweep.csv", "entropy_single_draw.csv"),
           "k standard errors of the mean entropy over independent trials (sample std / sqrt(trials)); "
-          "differences use the root-sum-square of the two SEs; the fitted exponent's SE by the delta method",
+          "differences between d_k values (independent draws) use the root-sum-square of the two SEs, "
+          "differences between two scales of the same trials the SE of their per-trial difference; "
+          "the fitted exponent's SE by the delta method",
           decide_b5),
     Claim("B6", "Exercise 3: scaling changes the sharpness, not the ranking",
           "A positive scale never changes the order of the logits, so scaled and unscaled attention rank the keys "
@@ -592,14 +590,17 @@ CLAIMS: tuple[Claim, ...] = (
           "equals that of unit-variance scores (its d_k -> infinity limit) and stays far above the unscaled one.",
           "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
           "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
-          "k standard errors of mean norms over independent trials; differences by root-sum-square, ratios by "
-          "the delta method", decide_b7),
+          "k standard errors of mean norms over independent trials; differences between d_k values by "
+          "root-sum-square, between two scales of the same trials by the SE of the per-trial difference; ratios "
+          "by the delta method (ignoring the positive correlation of the two scales' norms on the same trials, "
+          "which overstates the ratio's SE)", decide_b7),
     Claim("B8", "Divide by sqrt(d_k), not by d_k",
           "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k "
           "grows, while dividing by sqrt(d_k) keeps the variance at 1 (B2) and the entropy stable (B5).",
           "divide by sqrt(d_k), not d_k: the standard deviation grows like sqrt(d_k)", "Summary",
           ("variance.csv", "entropy_sweep.csv"),
-          SE_VARIANCE + ", divided by d^2; entropy differences: k root-sum-square SEs", decide_b8),
+          SE_VARIANCE + ", divided by d^2; entropy differences between d_k values: k root-sum-square SEs; "
+          "between 1/d_k and 1/sqrt(d_k) on the same trials: k SEs of the per-trial difference", decide_b8),
     Claim("B9", "Softmax rows are distributions; the forward's shapes",
           "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), keeps the "
           "input dtype, and every weight row is non-negative and sums to 1 up to rounding.",

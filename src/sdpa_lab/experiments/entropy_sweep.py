@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from sdpa_lab.attention import entropy, lesson_entropy, softmax
 from sdpa_lab.experiments.trial_scores import trial_scores
-from sdpa_lab.experiments.variance import SCALES, scale_factor
+from sdpa_lab.experiments.variance import SCALES, scale_difference, scale_factor
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import lesson_legacy_stream
 from sdpa_lab.tables import Rows, frame
@@ -31,6 +31,10 @@ CHUNK_ELEMENTS = 1 << 20
 # entropy is the reference the scaled entropy is compared with (B5).
 REFERENCE_SCALE = "unit_variance_reference"
 ENTROPY_SCALES = (*SCALES, REFERENCE_SCALE)
+
+# The scales B5 and B8 compare on the same trials: their entropies' per-trial difference
+# is recorded too (scale `<a>_minus_<b>`), for its own standard error.
+PAIRED_SCALES = (("inv_sqrt_dk", REFERENCE_SCALE), ("inv_dk", "inv_sqrt_dk"))
 
 # The lesson's Exercise 2, literally: one continuing seeded stream, one draw per d_k.
 EXERCISE2_D_K = (4, 16, 64, 256)
@@ -54,13 +58,19 @@ def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int
     rows = []
     for d_k in d_k_values:
         acc = {(s, stat): Moments() for s in ENTROPY_SCALES for stat in ("entropy", "max_weight")}
+        acc |= {(scale_difference(a, b), "entropy"): Moments() for a, b in PAIRED_SCALES}
         path = (scores or {}).get(d_k)
         for raw, q_norm in trial_scores(seed, d_k, T, trials, chunk_rows(T), path):
+            h = {}  # scale -> per-trial entropy (m,)
             for scale in ENTROPY_SCALES:
                 factor = 1.0 / q_norm[:, None] if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
                 w = softmax(raw * factor)  # (m, T)
-                acc[scale, "entropy"] = acc[scale, "entropy"].merge(Moments.of(entropy(w)))
+                h[scale] = entropy(w)
+                acc[scale, "entropy"] = acc[scale, "entropy"].merge(Moments.of(h[scale]))
                 acc[scale, "max_weight"] = acc[scale, "max_weight"].merge(Moments.of(w.max(axis=-1)))
+            for a, b in PAIRED_SCALES:
+                key = (scale_difference(a, b), "entropy")
+                acc[key] = acc[key].merge(Moments.of(h[a] - h[b]))
         for (scale, quantity), m in acc.items():
             for statistic, value in m.summary().items():
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,

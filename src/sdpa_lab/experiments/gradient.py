@@ -32,7 +32,7 @@ import numpy as np
 
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments.trial_scores import trial_scores
-from sdpa_lab.experiments.variance import scale_factor
+from sdpa_lab.experiments.variance import scale_difference, scale_factor
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows, frame
@@ -54,6 +54,11 @@ REFERENCE_SCALE = "unit_variance_reference"
 SCALES = ("none", "inv_sqrt_dk", REFERENCE_SCALE)
 QUANTITIES = ("jacobian_norm", "score_grad_norm", "raw_score_grad_norm",
               "log10_jacobian_norm", "log10_score_grad_norm", "log10_raw_score_grad_norm")
+
+# The scales B7 compares on the same trials: their Jacobian norms' per-trial difference
+# is recorded too (scale `<a>_minus_<b>`), for its own standard error.
+PAIRED_SCALES = (("inv_sqrt_dk", REFERENCE_SCALE), ("inv_sqrt_dk", "none"))
+PAIRED_QUANTITY = "jacobian_norm"
 
 # log10 of a norm that underflowed to exactly 0 would be -inf: floor the norms here first.
 LOG_FLOOR = float(np.finfo(np.float64).tiny)
@@ -122,12 +127,19 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     rows = []
     for d_k in d_k_values:
         acc = {(s, q): Moments() for s in SCALES for q in QUANTITIES}
+        acc |= {(scale_difference(a, b), PAIRED_QUANTITY): Moments() for a, b in PAIRED_SCALES}
         draws = trial_draws(seed, d_k, T, trials, value_dim(d_k), (scores or {}).get(d_k))
         for raw, V, g_out, q_norm in draws:
+            norms = {}  # scale -> per-trial Jacobian norm (m,)
             for scale in SCALES:
                 c = 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
                 for quantity, x in gradient_norms(raw, V, g_out, c).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
+                    if quantity == PAIRED_QUANTITY:
+                        norms[scale] = x
+            for a, b in PAIRED_SCALES:
+                key = (scale_difference(a, b), PAIRED_QUANTITY)
+                acc[key] = acc[key].merge(Moments.of(norms[a] - norms[b]))
         for (scale, quantity), m in acc.items():
             for statistic, value in m.summary().items():
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,

@@ -28,6 +28,15 @@ CHUNK_ELEMENTS = 1 << 20
 SCALES = ("none", "inv_sqrt_dk", "inv_dk")
 
 
+def scale_difference(a: str, b: str) -> str:
+    """The `scale` label of rows holding, trial by trial, a quantity under scale `a` minus under `b`.
+
+    Two scales applied to the same trials give correlated values, so a claim that
+    compares them needs the spread of their per-trial difference, not of each alone.
+    """
+    return f"{a}_minus_{b}"
+
+
 def scale_factor(scale: str, d_k: int) -> float:
     """The number the raw scores are multiplied by under `scale`."""
     factors = {"none": 1.0, "inv_sqrt_dk": 1.0 / np.sqrt(d_k), "inv_dk": 1.0 / d_k}
