@@ -59,30 +59,32 @@ EXPERIMENTS: dict[str, Callable[[Mapping, Mapping[int, str]], Tables]] = {
 }
 
 
-def run_experiment(name: str, config: Mapping, trial_scores: Mapping[int, str] | None = None) -> Tables:
+def run_experiment(name: str, config: Mapping, trial_scores: Mapping[int, str] | None = None,
+                   inputs: Iterable[str] = ()) -> Tables:
     """The tables of experiment `name` under `config` (checked first).
 
-    `trial_scores` ({d_k: .npy path}) gives the shared trial scores to read; those
-    not given are drawn in process, with the same numbers.
+    The shared trial scores ({d_k: .npy path}) are read from `trial_scores`, and from
+    those of `inputs` that are this experiment's trial-score files
+    (sdpa_lab.layout.trial_scores_files); those not given are drawn in process,
+    with the same numbers.
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    return EXPERIMENTS[name](check_config(config), dict(trial_scores or {}))
+    config = check_config(config)
+    given = {Path(p).name: str(p) for p in inputs}  # by name: it says seed, T, trials and d_k
+    scores = {d_k: given[Path(path).name] for d_k, path in trial_scores_files(config, name).items()
+              if Path(path).name in given}
+    return EXPERIMENTS[name](config, {**scores, **(trial_scores or {})})
 
 
 def run_job(name: str, config: Mapping, outputs: Mapping[str, str], log_path: str | None = None,
             inputs: Iterable[str] = ()) -> None:
     """Run experiment `name` and write each table to outputs[<its name>], logging to `log_path`.
 
-    Of the rule's `inputs`, the trial-score files this experiment sweeps
-    (sdpa_lab.layout.trial_scores_files) are read rather than drawn again.
+    Of the rule's `inputs`, the trial-score files this experiment sweeps are read rather than drawn again.
     """
     with job_log(name, log_path) as logger:
-        config = check_config(config)
-        given = {Path(p).name: str(p) for p in inputs}  # by name: it says seed, T, trials and d_k
-        scores = {d_k: given[Path(path).name] for d_k, path in trial_scores_files(config, name).items()
-                  if Path(path).name in given}
-        tables = run_experiment(name, config, scores)
+        tables = run_experiment(name, config, inputs=inputs)
         if set(tables) != set(outputs):
             raise ValueError(f"experiment {name!r} makes tables {sorted(tables)} but the rule names {sorted(outputs)}")
         for key, table in tables.items():
