@@ -31,7 +31,7 @@ EXPERIMENT_CODE = sorted(
     if p.name not in NOT_EXPERIMENT_CODE
 )
 TRIAL_SCORES_CODE = [str(PACKAGE / name) for name in
-                     ("experiments/trial_scores.py", "seeding.py", "validation.py", "joblog.py")]
+                     ("experiments/trial_scores.py", "seeding.py", "validation.py", "joblog.py", "io.py")]
 CLAIMS_CODE = [str(PACKAGE / name) for name in ("claims.py", "results.py", "cli.py")]
 
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import itertools
 import os
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 
+from sdpa_lab.io import atomic_writer
 from sdpa_lab.joblog import job_log
 from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_seed
@@ -59,24 +58,13 @@ def write_trial_scores(seed: int, d_k: int, T: int, trials: int, path: str | os.
     The file is written chunk by chunk, as np.save would write the whole array: memory stays bounded.
     """
     chunks = draw_trial_scores(seed, d_k, T, trials)
-    next_chunk = next(chunks)  # checks the arguments before any file is made
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)), "fortran_order": False,
-                      "shape": (int(trials), int(T) + 1)}
-            np.lib.format.write_array_header_1_0(fh, header)
-            for chunk in itertools.chain([next_chunk], chunks):  # one chunk in memory at a time
-                fh.write(np.ascontiguousarray(chunk, dtype=np.float64).tobytes())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    first = next(chunks)  # checks the arguments before any file is made
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float64)), "fortran_order": False,
+              "shape": (int(trials), int(T) + 1)}
+    with atomic_writer(path) as fh:
+        np.lib.format.write_array_header_1_0(fh, header)
+        for chunk in itertools.chain([first], chunks):  # one chunk in memory at a time
+            fh.write(np.ascontiguousarray(chunk, dtype=np.float64).tobytes())
 
 
 def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -> Iterator[np.ndarray]:
