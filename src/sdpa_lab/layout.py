@@ -22,7 +22,8 @@ OUTPUTS: dict[str, dict[str, str]] = {
 
 # The trial scores (query against T keys) that B5, B6 and B7 share: drawn once per
 # (seed, d_k, T, trials) by their own job (rule trial_scores), read by these experiments.
-TRIAL_SCORES = "results/trial_scores/seed{seed}_T{T}_trials{trials}_dk{d_k}.npy"
+TRIAL_SCORES_JOB = "seed{seed}_T{T}_trials{trials}_dk{d_k}"  # names the file, and its job's log and benchmark
+TRIAL_SCORES = f"results/trial_scores/{TRIAL_SCORES_JOB}.npy"
 SHARES_TRIAL_SCORES = ("entropy_sweep", "ranking_invariance", "gradient")
 
 

@@ -12,7 +12,7 @@ import sdpa_lab
 # Parse-time imports stay light (no pandas, no matplotlib): every snakemake call, a no-op too, pays for them.
 from sdpa_lab.config import ConfigError, config_errors
 from sdpa_lab.io import write_text_if_changed
-from sdpa_lab.layout import OUTPUTS, TRIAL_SCORES, trial_scores_files
+from sdpa_lab.layout import OUTPUTS, TRIAL_SCORES, TRIAL_SCORES_JOB, trial_scores_files
 from sdpa_lab.report.specs import FIGURES, figure_files
 
 # Our own check first: one clear line per bad setting, before any job runs.

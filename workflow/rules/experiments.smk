@@ -22,9 +22,9 @@ rule trial_scores:
         trials=r"\d+",
         d_k=r"\d+",
     log:
-        "logs/trial_scores/seed{seed}_T{T}_trials{trials}_dk{d_k}.log",
+        f"logs/trial_scores/{TRIAL_SCORES_JOB}.log",
     benchmark:
-        "benchmarks/rules/trial_scores/seed{seed}_T{T}_trials{trials}_dk{d_k}.tsv"
+        f"benchmarks/rules/trial_scores/{TRIAL_SCORES_JOB}.tsv"
     script:
         "../scripts/draw_trial_scores.py"
 
