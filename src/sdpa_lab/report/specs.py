@@ -95,9 +95,3 @@ def figures_for(claim_id: str) -> list[FigureSpec]:
 def figure_files(name: str, folder: str = FIGURES_DIR) -> dict[str, str]:
     """A figure's files: {"png": <folder>/<name>.png, "svg": <folder>/<name>.svg}."""
     return {fmt: f"{folder}/{name}.{fmt}" for fmt in FORMATS}
-
-
-def figure_reads(names: tuple[str, ...] | None = None) -> list[str]:
-    """Every CSV the figures `names` (default: all) read (file names in results/), each once, in FIGURES order."""
-    chosen = FIGURES if names is None else set(names)
-    return list(dict.fromkeys(csv for name, spec in FIGURES.items() if name in chosen for csv in spec.reads))
