@@ -12,8 +12,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from sdpa_lab.attention import entropy, lesson_entropy, softmax
-from sdpa_lab.experiments.trial_scores import trial_scores
+from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
 from sdpa_lab.experiments.variance import SCALES, scale_difference, scale_factor
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import lesson_legacy_stream
@@ -26,11 +28,7 @@ if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
 # Trials per chunk are bounded by their scores (m, T): 2**20 float64 = 8 MiB per array.
 CHUNK_ELEMENTS = 1 << 20
 
-# Besides the three scales, the scores divided by |q|: given q, K q / |q| is exactly
-# T independent N(0, 1) draws, the d_k -> infinity limit of the scaled scores. Its
-# entropy is the reference the scaled entropy is compared with (B5).
-REFERENCE_SCALE = "unit_variance_reference"
-ENTROPY_SCALES = (*SCALES, REFERENCE_SCALE)
+ENTROPY_SCALES = (*SCALES, REFERENCE_SCALE)  # the three scales, and their d_k -> infinity limit
 
 # The scales B5 and B8 compare on the same trials: their entropies' per-trial difference
 # is recorded too (scale `<a>_minus_<b>`), for its own standard error.
@@ -63,8 +61,7 @@ def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int
         for raw, q_norm in trial_scores(seed, d_k, T, trials, chunk_rows(T), path):
             h = {}  # scale -> per-trial entropy (m,)
             for scale in ENTROPY_SCALES:
-                factor = 1.0 / q_norm[:, None] if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
-                w = softmax(raw * factor)  # (m, T)
+                w = softmax(raw * np.asarray(trial_scale(scale, d_k, q_norm))[..., None])  # (m, T)
                 h[scale] = entropy(w)
                 acc[scale, "entropy"] = acc[scale, "entropy"].merge(Moments.of(h[scale]))
                 acc[scale, "max_weight"] = acc[scale, "max_weight"].merge(Moments.of(w.max(axis=-1)))

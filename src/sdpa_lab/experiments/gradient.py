@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sdpa_lab.attention import softmax
-from sdpa_lab.experiments.trial_scores import trial_scores
-from sdpa_lab.experiments.variance import scale_difference, scale_factor
+from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
+from sdpa_lab.experiments.variance import scale_difference
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows, frame
@@ -48,9 +48,7 @@ CHUNK_ELEMENTS = 1 << 20
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
 D_V_MAX = 64
 
-# Besides the two scales, the scores divided by |q|: given q, K q / |q| is exactly T
-# independent N(0, 1) draws, the d_k -> infinity limit of the scaled scores (as in B5).
-REFERENCE_SCALE = "unit_variance_reference"
+# Besides the two scales, their d_k -> infinity limit: scores of unit variance (as in B5).
 SCALES = ("none", "inv_sqrt_dk", REFERENCE_SCALE)
 QUANTITIES = ("jacobian_norm", "score_grad_norm", "raw_score_grad_norm",
               "log10_jacobian_norm", "log10_score_grad_norm", "log10_raw_score_grad_norm")
@@ -132,8 +130,7 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
         for raw, V, g_out, q_norm in draws:
             norms = {}  # scale -> per-trial Jacobian norm (m,)
             for scale in SCALES:
-                c = 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
-                for quantity, x in gradient_norms(raw, V, g_out, c).items():
+                for quantity, x in gradient_norms(raw, V, g_out, trial_scale(scale, d_k, q_norm)).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
                     if quantity == PAIRED_QUANTITY:
                         norms[scale] = x

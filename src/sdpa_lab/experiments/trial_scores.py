@@ -19,8 +19,14 @@ import numpy as np
 
 from sdpa_lab.io import atomic_writer
 from sdpa_lab.joblog import job_log
+from sdpa_lab.experiments.variance import scale_factor
 from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_seed
+
+# Besides the scales of the lesson, the scores divided by |q|: given q, K q / |q| is exactly
+# T independent N(0, 1) draws, the d_k -> infinity limit of the scaled scores. The
+# experiments compare the scaled head with it (B5, B7).
+REFERENCE_SCALE = "unit_variance_reference"
 
 # Elements (trials * T * d_k) per drawn chunk of keys: 2**20 float64 = 8 MiB.
 CHUNK_ELEMENTS = 1 << 20
@@ -78,6 +84,12 @@ def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -
                          f"expected ({trials}, {T + 1}) float64 for T = {T}, trials = {trials}")
     for start in range(0, trials, rows):
         yield np.array(scores[start:start + rows])
+
+
+def trial_scale(scale: str, d_k: int, q_norm: np.ndarray) -> float | np.ndarray:
+    """What the raw scores of trials with query norms `q_norm` (m,) are multiplied by under `scale`:
+    1 / |q| per trial (m,) for REFERENCE_SCALE, else the scale's one factor (variance.scale_factor)."""
+    return 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
 
 
 def rechunk(chunks: Iterator[np.ndarray], rows: int) -> Iterator[np.ndarray]:
