@@ -3,6 +3,9 @@
 from pathlib import Path
 
 from sdpa_lab.report.jobs import report_job
+from sdpa_lab.shutdown import skip_final_collection
+
+skip_final_collection()  # a job's process: no last garbage collection at exit (sdpa_lab.shutdown)
 
 report_job(
     Path(snakemake.input.claims).parent,  # noqa: F821 (injected by Snakemake)

@@ -1,6 +1,9 @@
 """Thin Snakemake entry point: run the experiment the rule is named after and write its CSVs."""
 
 from sdpa_lab.pipeline import run_job
+from sdpa_lab.shutdown import skip_final_collection
+
+skip_final_collection()  # a job's process: no last garbage collection at exit (sdpa_lab.shutdown)
 
 run_job(
     snakemake.rule,  # noqa: F821 (injected by Snakemake): each experiment rule is named after its experiment
