@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from sdpa_lab.config import ConfigError
 from sdpa_lab.pipeline import OUTPUTS, run_job
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -91,19 +92,28 @@ def test_the_workflow_imports_neither_numpy_pandas_nor_matplotlib_at_parse_time(
     assert proc.stdout.strip() == "[]", (modules, proc.stdout)
 
 
-def test_experiment_jobs_never_import_pandas(tmp_path, tiny_config):
-    """An experiment job writes rows: importing pandas would cost each job a quarter of a second."""
+def test_experiment_jobs_never_import_pandas_nor_jsonschema(tmp_path, tiny_config):
+    """An experiment job writes rows: importing pandas would cost each job a quarter of a second.
+    Its config was checked when the workflow parsed: importing jsonschema again, a tenth."""
     code = (
         "import sys, yaml\n"
         "from sdpa_lab.pipeline import OUTPUTS, run_job\n"
         f"config = yaml.safe_load({yaml.safe_dump(tiny_config)!r})\n"
         "for name in OUTPUTS:\n"
-        f"    run_job(name, config, {{k: {str(tmp_path)!r} + '/' + k + name for k in OUTPUTS[name]}})\n"
-        "print('pandas' in sys.modules)\n"
+        f"    run_job(name, config, {{k: {str(tmp_path)!r} + '/' + k + name for k in OUTPUTS[name]}}, checked=True)\n"
+        "print(sorted(m for m in ('pandas', 'jsonschema') if m in sys.modules))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert proc.stdout.strip() == "False"
+    assert proc.stdout.strip() == "[]"
     assert len(list(tmp_path.iterdir())) == sum(len(outs) for outs in OUTPUTS.values())
+
+
+def test_run_job_checks_the_config_unless_told_it_was_checked(tmp_path, tiny_config):
+    tiny_config["forward_shape"]["shapes"] = [[2, "eight", 16]]
+    outputs = {"table": str(tmp_path / "fwd.csv")}
+    with pytest.raises(ConfigError, match=r"forward_shape\.shapes\[0\]\[1\]"):
+        run_job("forward_shape", tiny_config, outputs)
+    assert not Path(outputs["table"]).exists()
 
 
 def test_run_job_reads_the_trial_score_files_it_is_given(tmp_path, tiny_config):

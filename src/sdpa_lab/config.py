@@ -9,12 +9,15 @@ the bad setting.
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
+
+if TYPE_CHECKING:
+    import jsonschema
 
 from sdpa_lab.validation import forward_size_problem, trial_size_problem
 
@@ -51,12 +54,21 @@ def _is_strict_int(checker, instance) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-# The schema's rules, except that 16.0 is not an integer: a float d_k or seed
-# would reach NumPy (and the CSVs) as a float.
-_Validator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_int),
-)
+@cache
+def _validator_class() -> type[jsonschema.protocols.Validator]:
+    """The schema's rules, except that 16.0 is not an integer: a float d_k or seed
+    would reach NumPy (and the CSVs) as a float.
+
+    Built on first use: jsonschema takes a tenth of a second of CPU to import, which
+    a job whose config the workflow has already checked need not pay (see
+    sdpa_lab.pipeline.run_job).
+    """
+    import jsonschema
+
+    return jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_int),
+    )
 
 
 def _resolve(schema: dict, root: dict) -> dict:
@@ -124,7 +136,7 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
 def config_errors(config: Any) -> list[str]:
     """Every schema violation in `config`, one line each, naming the setting, the bad value and what is allowed."""
     root = load_schema()
-    errors = sorted(_Validator(root).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
+    errors = sorted(_validator_class()(root).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     lines = [line for err in errors for line in _lines(err, root)]
     if not lines:  # beyond the schema: limits that involve several values at once
         for i, shape in enumerate(config["forward_shape"]["shapes"]):

@@ -60,8 +60,8 @@ EXPERIMENTS: dict[str, Callable[[Mapping, Mapping[int, str]], Tables]] = {
 
 
 def run_experiment(name: str, config: Mapping, trial_scores: Mapping[int, str] | None = None,
-                   inputs: Iterable[str] = ()) -> Tables:
-    """The tables of experiment `name` under `config` (checked first).
+                   inputs: Iterable[str] = (), checked: bool = False) -> Tables:
+    """The tables of experiment `name` under `config` (checked first, unless `checked` says the caller did).
 
     The shared trial scores ({d_k: .npy path}) are read from `trial_scores`, and from
     those of `inputs` that are this experiment's trial-score files
@@ -70,7 +70,8 @@ def run_experiment(name: str, config: Mapping, trial_scores: Mapping[int, str] |
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    config = check_config(config)
+    if not checked:
+        config = check_config(config)
     given = {Path(p).name: str(p) for p in inputs}  # by name: it says seed, T, trials and d_k
     scores = {d_k: given[Path(path).name] for d_k, path in trial_scores_files(config, name).items()
               if Path(path).name in given}
@@ -78,13 +79,16 @@ def run_experiment(name: str, config: Mapping, trial_scores: Mapping[int, str] |
 
 
 def run_job(name: str, config: Mapping, outputs: Mapping[str, str], log_path: str | None = None,
-            inputs: Iterable[str] = ()) -> None:
+            inputs: Iterable[str] = (), checked: bool = False) -> None:
     """Run experiment `name` and write each table to outputs[<its name>], logging to `log_path`.
 
     Of the rule's `inputs`, the trial-score files this experiment sweeps are read rather than drawn again.
+    `checked`: the config was checked already, as the workflow does once, when it parses the
+    Snakefile, before any job (workflow/rules/common.smk); the job then does not check it again
+    (nor import jsonschema, a tenth of a second of CPU per job).
     """
     with job_log(name, log_path) as logger:
-        tables = run_experiment(name, config, inputs=inputs)
+        tables = run_experiment(name, config, inputs=inputs, checked=checked)
         if set(tables) != set(outputs):
             raise ValueError(f"experiment {name!r} makes tables {sorted(tables)} but the rule names {sorted(outputs)}")
         for key, table in tables.items():

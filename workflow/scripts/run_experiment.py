@@ -11,4 +11,5 @@ run_job(
     dict(snakemake.output.items()),  # noqa: F821
     snakemake.log[0],  # noqa: F821
     inputs=list(snakemake.input),  # noqa: F821 (the trial-score files, for the experiments that share them)
+    checked=True,  # common.smk checked this config before any job ran
 )
