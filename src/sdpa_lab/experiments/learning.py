@@ -51,8 +51,8 @@ if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
 
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
 
-# Runs are followed in chunks: a chunk's queries (L, m, d_k) and keys (m, T, d_k) hold about 2**20
-# floats each, so memory does not grow with the number of runs.
+# Runs are followed in chunks: a chunk's keys (m, T, d_k) hold at most about 2**20 floats (m is
+# sized for max(L, T) rows of d_k), so memory does not grow with the number of runs.
 CHUNK_ELEMENTS = 1 << 20
 D_V_MAX = 64
 
@@ -102,7 +102,7 @@ def loss_and_grad(q, K, V, target, scale: float, out=None):
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
     """The runs' initial queries q0 (m, d_k), keys K (m, T, d_k), values V (m, T, d_v) and targets V[j*]
-    (m, d_v), in chunks of m runs sized so a chunk's (m, n_lrs, d_k) queries stay near CHUNK_ELEMENTS.
+    (m, d_v), in chunks of m runs, m * max(n_lrs, T) * d_k near CHUNK_ELEMENTS.
     The draws do not depend on the chunk size."""
     rng_q, rng_k, rng_v, rng_j = rng.spawn(4)  # separate streams: changing d_v does not change q0 or K
     j_star = rng_j.integers(T, size=runs)  # (R,) target key, uniform: all at once, R integers
