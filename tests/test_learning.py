@@ -200,3 +200,17 @@ def test_runs_are_followed_in_chunks_without_changing_results(monkeypatch):
     chunked, chunked_curves = learning.run_learning(*args)
     pd.testing.assert_frame_equal(table, chunked, rtol=1e-12)
     pd.testing.assert_frame_equal(curves, chunked_curves, rtol=1e-12)
+
+
+def test_descent_is_chaotic_at_large_learning_rates_only():
+    """The documented caveat (module docstring): at lr = 1 a change of one part in 10^15 in q0
+    grows to tens of percent of some run's loss within 200 steps; at lr = 0.01 it stays at
+    rounding level."""
+    d_k, T = 4, 8
+    q0, K, V, target = learning.draw_runs(stream(20241129, "learning", d_k, T), 64, T, d_k, learning.value_dim(d_k))
+    lrs = [0.01, 1.0]
+    base = list(learning.descent(q0, K, V, target, 1.0, lrs, 200))[-1]  # (R, L) losses after 200 steps
+    nudged = list(learning.descent(q0 * (1 + 1e-15), K, V, target, 1.0, lrs, 200))[-1]
+    change = np.abs(nudged - base) / base
+    assert change[:, 0].max() < 1e-9
+    assert change[:, 1].max() > 0.1
