@@ -76,7 +76,7 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
     FigureSpec("learning_curves", ("learning_curves.csv", "learning.csv"), ("B10",),
                "Mean loss relative to its initial value along the descent, at the best learning rate of each "
                "(d_k, scale). At the larger learning rates single runs are chaotic (a change of one part in "
-               "10^15 in the starting query can move a run's loss by tens of percent within the 200 steps), so "
+               "10^15 in the starting query can move a run's loss by tens of percent within 200 steps), so "
                "these means carry a floating-point spread: computing the same descent in another order of "
                "operations moved them by up to 5%, and left every success fraction, on which B10 is decided, "
                "as it was."),
