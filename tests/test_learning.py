@@ -63,22 +63,18 @@ def test_batched_queries_equal_one_at_a_time(seed, runs, n):
             np.testing.assert_allclose(grad[r, i], grad1, rtol=1e-12, atol=1e-15)
 
 
-def test_in_place_loss_and_grad_is_bitwise_the_plain_formula():
-    """The in-place softmax and the `out` buffer change no bit: same operations as softmax(scale * s)."""
+def test_in_place_score_gradient_is_bitwise_the_plain_formula():
+    """The in-place softmax of score_loss_and_grad changes no bit: same operations as softmax(z)."""
     rng = np.random.default_rng(5)
-    q, K = rng.standard_normal((3, 4, 16)), rng.standard_normal((3, 6, 16))
-    V = rng.standard_normal((3, 6, 5))
+    z, V = rng.standard_normal((3, 4, 6)) * 10, rng.standard_normal((3, 6, 5))
     target = V[:, None, 2]
-    for scale in (1.0, 0.25):
-        p = softmax(scale * (q @ np.swapaxes(K, -1, -2)))
-        r = p @ V - target
-        g_p = r @ np.swapaxes(V, -1, -2)
-        expected = scale * ((p * (g_p - np.sum(p * g_p, axis=-1, keepdims=True))) @ K)
-        out = np.swapaxes(np.empty((4, 3, 16)), 0, 1)  # a strided buffer, as descent passes
-        loss, grad = learning.loss_and_grad(q, K, V, target, scale, out=out)
-        assert grad is out and np.array_equal(grad, expected)
-        assert np.array_equal(loss, 0.5 * np.sum(r * r, axis=-1))
-        assert np.array_equal(learning.loss_and_grad(q, K, V, target, scale)[1], expected)
+    p = softmax(z)
+    r = p @ V - target
+    g_p = r @ np.swapaxes(V, -1, -2)
+    expected = p * (g_p - np.sum(p * g_p, axis=-1, keepdims=True))
+    loss, g_z = learning.score_loss_and_grad(z.copy(), V, target)
+    assert np.array_equal(g_z, expected)
+    assert np.array_equal(loss, 0.5 * np.sum(r * r, axis=-1))
 
 
 def test_descent_is_plain_gradient_descent():

@@ -86,19 +86,16 @@ def score_loss_and_grad(z, V, target):
     return 0.5 * np.sum(r * r, axis=-1), g_z
 
 
-def loss_and_grad(q, K, V, target, scale: float, out=None):
+def loss_and_grad(q, K, V, target, scale: float):
     """The loss 0.5 ||softmax(scale K q) V - target||^2 and its gradient with respect to q.
 
     q: (d_k,) one query, or (..., n, d_k) n queries sharing keys K (..., T, d_k)
     and values V (..., T, d_v); target broadcasts against the output (..., [n,] d_v).
-    Returns loss (..., [n]) and dL/dq shaped like q, written into `out` if given.
+    Returns loss (..., [n]) and dL/dq shaped like q. (`descent` takes these steps on the
+    scores instead; this is the step on q it stands for.)
     """
-    z = q @ np.swapaxes(K, -1, -2)  # (..., [n,] T) scores K q
-    z *= scale
-    loss, g_z = score_loss_and_grad(z, V, target)
-    grad = np.matmul(g_z, K, out=out)  # (..., [n,] d_k)
-    grad *= scale  # dL/dq = scale K^T dL/dz
-    return loss, grad
+    loss, g_z = score_loss_and_grad(scale * (q @ np.swapaxes(K, -1, -2)), V, target)  # scores: (..., [n,] T)
+    return loss, scale * (g_z @ K)  # dL/dq = scale K^T dL/dz: (..., [n,] d_k)
 
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
