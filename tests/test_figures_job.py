@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from sdpa_lab import claims as C
-from sdpa_lab.cli import write_claims
+from sdpa_lab.claims import write_claims
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import jobs as J
 from sdpa_lab.report import specs as S

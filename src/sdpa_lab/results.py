@@ -129,3 +129,31 @@ class Results:
                 raise ResultsError(f"{self.dir / name}: column '{column}' is missing")
             self._arrays[name, column] = table[column].to_numpy()
         return self._arrays[name, column]
+
+
+def stale_errors(results: Results, config: Mapping) -> list[str]:
+    """Where the parameters recorded in the CSVs differ from `config` (results from another config)."""
+    errors = []
+    for name, section in (("variance.csv", "variance"), ("entropy_sweep.csv", "entropy_sweep"),
+                          ("ranking_invariance.csv", "ranking_invariance"), ("forward_shape.csv", "forward_shape"),
+                          ("gradient.csv", "gradient"), ("learning.csv", "learning")):
+        if section not in config or not (results.dir / name).exists():
+            continue
+        t = results[name]
+        expected = {"seed": config["seed"], **config[section]}
+        for key, value in expected.items():
+            if key == "shapes":
+                got = {tuple(r) for r in t[["B", "T", "d_k"]].drop_duplicates().to_numpy().tolist()}
+                want = {tuple(s) for s in value}
+            elif key not in t.columns:
+                continue
+            elif isinstance(value, list):
+                got, want = set(t[key].unique().tolist()), set(value)
+            else:
+                got, want = set(t[key].unique().tolist()), {value}
+            if got != want:
+                errors.append(f"{results.dir / name}: column '{key}' holds {sorted(got)}, but the config's "
+                              f"{section}.{key} is {value!r}: these results come from another config "
+                              "(rerun `snakemake --cores 4`)")
+    return errors
+

@@ -32,7 +32,7 @@ EXPERIMENT_CODE = sorted(
 )
 TRIAL_SCORES_CODE = [str(PACKAGE / name) for name in
                      ("experiments/trial_scores.py", "seeding.py", "validation.py", "joblog.py", "io.py")]
-CLAIMS_CODE = [str(PACKAGE / name) for name in ("claims.py", "results.py", "cli.py")]
+CLAIMS_CODE = sorted(str(p) for p in (PACKAGE / "claims").glob("*.py")) + [str(PACKAGE / "results.py")]
 
 
 def outputs_of(experiment):

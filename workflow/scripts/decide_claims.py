@@ -3,7 +3,8 @@
 import logging
 from pathlib import Path
 
-from sdpa_lab.cli import summary, write_claims
+from sdpa_lab.claims.model import write_claims
+from sdpa_lab.claims.verdicts import summary
 from sdpa_lab.shutdown import skip_final_collection
 
 skip_final_collection()  # a job's process: no last garbage collection at exit (sdpa_lab.shutdown)

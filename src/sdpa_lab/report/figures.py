@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from sdpa_lab.claims import variance_se
+from sdpa_lab.claims.standard_errors import variance_se
 from sdpa_lab.io import write_bytes
 from sdpa_lab.report.specs import (  # noqa: F401 (re-exported)
     DPI,

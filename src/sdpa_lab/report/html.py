@@ -25,10 +25,10 @@ from sdpa_lab.claims import (
     Check,
     Claim,
     Decision,
+    decide_checked,
     registry,
 )
-from sdpa_lab.cli import closeness
-from sdpa_lab.cli import claim_verdict, decide_checked, describe
+from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe
 from sdpa_lab.io import write_text
 from sdpa_lab.report.provenance import provenance
 from sdpa_lab.report.specs import DPI, FIGURES, FigureSpec

@@ -1,0 +1,36 @@
+"""The lesson's claims, each decided from the result CSVs.
+
+- `model`: `Check`, `Claim`, `Decision`, verdicts and relations, the check builders, `decide`;
+- `standard_errors`: the Bonferroni k and the standard errors the statistical checks use;
+- `lesson_numbers`: the numbers the lesson printed;
+- the decisions, grouped as the lesson groups the claims: `replication` (A1-A3),
+  `dot_product_growth` (B1-B4), `softmax_saturation` (B5, B7, B8), `ranking` (B6),
+  `forward_shapes` (B9), `learning` (B10);
+- `registry`: every claim in the lesson's order (`CLAIMS`);
+- `verdicts`: how verdicts are shown, for the checker and the report.
+"""
+
+from sdpa_lab.claims.model import (
+    CONTRADICTED,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_MEASURED,
+    NOT_PER_DRAW,
+    RELATIONS,
+    Check,
+    Claim,
+    Decision,
+    decide,
+    decide_checked,
+    write_claims,
+)
+from sdpa_lab.claims.registry import CLAIMS, registry
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
+from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe, summary
+
+__all__ = [
+    "ALPHA_FAMILY", "CLAIMS", "CONTRADICTED", "FAILS", "HOLDS", "INCONCLUSIVE", "NOT_MEASURED", "NOT_PER_DRAW",
+    "RELATIONS", "Check", "Claim", "Decision", "bonferroni_k", "claim_verdict", "closeness", "decide",
+    "decide_checked", "describe", "registry", "summary", "variance_se", "write_claims",
+]

@@ -1,0 +1,86 @@
+"""B1-B4: why a dot product grows with dimension, and how dividing by sqrt(d_k) undoes it (section "Why a
+Dot Product Grows With Dimension", and Exercise 1 which extends it to d_k = 1024).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+
+import numpy as np
+
+from sdpa_lab.claims.model import Check, missing, statistical
+from sdpa_lab.claims.standard_errors import log_std_var, variance_se
+from sdpa_lab.results import Results
+
+
+def variance_points(R: Results):
+    t = R["variance.csv"]
+    return [(int(d), int(t[t.d_k == d].n_pairs.iloc[0])) for d in sorted(t.d_k.unique())]
+
+
+def decide_b1(R: Results) -> list[Check]:
+    src = "variance.csv"
+    out = []
+    for d, n in variance_points(R):
+        out.append(statistical("B1", "mean of raw scores", f"d_k={d}, n={n}",
+                               R.value(src, d_k=d, scale="none", statistic="mean"), 0.0, math.sqrt(d / n),
+                               "within", src))
+        out.append(statistical("B1", "variance of raw scores", f"d_k={d}, n={n}",
+                               R.value(src, d_k=d, scale="none", statistic="variance"), d, variance_se(d, n),
+                               "within", src))
+    return out
+
+
+def decide_b2(R: Results) -> list[Check]:
+    src = "variance.csv"
+    return [
+        statistical("B2", "variance of scores / sqrt(d_k)", f"d_k={d}, n={n}",
+                    R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0, variance_se(d, n) / d,
+                    "within", src)
+        for d, n in variance_points(R)
+    ]
+
+
+def decide_b3(R: Results) -> list[Check]:
+    src = "variance.csv"
+    points = variance_points(R)
+    if len(points) < 2:
+        return [missing("B3", "slope of log std vs log d_k", "", src, "needs at least two d_k values")]
+    d = np.array([p[0] for p in points], dtype=float)
+    var_log = np.array([log_std_var(*p) for p in points])
+    stds = [R.value(src, d_k=int(di), scale="none", statistic="std") for di in d]
+    x, y = np.log(d), np.log(stds)
+    c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # OLS slope = sum c_i y_i
+    out = [statistical("B3", "slope of log std vs log d_k", f"d_k={int(d[0])}..{int(d[-1])}",
+                       float(c @ y), 0.5, math.sqrt(float(c**2 @ var_log)), "within", src, cell=stds[-1].cell)]
+    pairs = list(pairwise(points))  # each step of the sweep, plus the lesson's 16 -> 256
+    n_of = dict(points)
+    if {16, 256} <= set(n_of) and (16, 256) not in {(a[0], b[0]) for a, b in pairs}:
+        pairs.append(((16, n_of[16]), (256, n_of[256])))
+    for (da, na), (db, nb) in pairs:
+        std_b = R.value(src, d_k=db, scale="none", statistic="std")
+        ratio = std_b / R.value(src, d_k=da, scale="none", statistic="std")
+        expected = math.sqrt(db / da)
+        se = expected * math.sqrt(log_std_var(da, na) + log_std_var(db, nb))
+        out.append(statistical("B3", "std ratio", f"d_k={da}->{db}", ratio, expected, se, "within", src,
+                               cell=std_b.cell))
+    return out
+
+
+def decide_b4(R: Results) -> list[Check]:
+    src = "variance.csv"
+    points = dict(variance_points(R))
+    if 1024 not in points:
+        why = "d_k = 1024 is not in the configured variance sweep"
+        return [missing("B4", "raw variance at d_k = 1024", "d_k=1024", src, why),
+                missing("B4", "scaled variance at d_k = 1024", "d_k=1024", src, why)]
+    n = points[1024]
+    return [
+        statistical("B4", "raw variance at d_k = 1024", f"d_k=1024, n={n}",
+                    R.value(src, d_k=1024, scale="none", statistic="variance"), 1024, variance_se(1024, n),
+                    "within", src),
+        statistical("B4", "scaled variance at d_k = 1024", f"d_k=1024, n={n}",
+                    R.value(src, d_k=1024, scale="inv_sqrt_dk", statistic="variance"), 1.0,
+                    variance_se(1024, n) / 1024, "within", src),
+    ]

@@ -1,0 +1,214 @@
+"""The claims' data model: a `Check` (one measured number against an expected one), a `Claim` (what the
+lesson says and how it is decided), the verdicts and relations, the builders the decisions use, and
+`decide`, which runs the registry's decisions over a run's CSVs and sets every statistical tolerance.
+
+Tolerances:
+- replication (A): half a unit in the last digit the lesson printed;
+- sample statistics (B): k standard errors of the estimator, with k from a
+  Bonferroni split of ALPHA_FAMILY over every statistical check of the run,
+  so that a correct pipeline run with fresh seeds fails by chance less than
+  once in 1 / ALPHA_FAMILY runs;
+- shapes, orderings and counts: exact; floating-point sums: a rounding bound.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k
+from sdpa_lab.io import write_csv
+from sdpa_lab.results import Results, ResultsError, stale_errors
+
+# Verdicts. Only FAILS makes the checker exit non-zero.
+HOLDS = "holds"
+FAILS = "fails"
+NOT_PER_DRAW = "holds on average, not per draw"
+NOT_MEASURED = "not measured"
+INCONCLUSIVE = "inconclusive"  # a direction claimed, not contradicted, but within the noise: more samples needed
+
+# How measured is compared with expected (deviation = measured - expected, tol = tolerance).
+RELATIONS = {
+    "equals": lambda dev, tol: dev == 0,  # exact
+    "within": lambda dev, tol: abs(dev) <= tol,  # |measured - expected| <= tol
+    "not above": lambda dev, tol: dev <= tol,  # measured <= expected + tol
+    "not below": lambda dev, tol: dev >= -tol,  # measured >= expected - tol
+    "above": lambda dev, tol: dev > tol,  # measured exceeds expected by more than the noise
+    "below": lambda dev, tol: dev < -tol,  # measured falls short of expected by more than the noise
+}
+
+# For a claimed direction, only a significant deviation the other way contradicts the claim;
+# in between, the sample is too small to tell.
+CONTRADICTED = {
+    "above": lambda dev, tol: dev < -tol,
+    "below": lambda dev, tol: dev > tol,
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One decided comparison: a measured number against an expected one."""
+
+    claim: str
+    check: str  # what is compared, in words
+    parameters: str  # the sweep point, e.g. "d_k=64"
+    relation: str  # a key of RELATIONS
+    expected: float
+    measured: float
+    basis: str  # "printed" | "statistical" | "exact" | "rounding" | "missing"
+    source: str  # the CSV the measured number comes from
+    tolerance: float = 0.0
+    se: float = float("nan")  # standard error, for statistical checks (tolerance = k * se)
+    literal: bool = False  # the lesson's literal single-draw statement, not the general claim
+    note: str = ""
+    cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
+
+    @property
+    def deviation(self) -> float:
+        return self.measured - self.expected
+
+    @property
+    def margin(self) -> float:
+        """deviation / tolerance; for an exact check (no tolerance) 0 when it holds, +-inf when not."""
+        if self.tolerance > 0:
+            return self.deviation / self.tolerance
+        if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):
+            return 0.0
+        return math.copysign(math.inf, self.deviation)
+
+    @property
+    def verdict(self) -> str:
+        if self.basis == "missing":
+            return NOT_MEASURED
+        if RELATIONS[self.relation](self.deviation, self.tolerance):
+            return HOLDS
+        if self.literal:
+            return NOT_PER_DRAW
+        contradicted = CONTRADICTED.get(self.relation)
+        if contradicted and not contradicted(self.deviation, self.tolerance):
+            return INCONCLUSIVE
+        return FAILS
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim of the lesson: what it says, what is true, and how it is decided."""
+
+    id: str
+    title: str
+    statement: str  # the claim in the project's words
+    lesson_says: str  # what the lesson printed or wrote
+    lesson_section: str  # where in the lesson
+    reads: tuple[str, ...]  # result CSVs
+    tolerance_reason: str
+    decide: Callable[[Results], list[Check]] = field(repr=False)
+
+
+# --------------------------------------------------------------------------
+# Building checks
+
+def _cell(measured, kw) -> tuple | None:
+    return kw.pop("cell", None) or getattr(measured, "cell", None)
+
+
+def printed(claim, check, parameters, measured, value, decimals, source) -> Check:
+    """measured must round to the lesson's printed `value` at `decimals` places."""
+    return Check(claim, check, parameters, "within", float(value), float(measured), "printed", source,
+                 tolerance=0.5 * 10.0**-decimals, cell=_cell(measured, {}))
+
+
+def statistical(claim, check, parameters, measured, expected, se, relation, source, **kw) -> Check:
+    """A sample statistic against theory; the tolerance (k * se) is set once k is known."""
+    cell = _cell(measured, kw)
+    return Check(claim, check, parameters, relation, float(expected), float(measured), "statistical", source,
+                 se=float(se), cell=cell, **kw)
+
+
+def exact(claim, check, parameters, measured, expected, source, relation="equals", **kw) -> Check:
+    cell = _cell(measured, kw)
+    return Check(claim, check, parameters, relation, float(expected), float(measured), "exact", source,
+                 cell=cell, **kw)
+
+
+def missing(claim, check, parameters, source, why) -> Check:
+    return Check(claim, check, parameters, "equals", float("nan"), float("nan"), "missing", source, note=why)
+
+
+def mismatched_axes(got: Sequence[int], want: Sequence[int]) -> int:
+    """How many axes of a shape differ from the expected one (a missing or extra axis counts too)."""
+    return sum(a != b for a, b in zip(got, want)) + abs(len(got) - len(want))
+
+
+# --------------------------------------------------------------------------
+# Deciding a run
+
+@dataclass(frozen=True)
+class Decision:
+    """Every check of a run, with the k used for the statistical ones."""
+
+    checks: tuple[Check, ...]
+    k: float
+    n_statistical: int
+    alpha_family: float = ALPHA_FAMILY
+    statements: Mapping[str, str] = field(default_factory=dict)  # claim id -> its statement, for the table
+
+    def table(self) -> pd.DataFrame:
+        """One row per check: the contents of results/claims.csv."""
+        rows = [{
+            "id": c.claim, "statement": self.statements[c.claim], "check": c.check, "parameters": c.parameters,
+            "relation": c.relation, "expected": c.expected, "measured": c.measured, "tolerance": c.tolerance,
+            "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
+            "standard_error": c.se, "literal": c.literal, "source": c.source, "note": c.note,
+        } for c in self.checks]
+        return pd.DataFrame(rows)
+
+    @property
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if c.verdict == FAILS]
+
+
+def decide(results: Results | str, claims: Sequence[Claim] | None = None,
+           alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
+    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k.
+
+    `k` may be given to decide a subset of the claims with the k of the whole run.
+    """
+    if claims is None:
+        from sdpa_lab.claims.registry import CLAIMS  # imported here: the registry imports this module
+
+        claims = CLAIMS
+
+    R = results if isinstance(results, Results) else Results(results)
+    checks: list[Check] = []
+    for claim in claims:
+        checks.extend(claim.decide(R))
+    for c in checks:
+        if not (np.isfinite(c.measured) or c.basis == "missing"):
+            raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
+                               f"measured a non-finite value {c.measured}")
+    n_stat = sum(c.basis == "statistical" for c in checks)
+    k = bonferroni_k(n_stat, alpha_family) if k is None else k
+    checks = [replace(c, tolerance=k * c.se) if c.basis == "statistical" else c for c in checks]
+    return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
+
+
+def decide_checked(results_dir: str | Path, config: dict | None) -> Decision:
+    """Decide the claims after refusing results that do not match `config`."""
+    results = Results(results_dir)
+    if config is not None:
+        errors = stale_errors(results, config)
+        if errors:
+            raise ResultsError("\n".join(errors))
+    return decide(results)
+
+
+def write_claims(results_dir: str | Path, out: str | Path, config: dict | None = None) -> Decision:
+    """Decide every claim and write results/claims.csv (one row per check)."""
+    decision = decide_checked(results_dir, config)
+    write_csv(decision.table(), out)
+    return decision

@@ -1,0 +1,126 @@
+"""The claims registry: every claim of the lesson, in the lesson's order, how it is decided, and why its
+tolerance is what it is.
+
+Each `Claim` restates one claim of the lesson in the project's words and
+decides it from the result CSVs into one or more `Check`s. The checker
+(`sdpa-lab check`), the claims table (results/claims.csv) and the report all
+read this one registry; no claim's numbers are restated anywhere else.
+"""
+
+from __future__ import annotations
+
+from sdpa_lab.claims.dot_product_growth import (
+    decide_b1,
+    decide_b2,
+    decide_b3,
+    decide_b4,
+)
+from sdpa_lab.claims.forward_shapes import decide_b9
+from sdpa_lab.claims.learning import decide_b10
+from sdpa_lab.claims.model import Claim
+from sdpa_lab.claims.ranking import decide_b6
+from sdpa_lab.claims.replication import decide_a1, decide_a2, decide_a3
+from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
+
+SE_VARIANCE = ("k standard errors of the sample variance of n independent scores: SE = d sqrt((2 + 6/d) / n), "
+               "from Var S = d and E[S^4] = 3d^2 + 6d; each score uses a fresh query, so the scores are independent")
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("A1", "The lesson's variance table, reproduced",
+          "With the lesson's own seed and single random stream, the raw score variances for d_k = 4, 16, 64, 256 "
+          "come out as the lesson printed them, and so do the variances after dividing by sqrt(d_k).",
+          "raw 3.988, 15.891, 64.249, 256.391; scaled 0.9971, 0.9932, 1.0039, 1.0015",
+          "Proving It: Score Variance Tracks d_k", ("lesson_variance.csv",),
+          "the lesson's printed precision: half a unit in the last printed digit", decide_a1),
+    Claim("A2", "The lesson's softmax collapse at d_k = 256, reproduced",
+          "For one query against 8 keys at d_k = 256 (lesson seed), the raw scores, both softmaxes, their maximum "
+          "weights and entropies come out as printed: unscaled, all weight on position 5; scaled, spread out.",
+          "raw scores [-3.12 13.41 -27. 12.41 2.39 24.29 -1.23 -2.77]; unscaled max weight 1.0000, entropy 0.0003; "
+          "scaled max weight 0.3514, entropy 1.7909; uniform log 8 = 2.0794",
+          "Why Large Scores Break Softmax", ("lesson_softmax_collapse.csv",),
+          "the lesson's printed precision; the one-hot position exactly", decide_a2),
+    Claim("A3", "The lesson's forward on (1, 6, 16), reproduced",
+          "The forward with default_rng(42) maps (1, 6, 16) to weights (1, 6, 6) and output (1, 6, 16); every "
+          "weight row sums to 1; the 6x6 weights match the printed matrix; query 1 attends most to key 1 and "
+          "query 5 to key 2.",
+          "shapes (1,6,16) -> (1,6,6) -> (1,6,16); row sums 1; strongest links 0.606 (row 1 -> key 1) and 0.496 "
+          "(row 5 -> key 2)",
+          "The Canonical Forward in NumPy", ("lesson_forward.csv",),
+          "shapes and strongest links exactly; weights and row sums at the printed precision", decide_a3),
+    Claim("B1", "A dot product's variance grows like d_k",
+          "The dot product of two independent zero-mean unit-variance vectors of length d_k has mean 0 and "
+          "variance d_k, at every d_k of the sweep.",
+          "the score has variance d_k", "Why a Dot Product Grows With Dimension", ("variance.csv",),
+          SE_VARIANCE + "; the mean's SE is sqrt(d / n)", decide_b1),
+    Claim("B2", "Dividing by sqrt(d_k) brings the variance back to 1",
+          "After dividing the scores by sqrt(d_k), their variance is 1 at every d_k.",
+          "dividing by sqrt(d_k) keeps the score variance at roughly 1 no matter how wide the head is",
+          "Why a Dot Product Grows With Dimension", ("variance.csv",), SE_VARIANCE + ", divided by d", decide_b2),
+    Claim("B3", "Score magnitude grows like sqrt(d_k)",
+          "The standard deviation of the scores grows like sqrt(d_k): the slope of log std against log d_k is 1/2, "
+          "and each step of the sweep spreads the scores by sqrt of the ratio of the d_k (16 -> 256: 4x).",
+          "double the head size and the scores spread out by sqrt(2); from d_k = 16 to 256 the typical magnitude "
+          "grows four-fold", "Why a Dot Product Grows With Dimension", ("variance.csv",),
+          "k standard errors from the delta method: Var(log s) = (2 + 6/d) / (4n) per d_k, independent across d_k",
+          decide_b3),
+    Claim("B4", "Exercise 1: d_k = 1024",
+          "At d_k = 1024 the raw variance is 1024 and the scaled variance 1.",
+          "confirm the raw variance is near 1024 while the scaled variance stays near 1", "Exercise 1",
+          ("variance.csv",), SE_VARIANCE, decide_b4),
+    Claim("B5", "Exercise 2: unscaled entropy collapses as d_k grows; scaled stays high",
+          "Averaged over many independent draws, the entropy of the unscaled softmax falls at every step of the "
+          "sweep, toward 0 like a negative power of d_k, while the scaled softmax keeps at least the entropy of "
+          "unit-variance scores (its d_k -> infinity limit). A single draw need not fall monotonically.",
+          "for d_k in [4, 16, 64, 256], build one query against eight keys, take the softmax of the unscaled "
+          "raw scores, and print its entropy: watch the entropy fall toward 0 as d_k grows",
+          "Exercise 2", ("entropy_sweep.csv", "entropy_single_draw.csv"),
+          "k standard errors of the mean entropy over independent trials (sample std / sqrt(trials)); "
+          "differences between d_k values (independent draws) use the root-sum-square of the two SEs, "
+          "differences between two scales of the same trials the SE of their per-trial difference; "
+          "the fitted exponent's SE by the delta method",
+          decide_b5),
+    Claim("B6", "Exercise 3: scaling changes the sharpness, not the ranking",
+          "A positive scale never changes the order of the logits, so scaled and unscaled attention rank the keys "
+          "the same in every trial. An argsort of the *weights* can disagree, but only where exp underflowed and "
+          "weights tied exactly.",
+          "confirm that the unscaled and scaled softmax weights produce the same argsort", "Exercise 3",
+          ("ranking_invariance.csv",), "exact: counts of trials", decide_b6),
+    Claim("B7", "A saturated softmax passes almost no gradient",
+          "As d_k grows, the unscaled softmax saturates: the norm of its Jacobian diag(p) - p p^T falls toward 0, "
+          "and so does the gradient reaching the scores from a loss on the attention output, relative to the "
+          "scaled head's. The scaled softmax keeps a Jacobian norm that does not depend on d_k: at the widest head it "
+          "equals that of unit-variance scores (its d_k -> infinity limit) and stays far above the unscaled one.",
+          "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
+          "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
+          "k standard errors of mean norms over independent trials; differences between d_k values by "
+          "root-sum-square, between two scales of the same trials by the SE of the per-trial difference; ratios "
+          "by the delta method (ignoring the positive correlation of the two scales' norms on the same trials, "
+          "which overstates the ratio's SE)", decide_b7),
+    Claim("B8", "Divide by sqrt(d_k), not by d_k",
+          "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k "
+          "grows, while dividing by sqrt(d_k) keeps the variance at 1 (B2) and the entropy stable (B5).",
+          "divide by sqrt(d_k), not d_k: the standard deviation grows like sqrt(d_k)", "Summary",
+          ("variance.csv", "entropy_sweep.csv"),
+          SE_VARIANCE + ", divided by d^2; entropy differences between d_k values: k root-sum-square SEs; "
+          "between 1/d_k and 1/sqrt(d_k) on the same trials: k SEs of the per-trial difference", decide_b8),
+    Claim("B9", "Softmax rows are distributions; the forward's shapes",
+          "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), keeps the "
+          "input dtype, and every weight row is non-negative and sums to 1 up to rounding.",
+          "every row is non-negative and sums to 1; shapes (B, T, d_k) -> (B, T, T) -> (B, T, d_k)",
+          "The Full Formula, Piece by Piece", ("forward_shape.csv",),
+          "shapes and dtype exactly; row sums within (T + 1) machine epsilons (T additions and a division)",
+          decide_b9),
+    Claim("B10", "Without the scale, a wide head stops learning",
+          "In a small training task (gradient descent on a query so the attention output picks a target value "
+          "among T), with the learning rate tuned separately for each, the unscaled head succeeds less and less "
+          "often as d_k grows while the scaled head keeps succeeding.",
+          "without it, a self-attention layer stops learning as soon as the head grows wide",
+          "Welcome to Scaled Dot-Product Attention", ("learning.csv",),
+          "k standard errors of a difference of two success fractions over `runs` runs each, using the "
+          "worst-case binomial SE sqrt(1/4 / runs) per fraction", decide_b10),
+)
+
+
+def registry() -> dict[str, Claim]:
+    """The claims by id, in the lesson's order."""
+    return {c.id: c for c in CLAIMS}

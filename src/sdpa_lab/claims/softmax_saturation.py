@@ -1,0 +1,127 @@
+"""B5, B7, B8: large scores saturate the softmax: its entropy collapses (Exercise 2), it passes almost no
+gradient (section "Why Large Scores Break Softmax"), and dividing by d_k instead of sqrt(d_k) flattens it
+(the Summary).
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+
+import numpy as np
+
+from sdpa_lab.claims.dot_product_growth import variance_points
+from sdpa_lab.claims.model import Check, exact, statistical
+from sdpa_lab.claims.standard_errors import variance_se
+from sdpa_lab.experiments.variance import scale_difference
+from sdpa_lab.results import Results
+
+
+def _entropy(R: Results, d: int, scale: str, statistic: str, quantity: str = "entropy") -> float:
+    return R.value("entropy_sweep.csv", d_k=d, scale=scale, quantity=quantity, statistic=statistic)
+
+
+def _entropy_d_k(R: Results) -> list[int]:
+    return [int(d) for d in sorted(R["entropy_sweep.csv"].d_k.unique())]
+
+
+def decide_b5(R: Results) -> list[Check]:
+    src = "entropy_sweep.csv"
+    ds = _entropy_d_k(R)
+    T = int(R[src]["T"].iloc[0])
+    out = []
+    for a, b in pairwise(ds):  # the unscaled entropy falls at every step of the sweep
+        later = _entropy(R, b, "none", "mean")
+        drop = _entropy(R, a, "none", "mean") - later
+        se = math.hypot(_entropy(R, a, "none", "se"), _entropy(R, b, "none", "se"))
+        out.append(statistical("B5", "fall of mean unscaled entropy", f"d_k={a}->{b}, T={T}", drop, 0.0, se,
+                               "above", src, cell=later.cell))
+    if len(ds) >= 2:  # ... toward 0, like a power of d_k: fit log mean = a + b log d_k
+        x = np.log(ds)
+        cells = [_entropy(R, d, "none", "mean") for d in ds]
+        means = np.array(cells)
+        var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means)])
+        c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+        out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
+                               f"d_k={ds[0]}..{ds[-1]}, T={T}", float(c @ np.log(means)), 0.0,
+                               math.sqrt(float(c**2 @ var_log)), "below", src, cell=cells[-1].cell))
+    paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")  # same trials: the per-trial difference
+    for d in ds:  # the scaled entropy stays at least at its d_k -> infinity limit (unit-variance scores)
+        out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
+                               _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "not below", src))
+    single = R["entropy_single_draw.csv"]
+    single = single[single.scale == "none"].sort_values("d_k")
+    entropies = single.entropy.to_numpy()
+    rises = int(np.sum(np.diff(entropies) >= 0))
+    drawn = ", ".join(f"{h:.3g}" for h in entropies)
+    out.append(exact("B5", "steps where one draw's unscaled entropy does not fall (Exercise 2, literal)",
+                     "d_k=" + ",".join(str(d) for d in single.d_k), rises, 0, "entropy_single_draw.csv",
+                     literal=True, note=f"one continuing np.random.seed(42) stream, one draw per d_k: entropies {drawn}"))
+    return out
+
+
+def _gradient(R: Results, d: int, scale: str, quantity: str, statistic: str):
+    return R.value("gradient.csv", d_k=d, scale=scale, quantity=quantity, statistic=statistic)
+
+
+def decide_b7(R: Results) -> list[Check]:
+    src = "gradient.csv"
+    t = R[src]
+    ds = [int(d) for d in sorted(t.d_k.unique())]
+    T = int(t["T"].iloc[0])
+    out = []
+    for a, b in pairwise(ds):  # the unscaled softmax passes less and less gradient
+        later = _gradient(R, b, "none", "jacobian_norm", "mean")
+        drop = _gradient(R, a, "none", "jacobian_norm", "mean") - later
+        se = math.hypot(_gradient(R, a, "none", "jacobian_norm", "se"), _gradient(R, b, "none", "jacobian_norm", "se"))
+        out.append(statistical("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F",
+                               f"d_k={a}->{b}, T={T}", drop, 0.0, se, "above", src, cell=later.cell))
+    # The scaled one does not collapse: at the widest head it sits at the d_k -> infinity limit (scores of unit
+    # variance, K q / |q|), a fixed positive value, and above the unscaled one. Both compare scales on the same
+    # trials, so each uses the per-trial difference and its own standard error.
+    d = ds[-1]
+    limit = _gradient(R, d, "unit_variance_reference", "jacobian_norm", "mean")
+    for other, check, relation, note in (
+            ("unit_variance_reference", "mean scaled Jacobian norm minus its unit-variance limit", "within",
+             f"the limit itself: {float(limit):.4f}"),
+            ("none", "mean scaled minus unscaled Jacobian norm at the widest head", "above", "")):
+        paired = scale_difference("inv_sqrt_dk", other)
+        out.append(statistical("B7", check, f"d_k={d}, T={T}", _gradient(R, d, paired, "jacobian_norm", "mean"),
+                               0.0, _gradient(R, d, paired, "jacobian_norm", "se"), relation, src, note=note))
+
+    def grad_ratio(d: int):
+        """Unscaled / scaled mean gradient at the scores, with its delta-method SE."""
+        u, s = (_gradient(R, d, sc, "score_grad_norm", "mean") for sc in ("none", "inv_sqrt_dk"))
+        su, ss = (_gradient(R, d, sc, "score_grad_norm", "se") for sc in ("none", "inv_sqrt_dk"))
+        r = u / s
+        return r, r * math.hypot(su / u, ss / s), u
+
+    for a, b in pairwise(ds):  # the gradient reaching the scores, relative to the scaled head's, falls
+        (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
+        out.append(statistical("B7", "fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T={T}",
+                               ra - rb, 0.0, math.hypot(sa, sb), "above", src, cell=ub.cell))
+    return out
+
+
+def decide_b8(R: Results) -> list[Check]:
+    out = []
+    src = "variance.csv"
+    for d, n in variance_points(R):
+        out.append(statistical("B8", "variance of scores / d_k", f"d_k={d}, n={n}",
+                               R.value(src, d_k=d, scale="inv_dk", statistic="variance"), 1.0 / d,
+                               variance_se(d, n) / d**2, "within", src))
+    src = "entropy_sweep.csv"
+    ds = _entropy_d_k(R)
+    T = int(R[src]["T"].iloc[0])
+    for a, b in pairwise(ds):  # 1/d_k flattens attention toward uniform as d_k grows
+        later = _entropy(R, b, "inv_dk", "mean")
+        rise = later - _entropy(R, a, "inv_dk", "mean")
+        se = math.hypot(_entropy(R, a, "inv_dk", "se"), _entropy(R, b, "inv_dk", "se"))
+        out.append(statistical("B8", "rise of mean entropy under 1/d_k", f"d_k={a}->{b}, T={T}", rise, 0.0, se,
+                               "above", src, cell=later.cell))
+    d = ds[-1]
+    paired = scale_difference("inv_dk", "inv_sqrt_dk")  # same trials: the per-trial difference
+    out.append(statistical("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k={d}, T={T}",
+                           _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "above", src,
+                           note=f"uniform bound log T = {math.log(T):.4f}"))
+    return out
