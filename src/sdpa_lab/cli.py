@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from sdpa_lab.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, NOT_PER_DRAW, Check, Decision, decide, registry, stale_errors
+from sdpa_lab.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, NOT_PER_DRAW, Check, Decision, decide, registry
 from sdpa_lab.config import ConfigError, load_config
 from sdpa_lab.io import write_csv
-from sdpa_lab.results import Results, ResultsError
+from sdpa_lab.results import Results, ResultsError, stale_errors
 
 
 def _num(x: float) -> str:

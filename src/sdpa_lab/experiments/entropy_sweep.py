@@ -99,3 +99,10 @@ def entropy_single_draw_rows() -> Rows:
 def run_entropy_single_draw() -> pd.DataFrame:
     """entropy_single_draw_rows, as a DataFrame."""
     return frame(entropy_single_draw_rows())
+
+
+def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The entropy sweep's tables (registry.EXPERIMENTS["entropy_sweep"]), and the lesson's single draw."""
+    s = settings
+    return {"table": entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores),
+            "single_draw": entropy_single_draw_rows()}

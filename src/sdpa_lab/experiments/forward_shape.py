@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,3 +49,8 @@ def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
 def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFrame:
     """forward_shape_rows, as a DataFrame."""
     return frame(forward_shape_rows(seed, shapes))
+
+
+def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The forward-shape experiment's table (registry.EXPERIMENTS["forward_shape"])."""
+    return {"table": forward_shape_rows(settings["seed"], settings["shapes"])}

@@ -148,3 +148,9 @@ def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int,
                  scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
     """gradient_rows, as a DataFrame."""
     return frame(gradient_rows(seed, d_k_values, T, trials, scores))
+
+
+def gradient_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The gradient experiment's table (registry.EXPERIMENTS["gradient"])."""
+    s = settings
+    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}

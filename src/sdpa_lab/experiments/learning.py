@@ -37,7 +37,7 @@ which B10 is decided, came out the same both ways.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -260,3 +260,11 @@ def run_learning(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps:
     """learning_rows, as DataFrames."""
     rows, curve_rows = learning_rows(seed, d_k_values, T, runs, steps, learning_rates, loss_threshold)
     return frame(rows), frame(curve_rows)
+
+
+def learning_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The learning experiment's tables (registry.EXPERIMENTS["learning"]): per learning rate, and the curves."""
+    s = settings
+    table, curves = learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"],
+                                  s["loss_threshold"])
+    return {"table": table, "curves": curves}

@@ -75,3 +75,9 @@ def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials:
                            scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
     """ranking_invariance_rows, as a DataFrame."""
     return frame(ranking_invariance_rows(seed, d_k_values, T, trials, scores))
+
+
+def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"])."""
+    s = settings
+    return {"table": ranking_invariance_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -124,3 +125,18 @@ def replicate_forward_rows() -> Rows:
 def run_replicate_forward() -> pd.DataFrame:
     """replicate_forward_rows, as a DataFrame."""
     return frame(replicate_forward_rows())
+
+
+def lesson_variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """A1's table (registry.EXPERIMENTS["lesson_variance"]): the lesson's own parameters, no settings."""
+    return {"table": replicate_variance_rows()}
+
+
+def lesson_softmax_collapse_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """A2's table (registry.EXPERIMENTS["lesson_softmax_collapse"])."""
+    return {"table": replicate_softmax_collapse_rows()}
+
+
+def lesson_forward_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """A3's table (registry.EXPERIMENTS["lesson_forward"])."""
+    return {"table": replicate_forward_rows()}

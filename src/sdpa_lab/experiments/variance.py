@@ -8,7 +8,7 @@ stays bounded whatever n_pairs and d_k are.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -92,3 +92,8 @@ def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int) -> Rows:
 def run_variance(seed: int, d_k_values: Sequence[int], n_pairs: int) -> pd.DataFrame:
     """variance_rows, as a DataFrame."""
     return frame(variance_rows(seed, d_k_values, n_pairs))
+
+
+def variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The variance experiment's table (registry.EXPERIMENTS["variance"])."""
+    return {"table": variance_rows(settings["seed"], settings["d_k"], settings["n_pairs"])}

@@ -83,14 +83,6 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
 )}
 
 
-# The figures are drawn by two jobs (rules figures_<job>), of about equal cost, which
-# run side by side after the claims: one job would leave a core idle at the very end.
-FIGURE_JOBS: dict[str, tuple[str, ...]] = {
-    "sweeps": ("variance", "entropy", "ranking", "gradient"),  # B1-B8: the seeded sweeps
-    "lesson_learning": ("softmax_collapse", "forward_heatmap", "learning_success", "learning_curves"),  # A2, A3, B10
-}
-
-
 def figures_for(claim_id: str) -> list[FigureSpec]:
     """The figures that show a claim, in FIGURES order."""
     return [f for f in FIGURES.values() if claim_id in f.claims]
