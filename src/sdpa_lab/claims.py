@@ -24,7 +24,7 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.experiments.variance import scale_difference
+from sdpa_lab.scales import scale_difference
 from sdpa_lab.results import Results, ResultsError
 
 # A correct pipeline, re-run with fresh seeds, fails some statistical check by chance

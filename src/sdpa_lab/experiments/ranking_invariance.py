@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sdpa_lab.attention import softmax
-from sdpa_lab.experiments.entropy_sweep import chunk_rows
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import trial_scores
-from sdpa_lab.tables import Rows, frame
+from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
 
 DTYPES = ("float64", "float32")
 
@@ -69,12 +65,6 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
             rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "dtype": dtype,
                          "quantity": quantity, "count": n, "fraction": n / trials})
     return rows
-
-
-def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                           scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
-    """ranking_invariance_rows, as a DataFrame."""
-    return frame(ranking_invariance_rows(seed, d_k_values, T, trials, scores))
 
 
 def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:

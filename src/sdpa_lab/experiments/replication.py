@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.attention import lesson_entropy, scaled_dot_product_attention, softmax
 from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream
-from sdpa_lab.tables import Rows, frame
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
+from sdpa_lab.tables import Rows
 
 # The lesson's parameters: fixed, whatever the sweep config says.
 A1_D_K = (4, 16, 64, 256)
@@ -20,13 +17,10 @@ A1_N_SAMPLES = 100_000
 A2_D_K, A2_T = 256, 8
 A3_SHAPE = (1, 6, 16)  # (B, T, d_k)
 
-# Rows of Q (or K) drawn at a time: bounds memory at about 8 MiB per array.
-_CHUNK_ELEMENTS = 1 << 20
-
 
 def _legacy_normal_chunks(rs: np.random.RandomState, n: int, d: int):
     """rs.randn(n, d) delivered in row chunks; concatenated, they are bit-identical to it."""
-    rows = max(1, _CHUNK_ELEMENTS // d)
+    rows = chunk_rows(d)  # rows of Q (or K) drawn at a time
     for start in range(0, n, rows):
         yield rs.randn(min(rows, n - start), d)
 
@@ -64,11 +58,6 @@ def replicate_variance_rows() -> Rows:
     return rows
 
 
-def run_replicate_variance() -> pd.DataFrame:
-    """replicate_variance_rows, as a DataFrame."""
-    return frame(replicate_variance_rows())
-
-
 def replicate_softmax_collapse_rows() -> Rows:
     """A2: one query against T = 8 keys at d_k = 256, softmax of raw vs scaled scores."""
     rs = lesson_legacy_stream()
@@ -96,11 +85,6 @@ def replicate_softmax_collapse_rows() -> Rows:
     return [{"d_k": A2_D_K, "T": A2_T, **row} for row in rows]
 
 
-def run_replicate_softmax_collapse() -> pd.DataFrame:
-    """replicate_softmax_collapse_rows, as a DataFrame."""
-    return frame(replicate_softmax_collapse_rows())
-
-
 def replicate_forward_rows() -> Rows:
     """A3: the forward on (B, T, d_k) = (1, 6, 16) with default_rng(42): shapes, row sums, weights."""
     rng = lesson_default_rng()
@@ -120,11 +104,6 @@ def replicate_forward_rows() -> Rows:
         for j in range(T):
             rows.append({"quantity": "weight", "row": i, "col": j, "value": float(weights[0, i, j])})
     return [{"B": B, "T": T, "d_k": d_k, **row} for row in rows]
-
-
-def run_replicate_forward() -> pd.DataFrame:
-    """replicate_forward_rows, as a DataFrame."""
-    return frame(replicate_forward_rows())
 
 
 def lesson_variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
