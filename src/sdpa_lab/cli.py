@@ -13,8 +13,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
 from sdpa_lab.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_MEASURED, NOT_PER_DRAW, Check, Decision, decide, registry
 from sdpa_lab.config import ConfigError, load_config
 from sdpa_lab.io import write_csv
@@ -123,8 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ResultsError, ConfigError) as exc:
         print(f"sdpa-lab check: error: {exc}", file=sys.stderr)
         return 2
-    with pd.option_context("display.width", 200):
-        print(summary(decision, show_all=args.all))
+    print(summary(decision, show_all=args.all))
     return 1 if decision.failed else 0
 
 

@@ -60,9 +60,8 @@ def _validator_class() -> type[jsonschema.protocols.Validator]:
     """The schema's rules, except that 16.0 is not an integer: a float d_k or seed
     would reach NumPy (and the CSVs) as a float.
 
-    Built on first use: jsonschema takes a tenth of a second of CPU to import, which
-    a job whose config the workflow has already checked need not pay (see
-    sdpa_lab.pipeline.run_job).
+    Built on first use, so importing this module stays light: the workflow
+    imports it when it parses the Snakefile.
     """
     import jsonschema
 

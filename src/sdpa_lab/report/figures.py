@@ -1,7 +1,7 @@
 """The report's figures: one short function per figure, from the result CSVs to a matplotlib Figure.
 
-Every function takes the run's `Results` (and, where it draws intervals, the
-multiplier `z` of the standard error) and returns a Figure; `save_figure`
+Every function takes the run's `Results` and `k`, the run's number of standard
+errors for the intervals it draws (None: 95% intervals; see `band_z`), and returns a Figure; `save_figure`
 writes it as PNG and SVG with fixed fonts, size and dpi and without
 timestamps or version strings, so the same CSVs give the same bytes.
 Nothing here needs Snakemake or pyplot's global state. What each figure is (name, CSVs,

@@ -78,8 +78,8 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
                "(d_k, scale). At the larger learning rates single runs are chaotic (a change of one part in "
                "10^15 in the starting query can move a run's loss by tens of percent within 200 steps), so "
                "these means carry a floating-point spread: computing the same descent in another order of "
-               "operations moved them by up to 5%, and left every success fraction, on which B10 is decided, "
-               "as it was."),
+               "operations (on the query instead of on the scores) moves them by up to 4%, and leaves every success fraction, on which B10 is decided, "
+               "as it is."),
 )}
 
 
