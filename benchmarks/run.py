@@ -20,7 +20,8 @@ Snakemake's benchmark files (benchmarks/rules/<rule>.tsv), and the ratios to the
 script (also the CPU floor: the clean pipeline's CPU time divided by the number of CPUs, over
 the lesson script's wall time, the best ratio any schedule of the same work could reach),
 and the highest 1-minute load average seen just before a run (other work on the
-machine slows the wall times; the CPU times are less sensitive to it). The figures go to benchmarks/results.csv (--out). Nothing is asserted.
+machine slows the wall times; the CPU times are less sensitive to it). The figures go to
+benchmarks/results.csv (--out). Nothing is asserted.
 
 --scaling times `sdpa_lab.experiments.variance.variance_rows` (what the variance job runs) for one d_k at several
 (n_pairs, d_k), each point in its own subprocess (its own ru_maxrss), and fits
@@ -210,7 +211,8 @@ def bench_default(args) -> None:
                 noop += [noop_run(work) for _ in range(args.repeats)]
             shutil.rmtree(work)
         max_job = max((j["max_rss_mib"], rule) for jobs in jobs_per_run for rule, j in jobs.items())
-        rows.append(summarize("pipeline_clean", clean, config_name, max_job_rss_mib=max_job[0], max_job_rss_rule=max_job[1]))
+        rows.append(summarize("pipeline_clean", clean, config_name, max_job_rss_mib=max_job[0],
+                              max_job_rss_rule=max_job[1]))
         rows.append(summarize("pipeline_noop", noop, config_name))
         # per-job figures: medians over the clean runs
         for rule in sorted(jobs_per_run[0]):
@@ -241,7 +243,8 @@ def bench_default(args) -> None:
           f"{'max job RSS MiB':>16} {'time/lesson':>12} {'RSS/lesson':>11}")
     for r in rows:
         cpu = r.get("median_cpu_s", r.get("job_cpu_s"))
-        print(f"{r['benchmark']:<30} {r['median_wall_s']:>9.2f} {r['min_wall_s']:>7.2f} {r['max_wall_s']:>7.2f} {cpu:>7.2f} "
+        print(f"{r['benchmark']:<30} {r['median_wall_s']:>9.2f} {r['min_wall_s']:>7.2f} {r['max_wall_s']:>7.2f} "
+              f"{cpu:>7.2f} "
               f"{fmt(r.get('peak_rss_mib')):>13} {fmt(r.get('max_job_rss_mib')):>16} "
               f"{fmt(r.get('wall_vs_lesson')):>12} {fmt(r.get('rss_vs_lesson')):>11}")
     clean = next(r for r in rows if r["benchmark"] == "pipeline_clean")
@@ -261,9 +264,9 @@ def bench_default(args) -> None:
 def linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
     """Least squares y = a + b * x: (a, b, R^2)."""
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
     a = my - b * mx
-    ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys, strict=True))
     ss_tot = sum((y - my) ** 2 for y in ys)
     return a, b, 1 - ss_res / ss_tot
 

@@ -40,9 +40,9 @@ def default_config() -> dict:
 
 def write_run(root: Path, config: dict) -> Path:
     """Every experiment's CSVs for `config` under root/results, as the rules write them; returns that folder."""
-    from sdpa_lab.io import write_csv
     from sdpa_lab.config import check_config
     from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths, settings_of
+    from sdpa_lab.io import write_csv
     from sdpa_lab.pipeline import run_experiment
 
     check_config(config)

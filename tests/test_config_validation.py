@@ -195,7 +195,8 @@ BAD_ARGS = [
 
 
 @pytest.mark.parametrize(
-    "func, override, named", BAD_ARGS, ids=[f"{f.__name__}-{list(o)[0]}={list(o.values())[0]!r}" for f, o, _ in BAD_ARGS]
+    "func, override, named", BAD_ARGS,
+    ids=[f"{f.__name__}-{list(o)[0]}={list(o.values())[0]!r}" for f, o, _ in BAD_ARGS]
 )
 def test_experiment_functions_refuse_bad_arguments(func, override, named):
     with pytest.raises(ValueError, match=named):

@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import TINY_CONFIG, write_run
 
 from sdpa_lab import claims as C
 from sdpa_lab.cli import write_claims
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import jobs as J
 from sdpa_lab.results import Results, read_table
-
-from conftest import TINY_CONFIG, write_run
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sdpa_lab.attention import softmax
 from sdpa_lab import chunks
+from sdpa_lab.attention import softmax
 from sdpa_lab.experiments import gradient
 from sdpa_lab.seeding import stream
 
@@ -55,7 +55,7 @@ def test_gradient_norms_against_loops_and_finite_differences():
         J = loop_jacobian(p)
         assert got["jacobian_norm"][i] == pytest.approx(np.sqrt(sum(J[a, b] ** 2 for a in range(T) for b in range(T))))
 
-        def loss(s):  # g . out, whose gradient at the output is g
+        def loss(s, i=i):  # g . out, whose gradient at the output is g
             return g[i] @ (softmax(s) @ V[i])
 
         s0 = c * raw[i]
@@ -128,8 +128,8 @@ def test_streams_are_per_d_k_and_seeded():
     assert not np.allclose(b.value, pd.DataFrame(gradient.gradient_rows(6, [32], 8, 120)).value)
 
 
-@pytest.mark.parametrize("bad, match", [(dict(T=1), "T"), (dict(trials=1), "trials"), (dict(d_k_values=[]), "d_k_values"),
-                                        (dict(seed=-1), "seed")])
+@pytest.mark.parametrize("bad, match", [(dict(T=1), "T"), (dict(trials=1), "trials"),
+                                        (dict(d_k_values=[]), "d_k_values"), (dict(seed=-1), "seed")])
 def test_run_gradient_rejects_bad_arguments(bad, match):
     with pytest.raises(ValueError, match=match):
         pd.DataFrame(gradient.gradient_rows(**{**dict(seed=1, d_k_values=[4], T=4, trials=10), **bad}))

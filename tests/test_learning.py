@@ -47,7 +47,7 @@ def test_gradient_matches_finite_differences(case):
         loss, grad = q_loss_and_grad(q, K, V, target, scale)
         assert grad.shape == q.shape and np.ndim(loss) == 0
         assert loss == pytest.approx(direct_loss(q, K, V, target, scale), rel=1e-14)
-        fd = central_differences(lambda x: direct_loss(x, K, V, target, scale), q)
+        fd = central_differences(lambda x, scale=scale: direct_loss(x, K, V, target, scale), q)
         np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9)
 
 
@@ -212,7 +212,8 @@ def test_descent_is_chaotic_at_large_learning_rates_only():
     grows to tens of percent of some run's loss within 200 steps; at lr = 0.01 it stays at
     rounding level."""
     d_k, T = 4, 8
-    q0, K, V, target = next(learning.run_chunks(stream(20241129, "learning", d_k, T), 64, T, d_k, learning.value_dim(d_k)))
+    runs = learning.run_chunks(stream(20241129, "learning", d_k, T), 64, T, d_k, learning.value_dim(d_k))
+    q0, K, V, target = next(runs)  # all 64 runs: one chunk
     lrs = [0.01, 1.0]
     base = list(learning.descent(q0, K, V, target, 1.0, lrs, 200))[-1]  # (R, L) losses after 200 steps
     nudged = list(learning.descent(q0 * (1 + 1e-15), K, V, target, 1.0, lrs, 200))[-1]

@@ -19,7 +19,7 @@ def test_streamed_legacy_draws_equal_the_lessons_global_stream(monkeypatch):
     rs = np.random.RandomState(42)
     got = [replication.lesson_variance_scores(rs, n, d) for d in dims]
     np.random.seed(42)
-    for d, scores in zip(dims, got):
+    for d, scores in zip(dims, got, strict=True):
         Q = np.random.randn(n, d)
         K = np.random.randn(n, d)
         np.testing.assert_array_equal(scores, np.sum(Q * K, axis=1))  # bit-exact
@@ -61,6 +61,7 @@ def test_a3_forward():
         [0.1, 0.083, 0.496, 0.134, 0.107, 0.081],
     ]
     np.testing.assert_array_equal(np.round(w, 3), printed)
-    shapes = {q: tuple(int(x) for x in g.sort_values("col").value) for q, g in t[t.quantity.str.endswith("_shape")].groupby("quantity")}
+    shape_rows = t[t.quantity.str.endswith("_shape")]
+    shapes = {q: tuple(int(x) for x in g.sort_values("col").value) for q, g in shape_rows.groupby("quantity")}
     assert shapes == {"input_shape": (1, 6, 16), "weights_shape": (1, 6, 6), "output_shape": (1, 6, 16)}
     np.testing.assert_allclose(t[t.quantity == "row_sum"].value, 1.0, rtol=1e-12)

@@ -13,17 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import TINY_CONFIG, write_run
 from matplotlib.figure import Figure
 
 from sdpa_lab import claims as C
 from sdpa_lab.io import write_csv
-
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
 from sdpa_lab.results import Results
-
-from conftest import TINY_CONFIG, write_run
 
 REPORT_CONFIG = copy.deepcopy(TINY_CONFIG)
 REPORT_CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 2000}  # d_k = 1024 decides B4 too
@@ -166,7 +164,7 @@ def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(ru
     ids = list(C.registry())
     positions = [report_html.index(f'id="{cid}"') for cid in ids]
     assert positions == sorted(positions)
-    for cid, claim in C.registry().items():
+    for cid, _claim in C.registry().items():
         body = section(report_html, cid)
         checks = [c for c in decision.checks if c.claim == cid]
         verdict = H.claim_verdict(checks)
@@ -287,7 +285,8 @@ def run_chromium(exe: str, profile: Path, *args: str) -> subprocess.CompletedPro
 def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
     exe = chromium()
     # The shipped report is script-free (and its CSP forbids scripts); only this copy runs the probe.
-    probed = report_html.replace("script-src 'none'", "script-src 'unsafe-inline'").replace("</body>", PROBE + "</body>")
+    probed = report_html.replace("script-src 'none'", "script-src 'unsafe-inline'")
+    probed = probed.replace("</body>", PROBE + "</body>")
     page = tmp_path / "probe.html"
     page.write_text(probed, encoding="utf-8")
     proc = run_chromium(exe, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", page.as_uri())

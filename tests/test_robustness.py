@@ -24,8 +24,8 @@ import yaml
 from conftest import REPO, TINY_CONFIG
 
 from sdpa_lab import config as config_module
-from sdpa_lab.io import write_csv
 from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths
+from sdpa_lab.io import write_csv
 from sdpa_lab.previous import aside_name, settle, snapshot, sweep_temporaries
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]

@@ -126,7 +126,8 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
     elif err.validator in ("minimum", "maximum"):
         msg = f"got {value!r}; must be {'at least' if err.validator == 'minimum' else 'at most'} {bound}"
     elif err.validator in ("minItems", "maxItems"):
-        msg = f"got {value!r} ({len(value)} entries); must have {'at least' if err.validator == 'minItems' else 'at most'} {bound}"
+        least = "at least" if err.validator == "minItems" else "at most"
+        msg = f"got {value!r} ({len(value)} entries); must have {least} {bound}"
     else:
         msg = f"got {value!r}: {err.message}"
     allowed = describe(path, root) if path else ""

@@ -72,7 +72,7 @@ class Measured(float):
 
     cell: tuple[str, tuple[tuple[str, object], ...], str]
 
-    def __new__(cls, value: float, cell: tuple) -> "Measured":
+    def __new__(cls, value: float, cell: tuple) -> Measured:
         obj = super().__new__(cls, value)
         obj.cell = cell
         return obj

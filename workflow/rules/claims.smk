@@ -6,9 +6,9 @@ rule claims:
         results=experiment_outputs(),
         code=code_of("sdpa_lab.cli"),
     output:
-        claims=report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
-    params:
-        config=config,
+        claims=report(
+            "results/claims.csv", caption="../report/claims.rst", category="Claims"
+        ),
     log:
         log_of("claims"),
     benchmark:
@@ -17,5 +17,7 @@ rule claims:
     resources:
         mem_mb=200,
         runtime=2,
+    params:
+        config=config,
     script:
         "../scripts/decide_claims.py"

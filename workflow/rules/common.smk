@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import sdpa_lab.report
+
 # Parse-time imports stay light (no NumPy, pandas or matplotlib): every snakemake call, a no-op too, parses this.
 from sdpa_lab.config import ConfigError, config_errors
 from sdpa_lab.experiments import registry
@@ -37,7 +38,9 @@ def outputs_of(experiment):
 
 def trial_scores_of(experiment):
     """The shared trial-score files (rule trial_scores) `experiment` reads, one per d_k."""
-    return list(registry.trial_scores_files(experiment, settings_of(experiment)).values())
+    return list(
+        registry.trial_scores_files(experiment, settings_of(experiment)).values()
+    )
 
 
 def code_of(*modules):
@@ -61,14 +64,36 @@ def benchmark_of(rule):
 
 def experiment_outputs():
     """Every CSV the experiment rules write."""
-    return [path for name in EXPERIMENTS for path in registry.output_paths(name).values()]
+    return [
+        path for name in EXPERIMENTS for path in registry.output_paths(name).values()
+    ]
 
 
 def trial_scores_files():
     """Every trial-score file this config's experiments read."""
     return sorted(
-        {path for name in EXPERIMENTS for path in registry.trial_scores_files(name, settings_of(name)).values()}
+        {
+            path
+            for name in EXPERIMENTS
+            for path in registry.trial_scores_files(name, settings_of(name)).values()
+        }
     )
+
+
+def figure_outputs():
+    """Every figure's PNG (flagged for `snakemake --report`, with its caption) and SVG, named <figure>_<format>."""
+    outputs = {}
+    for name, spec in FIGURES.items():
+        files = figure_files(name)
+        caption = f"../report/figures/{name}.rst"
+        outputs[f"{name}_png"] = report(
+            files["png"],
+            caption=caption,
+            category="Figures",
+            subcategory=", ".join(spec.claims),
+        )
+        outputs[f"{name}_svg"] = files["svg"]
+    return outputs
 
 
 def figure_pngs():
@@ -86,7 +111,9 @@ def all_outputs():
 
 def benchmarks_before_report():
     """The benchmark file of every job the report comes after: its runtime table shows them."""
-    draws = [benchmark_of(f"trial_scores/{Path(path).stem}") for path in trial_scores_files()]
+    draws = [
+        benchmark_of(f"trial_scores/{Path(path).stem}") for path in trial_scores_files()
+    ]
     return [benchmark_of(rule) for rule in [*EXPERIMENTS, "claims", "figures"]] + draws
 
 

@@ -19,15 +19,15 @@ rule trial_scores:
         code=code_of(registry.TRIAL_SCORES_MODULE),
     output:
         registry.TRIAL_SCORES,
+    log:
+        f"logs/trial_scores/{registry.TRIAL_SCORES_JOB}.log",
+    benchmark:
+        benchmark_of(f"trial_scores/{registry.TRIAL_SCORES_JOB}")
     wildcard_constraints:
         seed=r"\d+",
         T=r"\d+",
         trials=r"\d+",
         d_k=r"\d+",
-    log:
-        f"logs/trial_scores/{registry.TRIAL_SCORES_JOB}.log",
-    benchmark:
-        benchmark_of(f"trial_scores/{registry.TRIAL_SCORES_JOB}")
     threads: 1
     resources:
         mem_mb=150,
@@ -41,8 +41,6 @@ rule variance:
         code=experiment_code("variance"),
     output:
         **outputs_of("variance"),
-    params:
-        settings=settings_of("variance"),
     log:
         log_of("variance"),
     benchmark:
@@ -51,6 +49,8 @@ rule variance:
     resources:
         mem_mb=150,
         runtime=2,
+    params:
+        settings=settings_of("variance"),
     script:
         "../scripts/run_experiment.py"
 
@@ -61,8 +61,6 @@ rule entropy_sweep:
         scores=trial_scores_of("entropy_sweep"),
     output:
         **outputs_of("entropy_sweep"),
-    params:
-        settings=settings_of("entropy_sweep"),
     log:
         log_of("entropy_sweep"),
     benchmark:
@@ -71,6 +69,8 @@ rule entropy_sweep:
     resources:
         mem_mb=100,
         runtime=2,
+    params:
+        settings=settings_of("entropy_sweep"),
     script:
         "../scripts/run_experiment.py"
 
@@ -81,8 +81,6 @@ rule ranking_invariance:
         scores=trial_scores_of("ranking_invariance"),
     output:
         **outputs_of("ranking_invariance"),
-    params:
-        settings=settings_of("ranking_invariance"),
     log:
         log_of("ranking_invariance"),
     benchmark:
@@ -91,6 +89,8 @@ rule ranking_invariance:
     resources:
         mem_mb=100,
         runtime=2,
+    params:
+        settings=settings_of("ranking_invariance"),
     script:
         "../scripts/run_experiment.py"
 
@@ -100,8 +100,6 @@ rule forward_shape:
         code=experiment_code("forward_shape"),
     output:
         **outputs_of("forward_shape"),
-    params:
-        settings=settings_of("forward_shape"),
     log:
         log_of("forward_shape"),
     benchmark:
@@ -110,6 +108,8 @@ rule forward_shape:
     resources:
         mem_mb=mem_mb_forward(settings_of("forward_shape")),
         runtime=2,
+    params:
+        settings=settings_of("forward_shape"),
     script:
         "../scripts/run_experiment.py"
 
@@ -120,8 +120,6 @@ rule gradient:
         scores=trial_scores_of("gradient"),
     output:
         **outputs_of("gradient"),
-    params:
-        settings=settings_of("gradient"),
     log:
         log_of("gradient"),
     benchmark:
@@ -130,6 +128,8 @@ rule gradient:
     resources:
         mem_mb=150,
         runtime=2,
+    params:
+        settings=settings_of("gradient"),
     script:
         "../scripts/run_experiment.py"
 
@@ -139,8 +139,6 @@ rule learning:
         code=experiment_code("learning"),
     output:
         **outputs_of("learning"),
-    params:
-        settings=settings_of("learning"),
     log:
         log_of("learning"),
     benchmark:
@@ -149,6 +147,8 @@ rule learning:
     resources:
         mem_mb=150,
         runtime=2,
+    params:
+        settings=settings_of("learning"),
     script:
         "../scripts/run_experiment.py"
 
@@ -158,8 +158,6 @@ rule lesson_variance:
         code=experiment_code("lesson_variance"),
     output:
         **outputs_of("lesson_variance"),
-    params:
-        settings=settings_of("lesson_variance"),
     log:
         log_of("lesson_variance"),
     benchmark:
@@ -168,6 +166,8 @@ rule lesson_variance:
     resources:
         mem_mb=150,
         runtime=2,
+    params:
+        settings=settings_of("lesson_variance"),
     script:
         "../scripts/run_experiment.py"
 
@@ -177,8 +177,6 @@ rule lesson_softmax_collapse:
         code=experiment_code("lesson_softmax_collapse"),
     output:
         **outputs_of("lesson_softmax_collapse"),
-    params:
-        settings=settings_of("lesson_softmax_collapse"),
     log:
         log_of("lesson_softmax_collapse"),
     benchmark:
@@ -187,6 +185,8 @@ rule lesson_softmax_collapse:
     resources:
         mem_mb=100,
         runtime=2,
+    params:
+        settings=settings_of("lesson_softmax_collapse"),
     script:
         "../scripts/run_experiment.py"
 
@@ -196,8 +196,6 @@ rule lesson_forward:
         code=experiment_code("lesson_forward"),
     output:
         **outputs_of("lesson_forward"),
-    params:
-        settings=settings_of("lesson_forward"),
     log:
         log_of("lesson_forward"),
     benchmark:
@@ -206,5 +204,7 @@ rule lesson_forward:
     resources:
         mem_mb=100,
         runtime=2,
+    params:
+        settings=settings_of("lesson_forward"),
     script:
         "../scripts/run_experiment.py"

@@ -10,17 +10,7 @@ rule figures:
         results=experiment_outputs(),
         code=code_of("sdpa_lab.report.jobs", "sdpa_lab.report.figures"),
     output:
-        **{
-            f"{name}_{fmt}": (
-                report(path, caption=f"../report/figures/{name}.rst", category="Figures", subcategory=", ".join(spec.claims))
-                if fmt == "png"
-                else path
-            )
-            for name, spec in FIGURES.items()
-            for fmt, path in figure_files(name).items()
-        },
-    params:
-        captions={name: spec.caption_generic() for name, spec in FIGURES.items()},  # for Snakemake's report
+        **figure_outputs(),
     log:
         log_of("figures"),
     benchmark:
@@ -29,6 +19,8 @@ rule figures:
     resources:
         mem_mb=300,
         runtime=2,
+    params:
+        captions={name: spec.caption_generic() for name, spec in FIGURES.items()},  # for Snakemake's report
     script:
         "../scripts/make_figures.py"
 
@@ -43,8 +35,6 @@ rule report:
         templates=templates(),
     output:
         html=report(REPORT_HTML, caption="../report/report_html.rst", category="Report"),
-    params:
-        config=config,
     log:
         log_of("report"),
     benchmark:
@@ -53,5 +43,7 @@ rule report:
     resources:
         mem_mb=200,
         runtime=2,
+    params:
+        config=config,
     script:
         "../scripts/make_report.py"

@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.attention import entropy, lesson_entropy, softmax
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import SCALES, scale_difference, scale_factor

@@ -147,7 +147,8 @@ def merge_tracks(tracks: Sequence[dict]) -> dict:
     sizes = np.array([len(t["initial"]) for t in tracks], dtype=float)
     merged = {key: np.concatenate([t[key] for t in tracks]) for key in ("initial", "final", "reach")}
     merged["steps"] = tracks[0]["steps"]
-    merged["curve"] = sum(t["curve"] * n for t, n in zip(tracks, sizes)) / sizes.sum()  # mean over all runs
+    # the mean over all runs
+    merged["curve"] = sum(t["curve"] * n for t, n in zip(tracks, sizes, strict=True)) / sizes.sum()
     return merged
 
 
@@ -204,7 +205,7 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
                                  "loss_threshold": loss_threshold, "scale": scale, "lr": lr,
                                  "best_lr": int(i == best), "statistic": statistic,
                                  "value": float(stats[statistic][i])})
-            for step, value in zip(at, track["curve"][:, best]):
+            for step, value in zip(at, track["curve"][:, best], strict=True):
                 curve_rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "scale": scale,
                                    "lr": lrs[best], "step": int(step), "mean_relative_loss": float(value)})
     return rows, curve_rows

@@ -40,7 +40,7 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
     for d_k in d_k_values:
         counts: dict[tuple[str, str], int] = {}
 
-        def add(dtype: str, quantity: str, n: int) -> None:
+        def add(dtype: str, quantity: str, n: int, counts: dict = counts) -> None:
             counts[dtype, quantity] = counts.get((dtype, quantity), 0) + int(n)
 
         for raw64, _ in trial_scores(seed, d_k, T, trials, chunk_rows(T), (scores or {}).get(d_k)):

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.attention import lesson_entropy, scaled_dot_product_attention, softmax
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream
 from sdpa_lab.tables import Rows
 
@@ -38,7 +38,7 @@ def lesson_variance_scores(rs: np.random.RandomState, n: int, d_k: int) -> np.nd
         pass
     scores = np.empty(n)  # (n,): n floats, not n * d_k
     pos = 0
-    for q, k in zip(_legacy_normal_chunks(rs, n, d_k), _legacy_normal_chunks(rs_k, n, d_k)):
+    for q, k in zip(_legacy_normal_chunks(rs, n, d_k), _legacy_normal_chunks(rs_k, n, d_k), strict=True):
         scores[pos : pos + len(q)] = np.sum(q * k, axis=1)  # same arithmetic as the lesson
         pos += len(q)
     rs.set_state(rs_k.get_state())

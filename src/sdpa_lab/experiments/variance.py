@@ -19,6 +19,7 @@ from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
+
 def score_chunks(rng: np.random.Generator, n_pairs: int, d_k: int) -> Iterator[np.ndarray]:
     """Raw scores q.k for n_pairs independent pairs, yielded chunk by chunk."""
     rows = chunk_rows(d_k)  # (rows, d_k) per array

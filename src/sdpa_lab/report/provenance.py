@@ -12,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -111,7 +111,7 @@ def provenance(config: Mapping, benchmark_paths: Iterable[str | Path] = (), repo
                results_seeds: Mapping[str, Iterable[int]] = {}) -> dict:
     """Everything the report's provenance section shows."""
     return {
-        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "config_yaml": config_yaml(config),
         "seeds": seeds(config, results_seeds),
         "packages": package_versions(),
