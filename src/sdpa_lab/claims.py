@@ -16,6 +16,7 @@ Tolerances:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,8 +25,8 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.scales import scale_difference
 from sdpa_lab.results import Results, ResultsError
+from sdpa_lab.scales import scale_difference
 
 # A correct pipeline, re-run with fresh seeds, fails some statistical check by chance
 # in fewer than one run in 10,000.
@@ -185,7 +186,7 @@ LESSON_STRONGEST_LINKS = {1: 1, 5: 2}  # query row -> key it attends to most
 
 def _mismatched_axes(got: Sequence[int], want: Sequence[int]) -> int:
     """How many axes of a shape differ from the expected one (a missing or extra axis counts too)."""
-    return sum(a != b for a, b in zip(got, want)) + abs(len(got) - len(want))
+    return sum(a != b for a, b in zip(got, want, strict=True)) + abs(len(got) - len(want))
 
 
 def decide_a1(R: Results) -> list[Check]:
@@ -289,7 +290,7 @@ def decide_b3(R: Results) -> list[Check]:
     c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # OLS slope = sum c_i y_i
     out = [statistical("B3", "slope of log std vs log d_k", f"d_k={int(d[0])}..{int(d[-1])}",
                        float(c @ y), 0.5, math.sqrt(float(c**2 @ var_log)), "within", src, cell=stds[-1].cell)]
-    pairs = list(zip(points, points[1:]))  # each step of the sweep, plus the lesson's 16 -> 256
+    pairs = list(itertools.pairwise(points))  # each step of the sweep, plus the lesson's 16 -> 256
     n_of = dict(points)
     if {16, 256} <= set(n_of) and (16, 256) not in {(a[0], b[0]) for a, b in pairs}:
         pairs.append(((16, n_of[16]), (256, n_of[256])))
@@ -334,7 +335,7 @@ def decide_b5(R: Results) -> list[Check]:
     ds = _entropy_d_k(R)
     T = int(R[src]["T"].iloc[0])
     out = []
-    for a, b in zip(ds, ds[1:]):  # the unscaled entropy falls at every step of the sweep
+    for a, b in itertools.pairwise(ds):  # the unscaled entropy falls at every step of the sweep
         later = _entropy(R, b, "none", "mean")
         drop = _entropy(R, a, "none", "mean") - later
         se = math.hypot(_entropy(R, a, "none", "se"), _entropy(R, b, "none", "se"))
@@ -344,7 +345,7 @@ def decide_b5(R: Results) -> list[Check]:
         x = np.log(ds)
         cells = [_entropy(R, d, "none", "mean") for d in ds]
         means = np.array(cells)
-        var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means)])
+        var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means, strict=True)])
         c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
         out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
                                f"d_k={ds[0]}..{ds[-1]}, T={T}", float(c @ np.log(means)), 0.0,
@@ -360,7 +361,8 @@ def decide_b5(R: Results) -> list[Check]:
     drawn = ", ".join(f"{h:.3g}" for h in entropies)
     out.append(exact("B5", "steps where one draw's unscaled entropy does not fall (Exercise 2, literal)",
                      "d_k=" + ",".join(str(d) for d in single.d_k), rises, 0, "entropy_single_draw.csv",
-                     literal=True, note=f"one continuing np.random.seed(42) stream, one draw per d_k: entropies {drawn}"))
+                     literal=True,
+                     note=f"one continuing np.random.seed(42) stream, one draw per d_k: entropies {drawn}"))
     return out
 
 
@@ -393,7 +395,7 @@ def decide_b8(R: Results) -> list[Check]:
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
     T = int(R[src]["T"].iloc[0])
-    for a, b in zip(ds, ds[1:]):  # 1/d_k flattens attention toward uniform as d_k grows
+    for a, b in itertools.pairwise(ds):  # 1/d_k flattens attention toward uniform as d_k grows
         later = _entropy(R, b, "inv_dk", "mean")
         rise = later - _entropy(R, a, "inv_dk", "mean")
         se = math.hypot(_entropy(R, a, "inv_dk", "se"), _entropy(R, b, "inv_dk", "se"))
@@ -423,7 +425,7 @@ def decide_b9(R: Results) -> list[Check]:
     for (B, T, d, dtype), _ in t.groupby(["B", "T", "d_k", "dtype"], sort=True):
         p = f"(B,T,d_k)=({B},{T},{d}), {dtype}"
 
-        def v(quantity: str) -> float:
+        def v(quantity: str, B=B, T=T, d=d, dtype=dtype) -> float:
             return R.value(src, B=B, T=T, d_k=d, dtype=dtype, quantity=quantity)
 
         weights = [v(q) for q in ("weights_B", "weights_T_q", "weights_T_k")]
@@ -450,7 +452,7 @@ def decide_b7(R: Results) -> list[Check]:
     ds = [int(d) for d in sorted(t.d_k.unique())]
     T = int(t["T"].iloc[0])
     out = []
-    for a, b in zip(ds, ds[1:]):  # the unscaled softmax passes less and less gradient
+    for a, b in itertools.pairwise(ds):  # the unscaled softmax passes less and less gradient
         later = _gradient(R, b, "none", "jacobian_norm", "mean")
         drop = _gradient(R, a, "none", "jacobian_norm", "mean") - later
         se = math.hypot(_gradient(R, a, "none", "jacobian_norm", "se"), _gradient(R, b, "none", "jacobian_norm", "se"))
@@ -476,7 +478,7 @@ def decide_b7(R: Results) -> list[Check]:
         r = u / s
         return r, r * math.hypot(su / u, ss / s), u
 
-    for a, b in zip(ds, ds[1:]):  # the gradient reaching the scores, relative to the scaled head's, falls
+    for a, b in itertools.pairwise(ds):  # the gradient reaching the scores, relative to the scaled head's, falls
         (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
         out.append(statistical("B7", "fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T={T}",
                                ra - rb, 0.0, math.hypot(sa, sb), "above", src, cell=ub.cell))

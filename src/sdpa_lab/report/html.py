@@ -27,8 +27,7 @@ from sdpa_lab.claims import (
     Decision,
     registry,
 )
-from sdpa_lab.cli import closeness
-from sdpa_lab.cli import claim_verdict, decide_checked, describe
+from sdpa_lab.cli import claim_verdict, closeness, decide_checked, describe
 from sdpa_lab.io import write_text
 from sdpa_lab.report.provenance import provenance
 from sdpa_lab.report.specs import DPI, FIGURES, FigureSpec
@@ -213,8 +212,8 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
     unclaimed = [f for f in figures.values() if f.first_claim is None]
     return environment().get_template("report.html.j2").render(
         claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
-        badges=BADGES, verdict_order=VERDICT_ORDER, per_check_rate=decision.alpha_family / max(decision.n_statistical, 1),
-        show_first=SHOW_FIRST)
+        badges=BADGES, verdict_order=VERDICT_ORDER,
+        per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
