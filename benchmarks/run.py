@@ -16,7 +16,7 @@ Default mode, in one run on this machine, each measured --repeats times as a who
 Reported: median (min, max) wall time, median CPU time (user + sys), peak RSS of the process tree (ru_maxrss from
 os.wait4: the maximum over the process and its waited-for descendants, so for Snakemake
 the larger of Snakemake itself and its biggest job), the largest per-job max_rss from
-Snakemake's benchmark files (benchmarks/rules/<rule>.tsv), and the ratios to the lesson
+Snakemake's benchmark files (logs/benchmarks/<rule>.tsv), and the ratios to the lesson
 script (also the CPU floor: the clean pipeline's CPU time divided by the number of CPUs, over
 the lesson script's wall time, the best ratio any schedule of the same work could reach),
 and the highest 1-minute load average seen just before a run (other work on the
@@ -119,7 +119,7 @@ def job_benchmarks(work: Path) -> dict[str, dict[str, float]]:
     <rule>/<its benchmark file's stem>.
     """
     jobs = {}
-    root = work / "benchmarks" / "rules"
+    root = work / "logs" / "benchmarks"
     for tsv in sorted(root.rglob("*.tsv")):
         with open(tsv, newline="") as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
@@ -250,6 +250,7 @@ def bench_default(args) -> None:
     clean = next(r for r in rows if r["benchmark"] == "pipeline_clean")
     print(f"\nlargest job peak RSS (Snakemake benchmark files): {clean['max_job_rss_mib']:.1f} MiB "
           f"({clean['max_job_rss_rule']})")
+    print_budget(rows)
     if "cpu_floor_vs_lesson" in clean:
         print(f"CPU floor: the clean pipeline's {clean['median_cpu_s']:.1f} s of CPU over {os.cpu_count()} CPUs is "
               f"{clean['median_cpu_s'] / os.cpu_count():.2f} s, {clean['cpu_floor_vs_lesson']:.2f}x the lesson "
@@ -297,6 +298,33 @@ def bench_scaling(args) -> None:
           f"highest 1-min load average before a point {max(r['load_before'] for r in rows):.2f} "
           f"on {os.cpu_count()} cpus")
     write_csv(rows, args.scaling_out, machine_info())
+
+
+# Issue 12's speed budget, on a 2-core machine.
+BUDGET = {"clean_vs_lesson": 1.5, "noop_s": 1.5, "job_rss_mib": 256}
+
+
+def print_budget(rows: list[dict]) -> None:
+    """The three figures of the speed budget, each against its target."""
+    clean = next(r for r in rows if r["benchmark"] == "pipeline_clean")
+    noop = next(r for r in rows if r["benchmark"] == "pipeline_noop")
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "OVER"
+
+    print("\nspeed budget (medians):")
+    if "wall_vs_lesson" in clean:
+        ratio = clean["wall_vs_lesson"]
+        print(f"  clean run / lesson Exercise-1 script: {ratio:.2f}x "
+              f"(target <= {BUDGET['clean_vs_lesson']}x: {verdict(ratio <= BUDGET['clean_vs_lesson'])})")
+    print(f"  no-op rerun: {noop['median_wall_s']:.2f} s "
+          f"(target < {BUDGET['noop_s']} s: {verdict(noop['median_wall_s'] < BUDGET['noop_s'])})")
+    # Snakemake's benchmark files sample the memory of a job now and then, and miss the peak of short
+    # jobs; the process tree's peak (Snakemake itself or its largest job, whichever is larger) bounds them all.
+    job, tree = clean["max_job_rss_mib"], clean["peak_rss_mib"]
+    print(f"  largest job's peak RSS: {job:.0f} MiB in Snakemake's benchmark files ({clean['max_job_rss_rule']}), "
+          f"at most {tree:.0f} MiB (the run's process tree) "
+          f"(target < {BUDGET['job_rss_mib']} MiB: {verdict(tree < BUDGET['job_rss_mib'])})")
 
 
 def main(argv: list[str] | None = None) -> int:
