@@ -6,15 +6,16 @@
 # memory, measured at the default config (max RSS of the job's process: 36-76 MiB for the
 # experiments, 63 MiB for a trial draw; logs/benchmarks/<rule>.tsv's max_rss samples too
 # seldom to catch jobs this short), with a margin of at least half; runtime in minutes,
-# every job measured under 15 s. The experiments stream their draws in chunks of about
-# 8 MiB, so their memory does not grow with the sweep; B9's forward grows with its
-# shapes (mem_mb_forward in common.smk).
+# every job measured under 20 s on a loaded 2-core machine. The experiments stream their
+# draws in chunks of about 8 MiB, so their memory does not grow with the sweep; B9's
+# forward grows with its shapes (mem_mb_forward in common.smk).
 
 
 # The (query, T keys) trial scores that entropy_sweep, ranking_invariance and gradient
 # share, one job per (seed, T, trials, d_k): drawing the keys is nearly all their cost,
 # so it is paid once. Kept, not temporary: a redrawn file would rerun all three.
 rule trial_scores:
+    priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
     input:
         code=code_of(registry.TRIAL_SCORES_MODULE),
     output:
@@ -37,6 +38,7 @@ rule trial_scores:
 
 
 rule variance:
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=experiment_code("variance"),
     output:
@@ -135,6 +137,7 @@ rule gradient:
 
 
 rule learning:
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=experiment_code("learning"),
     output:
@@ -154,6 +157,7 @@ rule learning:
 
 
 rule lesson_variance:
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=experiment_code("lesson_variance"),
     output:
