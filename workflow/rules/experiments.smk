@@ -15,7 +15,6 @@
 # share, one job per (seed, T, trials, d_k): drawing the keys is nearly all their cost,
 # so it is paid once. Kept, not temporary: a redrawn file would rerun all three.
 rule trial_scores:
-    priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
     input:
         code=code_of(registry.TRIAL_SCORES_MODULE),
     output:
@@ -29,6 +28,7 @@ rule trial_scores:
         T=r"\d+",
         trials=r"\d+",
         d_k=r"\d+",
+    priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
     threads: 1
     resources:
         mem_mb=150,
@@ -38,7 +38,6 @@ rule trial_scores:
 
 
 rule variance:
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=experiment_code("variance"),
     output:
@@ -47,6 +46,7 @@ rule variance:
         log_of("variance"),
     benchmark:
         benchmark_of("variance")
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     threads: 1
     resources:
         mem_mb=150,
@@ -137,7 +137,6 @@ rule gradient:
 
 
 rule learning:
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=experiment_code("learning"),
     output:
@@ -146,6 +145,7 @@ rule learning:
         log_of("learning"),
     benchmark:
         benchmark_of("learning")
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     threads: 1
     resources:
         mem_mb=150,
@@ -157,7 +157,6 @@ rule learning:
 
 
 rule lesson_variance:
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
         code=experiment_code("lesson_variance"),
     output:
@@ -166,6 +165,7 @@ rule lesson_variance:
         log_of("lesson_variance"),
     benchmark:
         benchmark_of("lesson_variance")
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
     threads: 1
     resources:
         mem_mb=150,
