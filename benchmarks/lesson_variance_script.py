@@ -1,4 +1,5 @@
 import numpy as np
+
 np.random.seed(42)
 n_samples = 100_000
 for d_k in [4, 16, 64, 256, 1024]:

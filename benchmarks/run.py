@@ -16,11 +16,12 @@ Default mode, in one run on this machine, each measured --repeats times as a who
 Reported: median (min, max) wall time, median CPU time (user + sys), peak RSS of the process tree (ru_maxrss from
 os.wait4: the maximum over the process and its waited-for descendants, so for Snakemake
 the larger of Snakemake itself and its biggest job), the largest per-job max_rss from
-Snakemake's benchmark files (benchmarks/rules/<rule>.tsv), and the ratios to the lesson
+Snakemake's benchmark files (logs/benchmarks/<rule>.tsv), and the ratios to the lesson
 script (also the CPU floor: the clean pipeline's CPU time divided by the number of CPUs, over
 the lesson script's wall time, the best ratio any schedule of the same work could reach),
 and the highest 1-minute load average seen just before a run (other work on the
-machine slows the wall times; the CPU times are less sensitive to it). The figures go to benchmarks/results.csv (--out). Nothing is asserted.
+machine slows the wall times; the CPU times are less sensitive to it). The figures go to
+benchmarks/results.csv (--out). Nothing is asserted.
 
 --scaling times `sdpa_lab.experiments.variance.variance_rows` (what the variance job runs) for one d_k at several
 (n_pairs, d_k), each point in its own subprocess (its own ru_maxrss), and fits
@@ -118,7 +119,7 @@ def job_benchmarks(work: Path) -> dict[str, dict[str, float]]:
     <rule>/<its benchmark file's stem>.
     """
     jobs = {}
-    root = work / "benchmarks" / "rules"
+    root = work / "logs" / "benchmarks"
     for tsv in sorted(root.rglob("*.tsv")):
         with open(tsv, newline="") as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
@@ -210,7 +211,8 @@ def bench_default(args) -> None:
                 noop += [noop_run(work) for _ in range(args.repeats)]
             shutil.rmtree(work)
         max_job = max((j["max_rss_mib"], rule) for jobs in jobs_per_run for rule, j in jobs.items())
-        rows.append(summarize("pipeline_clean", clean, config_name, max_job_rss_mib=max_job[0], max_job_rss_rule=max_job[1]))
+        rows.append(summarize("pipeline_clean", clean, config_name, max_job_rss_mib=max_job[0],
+                              max_job_rss_rule=max_job[1]))
         rows.append(summarize("pipeline_noop", noop, config_name))
         # per-job figures: medians over the clean runs
         for rule in sorted(jobs_per_run[0]):
@@ -241,12 +243,14 @@ def bench_default(args) -> None:
           f"{'max job RSS MiB':>16} {'time/lesson':>12} {'RSS/lesson':>11}")
     for r in rows:
         cpu = r.get("median_cpu_s", r.get("job_cpu_s"))
-        print(f"{r['benchmark']:<30} {r['median_wall_s']:>9.2f} {r['min_wall_s']:>7.2f} {r['max_wall_s']:>7.2f} {cpu:>7.2f} "
+        print(f"{r['benchmark']:<30} {r['median_wall_s']:>9.2f} {r['min_wall_s']:>7.2f} {r['max_wall_s']:>7.2f} "
+              f"{cpu:>7.2f} "
               f"{fmt(r.get('peak_rss_mib')):>13} {fmt(r.get('max_job_rss_mib')):>16} "
               f"{fmt(r.get('wall_vs_lesson')):>12} {fmt(r.get('rss_vs_lesson')):>11}")
     clean = next(r for r in rows if r["benchmark"] == "pipeline_clean")
     print(f"\nlargest job peak RSS (Snakemake benchmark files): {clean['max_job_rss_mib']:.1f} MiB "
           f"({clean['max_job_rss_rule']})")
+    print_budget(rows)
     if "cpu_floor_vs_lesson" in clean:
         print(f"CPU floor: the clean pipeline's {clean['median_cpu_s']:.1f} s of CPU over {os.cpu_count()} CPUs is "
               f"{clean['median_cpu_s'] / os.cpu_count():.2f} s, {clean['cpu_floor_vs_lesson']:.2f}x the lesson "
@@ -261,9 +265,9 @@ def bench_default(args) -> None:
 def linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
     """Least squares y = a + b * x: (a, b, R^2)."""
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
     a = my - b * mx
-    ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys))
+    ss_res = sum((y - a - b * x) ** 2 for x, y in zip(xs, ys, strict=True))
     ss_tot = sum((y - my) ** 2 for y in ys)
     return a, b, 1 - ss_res / ss_tot
 
@@ -294,6 +298,33 @@ def bench_scaling(args) -> None:
           f"highest 1-min load average before a point {max(r['load_before'] for r in rows):.2f} "
           f"on {os.cpu_count()} cpus")
     write_csv(rows, args.scaling_out, machine_info())
+
+
+# Issue 12's speed budget, on a 2-core machine.
+BUDGET = {"clean_vs_lesson": 1.5, "noop_s": 1.5, "job_rss_mib": 256}
+
+
+def print_budget(rows: list[dict]) -> None:
+    """The three figures of the speed budget, each against its target."""
+    clean = next(r for r in rows if r["benchmark"] == "pipeline_clean")
+    noop = next(r for r in rows if r["benchmark"] == "pipeline_noop")
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "OVER"
+
+    print("\nspeed budget (medians):")
+    if "wall_vs_lesson" in clean:
+        ratio = clean["wall_vs_lesson"]
+        print(f"  clean run / lesson Exercise-1 script: {ratio:.2f}x "
+              f"(target <= {BUDGET['clean_vs_lesson']}x: {verdict(ratio <= BUDGET['clean_vs_lesson'])})")
+    print(f"  no-op rerun: {noop['median_wall_s']:.2f} s "
+          f"(target < {BUDGET['noop_s']} s: {verdict(noop['median_wall_s'] < BUDGET['noop_s'])})")
+    # Snakemake's benchmark files sample the memory of a job now and then, and miss the peak of short
+    # jobs; the process tree's peak (Snakemake itself or its largest job, whichever is larger) bounds them all.
+    job, tree = clean["max_job_rss_mib"], clean["peak_rss_mib"]
+    print(f"  largest job's peak RSS: {job:.0f} MiB in Snakemake's benchmark files ({clean['max_job_rss_rule']}), "
+          f"at most {tree:.0f} MiB (the run's process tree) "
+          f"(target < {BUDGET['job_rss_mib']} MiB: {verdict(tree < BUDGET['job_rss_mib'])})")
 
 
 def main(argv: list[str] | None = None) -> int:

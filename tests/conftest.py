@@ -40,11 +40,14 @@ def default_config() -> dict:
 
 def write_run(root: Path, config: dict) -> Path:
     """Every experiment's CSVs for `config` under root/results, as the rules write them; returns that folder."""
+    from sdpa_lab.config import check_config
+    from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths, settings_of
     from sdpa_lab.io import write_csv
-    from sdpa_lab.pipeline import OUTPUTS, run_experiment
+    from sdpa_lab.pipeline import run_experiment
 
-    for name, outs in OUTPUTS.items():
-        tables = run_experiment(name, config)
-        for key, rel in outs.items():
+    check_config(config)
+    for name in EXPERIMENTS:
+        tables = run_experiment(name, settings_of(config, name))
+        for key, rel in output_paths(name).items():
             write_csv(tables[key], root / rel)
     return root / "results"

@@ -40,7 +40,7 @@ def loop_attention(Q, K, V):
 @given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 9)), elements=finite))
 def test_softmax_matches_loop_and_sums_to_one(x):
     p = softmax(x)
-    for row, prow in zip(x, p):
+    for row, prow in zip(x, p, strict=True):
         np.testing.assert_allclose(prow, loop_softmax(list(row)), rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-12)
     assert np.all(p >= 0)
@@ -91,7 +91,7 @@ def test_entropy_has_no_nan_on_underflow():
 def test_entropy_matches_loop_and_bounds(x):
     p = softmax(x)
     h = entropy(p)
-    for prow, hrow in zip(p, h):
+    for prow, hrow in zip(p, h, strict=True):
         ref = -sum(v * math.log(v) for v in prow if v > 0)
         assert hrow == pytest.approx(ref, rel=1e-9, abs=1e-12)
         assert -1e-12 <= hrow <= math.log(len(prow)) + 1e-12

@@ -22,7 +22,10 @@ CALIBRATION = WORKFLOWS / "calibration.yml"
 
 # Which hook of which pre-commit repo runs which CI lint command, and which PyPI package it is.
 HOOK_COMMANDS = {"ruff-check": "ruff check", "ruff-format": "ruff format --check", "snakefmt": "snakefmt --check"}
-HOOK_REPOS = {"https://github.com/astral-sh/ruff-pre-commit": "ruff", "https://github.com/snakemake/snakefmt": "snakefmt"}
+HOOK_REPOS = {
+    "https://github.com/astral-sh/ruff-pre-commit": "ruff",
+    "https://github.com/snakemake/snakefmt": "snakefmt",
+}
 
 # A workflow with one mistake of each kind the checkers must catch: a typo'd context
 # (actionlint), an action on a movable tag and a checkout that keeps its token (zizmor).
@@ -99,7 +102,8 @@ def test_actionlint_finds_nothing():
 
 def test_zizmor_finds_nothing_even_pedantic():
     proc = subprocess.run([tool("zizmor"), "--offline", "--persona=pedantic", "--format=json", "--no-progress",
-                           *map(str, workflow_files())], cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+                           *map(str, workflow_files())],
+                           cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
     findings = json.loads(proc.stdout or "[]")
     assert proc.returncode == 0 and findings == [], [f["ident"] + ": " + f["desc"] for f in findings] or proc.stderr
 
@@ -215,7 +219,8 @@ def test_pre_commit_hooks_match_the_pins_and_ci():
     hooks = set()
     for repo in config["repos"]:
         package = HOOK_REPOS[repo["repo"]]
-        assert repo["rev"] == f"v{pins[package]}", f"{repo['repo']} at {repo['rev']}, test extra pins {package}=={pins[package]}"
+        assert repo["rev"] == f"v{pins[package]}", (
+            f"{repo['repo']} at {repo['rev']}, test extra pins {package}=={pins[package]}")
         hooks |= {hook["id"] for hook in repo["hooks"]}
     assert set(HOOK_REPOS.values()) <= pins.keys()
     # Each hook runs a lint command CI runs, and each of CI's lint commands has its hook.

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from sdpa_lab.config import ConfigError, check_config, config_errors, load_config, read_config_file
-from sdpa_lab.experiments.entropy_sweep import run_entropy_sweep
-from sdpa_lab.experiments.forward_shape import run_forward_shape
-from sdpa_lab.experiments.ranking_invariance import run_ranking_invariance
-from sdpa_lab.experiments.variance import run_variance
+from sdpa_lab.experiments.entropy_sweep import entropy_sweep_rows
+from sdpa_lab.experiments.forward_shape import forward_shape_rows
+from sdpa_lab.experiments.ranking_invariance import ranking_invariance_rows
+from sdpa_lab.experiments.variance import variance_rows
 
 
 def _set(path, value):
@@ -77,6 +77,12 @@ BAD = [
     ("no shapes", _set(["forward_shape", "shapes"], []), "forward_shape.shapes", "got []"),
     ("forward too large", _set(["forward_shape", "shapes", 0], [64, 4096, 8]), "forward_shape.shapes[0]",
      "bounded memory"),
+    ("negative learning rate", _set(["learning", "learning_rates", 1], -1.0), "learning.learning_rates[1]",
+     "got -1.0"),
+    ("repeated learning rate", _set(["learning", "learning_rates"], [0.1, 0.1]), "learning.learning_rates",
+     "repeats [0.1]"),
+    ("loss_threshold 1", _set(["learning", "loss_threshold"], 1.0), "learning.loss_threshold", "got 1.0"),
+    ("loss_threshold boolean", _set(["learning", "loss_threshold"], True), "learning.loss_threshold", "got True"),
     ("trial too large", _set(["entropy_sweep"], {"d_k": [4, 65536], "T": 256, "trials": 100}), "entropy_sweep.d_k",
      "T x d_k = 256 x 65536"),
 ]
@@ -155,43 +161,42 @@ def test_missing_file_is_named(tmp_path):
 # ---- the experiment functions, called directly -----------------------------------------------
 
 GOOD = {
-    run_variance: {"seed": 1, "d_k_values": [4], "n_pairs": 100},
-    run_entropy_sweep: {"seed": 1, "d_k_values": [4], "T": 4, "trials": 10},
-    run_ranking_invariance: {"seed": 1, "d_k_values": [4], "T": 4, "trials": 10},
-    run_forward_shape: {"seed": 1, "shapes": [[1, 2, 3]]},
+    variance_rows: {"seed": 1, "d_k_values": [4], "n_pairs": 100},
+    entropy_sweep_rows: {"seed": 1, "d_k_values": [4], "T": 4, "trials": 10},
+    ranking_invariance_rows: {"seed": 1, "d_k_values": [4], "T": 4, "trials": 10},
+    forward_shape_rows: {"seed": 1, "shapes": [[1, 2, 3]]},
 }
 
 BAD_ARGS = [
-    (run_variance, {"seed": -1}, "seed"),
-    (run_variance, {"seed": True}, "seed"),
-    (run_variance, {"seed": 2**64}, "seed"),
-    (run_variance, {"seed": 1.0}, "seed"),
-    (run_variance, {"d_k_values": [0]}, r"d_k_values\[0\]"),
-    (run_variance, {"d_k_values": [4, -2]}, r"d_k_values\[1\]"),
-    (run_variance, {"d_k_values": [2.5]}, r"d_k_values\[0\]"),
-    (run_variance, {"d_k_values": []}, "d_k_values must not be empty"),
-    (run_variance, {"d_k_values": [4, 4]}, "d_k_values must not repeat"),
-    (run_variance, {"d_k_values": 4}, "d_k_values must be a list"),
-    (run_variance, {"n_pairs": 0}, "n_pairs"),
-    (run_variance, {"n_pairs": 1}, "n_pairs"),
-    (run_entropy_sweep, {"T": 1}, "T must"),
-    (run_entropy_sweep, {"trials": 0}, "trials"),
-    (run_entropy_sweep, {"d_k_values": []}, "d_k_values"),
-    (run_entropy_sweep, {"seed": -5}, "seed"),
-    (run_ranking_invariance, {"T": 1}, "T must"),
-    (run_ranking_invariance, {"trials": 0}, "trials"),
-    (run_ranking_invariance, {"d_k_values": ["4"]}, r"d_k_values\[0\]"),
-    (run_forward_shape, {"shapes": []}, "shapes must not be empty"),
-    (run_forward_shape, {"shapes": [[1, 0, 3]]}, r"shapes\[0\]\[1\]"),
-    (run_forward_shape, {"shapes": [[1, 2]]}, r"shapes\[0\]"),
-    (run_forward_shape, {"shapes": [[1, 2, 3], [2, 3, -1]]}, r"shapes\[1\]\[2\]"),
-    (run_forward_shape, {"shapes": [[1, 2, 3], [64, 4096, 8]]}, r"shapes\[1\] = \[64, 4096, 8\]: .*bounded memory"),
-    (run_forward_shape, {"seed": -1}, "seed"),
+    (variance_rows, {"seed": -1}, "seed"),
+    (variance_rows, {"seed": True}, "seed"),
+    (variance_rows, {"seed": 1.0}, "seed"),
+    (variance_rows, {"d_k_values": [0]}, r"d_k_values\[0\]"),
+    (variance_rows, {"d_k_values": [4, -2]}, r"d_k_values\[1\]"),
+    (variance_rows, {"d_k_values": [2.5]}, r"d_k_values\[0\]"),
+    (variance_rows, {"d_k_values": []}, "d_k_values must not be empty"),
+    (variance_rows, {"d_k_values": 4}, "d_k_values must be a list"),
+    (variance_rows, {"n_pairs": 0}, "n_pairs"),
+    (variance_rows, {"n_pairs": 1}, "n_pairs"),
+    (entropy_sweep_rows, {"T": 1}, "T must"),
+    (entropy_sweep_rows, {"trials": 0}, "trials"),
+    (entropy_sweep_rows, {"d_k_values": []}, "d_k_values"),
+    (entropy_sweep_rows, {"seed": -5}, "seed"),
+    (ranking_invariance_rows, {"T": 1}, "T must"),
+    (ranking_invariance_rows, {"trials": 0}, "trials"),
+    (ranking_invariance_rows, {"d_k_values": ["4"]}, r"d_k_values\[0\]"),
+    (forward_shape_rows, {"shapes": []}, "shapes must not be empty"),
+    (forward_shape_rows, {"shapes": [[1, 0, 3]]}, r"shapes\[0\]\[1\]"),
+    (forward_shape_rows, {"shapes": [[1, 2]]}, r"shapes\[0\]"),
+    (forward_shape_rows, {"shapes": [[1, 2, 3], [2, 3, -1]]}, r"shapes\[1\]\[2\]"),
+    (forward_shape_rows, {"shapes": [[1, 2, 3], [64, 4096, 8]]}, r"shapes\[1\] = \[64, 4096, 8\]: .*bounded memory"),
+    (forward_shape_rows, {"seed": -1}, "seed"),
 ]
 
 
 @pytest.mark.parametrize(
-    "func, override, named", BAD_ARGS, ids=[f"{f.__name__}-{list(o)[0]}={list(o.values())[0]!r}" for f, o, _ in BAD_ARGS]
+    "func, override, named", BAD_ARGS,
+    ids=[f"{f.__name__}-{list(o)[0]}={list(o.values())[0]!r}" for f, o, _ in BAD_ARGS]
 )
 def test_experiment_functions_refuse_bad_arguments(func, override, named):
     with pytest.raises(ValueError, match=named):
@@ -200,4 +205,4 @@ def test_experiment_functions_refuse_bad_arguments(func, override, named):
 
 @pytest.mark.parametrize("func", list(GOOD), ids=[f.__name__ for f in GOOD])
 def test_experiment_functions_accept_good_arguments(func):
-    assert len(func(**GOOD[func])) > 0
+    assert len(func(**GOOD[func])) > 0  # rows

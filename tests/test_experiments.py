@@ -8,12 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sdpa_lab import chunks
 from sdpa_lab.attention import entropy, softmax
 from sdpa_lab.experiments import entropy_sweep, gradient, trial_scores, variance
-from sdpa_lab.experiments.forward_shape import run_forward_shape
-from sdpa_lab.experiments.ranking_invariance import run_ranking_invariance
+from sdpa_lab.experiments.forward_shape import forward_shape_rows
+from sdpa_lab.experiments.ranking_invariance import ranking_invariance_rows
 from sdpa_lab.moments import Moments
 from sdpa_lab.seeding import stream
+from sdpa_lab.tables import csv_text
 
 
 def test_moments_merge_equals_numpy():
@@ -29,7 +31,7 @@ def test_moments_merge_equals_numpy():
 def test_variance_streaming_equals_one_shot(monkeypatch):
     """Chunked draws give the same scores as drawing all at once, whatever the chunk size."""
     n, d = 3000, 16
-    monkeypatch.setattr(variance, "CHUNK_ELEMENTS", 160)  # 10 rows per chunk
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 160)  # 10 rows per chunk
     chunked = np.concatenate(list(variance.score_chunks(stream(1, "variance", d), n, d)))
     assert len(chunked) == n
     rng_q, rng_k = stream(1, "variance", d).spawn(2)
@@ -41,7 +43,7 @@ def test_variance_streaming_equals_one_shot(monkeypatch):
 
 
 def test_run_variance_table_and_scales():
-    t = variance.run_variance(seed=3, d_k_values=[4, 64], n_pairs=5000)
+    t = pd.DataFrame(variance.variance_rows(seed=3, d_k_values=[4, 64], n_pairs=5000))
     assert set(t.columns) == {"seed", "d_k", "n_pairs", "scale", "statistic", "value"}
     assert len(t) == 2 * 3 * 3
     v = t.set_index(["d_k", "scale", "statistic"])["value"]
@@ -54,16 +56,16 @@ def test_run_variance_table_and_scales():
 
 
 def test_variance_per_d_k_streams_are_independent_of_the_sweep():
-    a = variance.run_variance(seed=3, d_k_values=[4, 64], n_pairs=2000)
-    b = variance.run_variance(seed=3, d_k_values=[64], n_pairs=2000)
+    a = pd.DataFrame(variance.variance_rows(seed=3, d_k_values=[4, 64], n_pairs=2000))
+    b = pd.DataFrame(variance.variance_rows(seed=3, d_k_values=[64], n_pairs=2000))
     pd.testing.assert_frame_equal(a[a.d_k == 64].reset_index(drop=True), b)
-    c = variance.run_variance(seed=4, d_k_values=[64], n_pairs=2000)
+    c = pd.DataFrame(variance.variance_rows(seed=4, d_k_values=[64], n_pairs=2000))
     assert not np.allclose(b.value, c.value)
 
 
 def test_entropy_sweep_against_direct_computation():
     seed, d, T, trials = 5, 16, 8, 300
-    t = entropy_sweep.run_entropy_sweep(seed, [d], T, trials)
+    t = pd.DataFrame(entropy_sweep.entropy_sweep_rows(seed, [d], T, trials))
     raw = np.concatenate([r for r, _ in trial_scores.trial_scores(seed, d, T, trials, rows=7)])
     assert raw.shape == (trials, T)
     rng_q, rng_k = stream(seed, "trial_scores", d, T).spawn(2)
@@ -84,14 +86,13 @@ def test_entropy_sweep_against_direct_computation():
 
 
 def test_entropy_trials_chunking_does_not_change_draws(monkeypatch):
-    a = entropy_sweep.run_entropy_sweep(5, [16], 8, 300)
-    monkeypatch.setattr(entropy_sweep, "CHUNK_ELEMENTS", 8 * 7)
-    monkeypatch.setattr(trial_scores, "CHUNK_ELEMENTS", 8 * 16 * 11)
-    b = entropy_sweep.run_entropy_sweep(5, [16], 8, 300)
+    a = pd.DataFrame(entropy_sweep.entropy_sweep_rows(5, [16], 8, 300))
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 8 * 7)  # 7 trials per chunk, drawn one by one (T * d_k = 128)
+    b = pd.DataFrame(entropy_sweep.entropy_sweep_rows(5, [16], 8, 300))
     pd.testing.assert_frame_equal(a, b, rtol=1e-12)
 
 
-@pytest.mark.parametrize("run", [entropy_sweep.run_entropy_sweep, run_ranking_invariance, gradient.run_gradient],
+@pytest.mark.parametrize("run", [entropy_sweep.entropy_sweep_rows, ranking_invariance_rows, gradient.gradient_rows],
                          ids=["entropy_sweep", "ranking_invariance", "gradient"])
 def test_trial_scores_read_from_files_give_the_same_tables(tmp_path, run):
     seed, T, trials, d_ks = 9, 4, 250, [4, 64]
@@ -99,11 +100,11 @@ def test_trial_scores_read_from_files_give_the_same_tables(tmp_path, run):
     for d, path in files.items():
         trial_scores.write_trial_scores(seed, d, T, trials, path)
     drawn, read = run(seed, d_ks, T, trials), run(seed, d_ks, T, trials, files)
-    assert drawn.to_csv(index=False) == read.to_csv(index=False)  # the same bytes once written
+    assert csv_text(drawn) == csv_text(read)  # the same bytes once written
 
 
 def test_trial_scores_file_holds_the_drawn_scores_and_norms(tmp_path, monkeypatch):
-    monkeypatch.setattr(trial_scores, "CHUNK_ELEMENTS", 3 * 32 * 5)  # 5 trials per drawn chunk
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 3 * 32 * 5)  # 5 trials per drawn chunk
     path = tmp_path / "s.npy"
     trial_scores.write_trial_scores(2, 32, 3, 23, path)
     saved = np.load(path)
@@ -113,9 +114,9 @@ def test_trial_scores_file_holds_the_drawn_scores_and_norms(tmp_path, monkeypatc
     np.testing.assert_allclose(saved[:, 3], np.linalg.norm(q, axis=1), rtol=1e-12)
     np.save(tmp_path / "whole.npy", np.concatenate(list(trial_scores.draw_trial_scores(2, 32, 3, 23))))
     assert path.read_bytes() == (tmp_path / "whole.npy").read_bytes()  # what np.save writes, chunk by chunk
-    chunks = list(trial_scores.trial_scores(2, 32, 3, 23, rows=10, path=path))
-    assert [len(r) for r, _ in chunks] == [10, 10, 3]
-    assert np.array_equal(np.concatenate([r for r, _ in chunks]), saved[:, :3])
+    read = list(trial_scores.trial_scores(2, 32, 3, 23, rows=10, path=path))
+    assert [len(r) for r, _ in read] == [10, 10, 3]
+    assert np.array_equal(np.concatenate([r for r, _ in read]), saved[:, :3])
 
 
 def test_bad_trial_draws_are_refused_before_any_file_is_made(tmp_path):
@@ -141,7 +142,7 @@ def test_rechunk_keeps_every_row_in_order(sizes, rows):
 
 
 def test_entropy_single_draw_is_the_lessons_exercise():
-    t = entropy_sweep.run_entropy_single_draw()
+    t = pd.DataFrame(entropy_sweep.entropy_single_draw_rows())
     rs = np.random.RandomState(42)
     for d in (4, 16, 64, 256):
         q, K = rs.randn(d), rs.randn(8, d)
@@ -152,7 +153,7 @@ def test_entropy_single_draw_is_the_lessons_exercise():
 
 
 def test_ranking_invariance_counts():
-    t = run_ranking_invariance(seed=1, d_k_values=[4, 4096], T=8, trials=300)
+    t = pd.DataFrame(ranking_invariance_rows(seed=1, d_k_values=[4, 4096], T=8, trials=300))
     f = t.set_index(["d_k", "dtype", "quantity"])["fraction"]
     assert f[4, "float64", "logit_rank_agrees"] == 1.0
     assert f[4, "float32", "weight_argsort_agrees"] == 1.0
@@ -165,7 +166,7 @@ def test_ranking_invariance_counts():
 
 
 def test_forward_shape_rows():
-    t = run_forward_shape(seed=1, shapes=[[2, 5, 3]])
+    t = pd.DataFrame(forward_shape_rows(seed=1, shapes=[[2, 5, 3]]))
     v = t.set_index(["dtype", "quantity"])["value"]
     for dtype in ("float32", "float64"):
         assert (v[dtype, "weights_B"], v[dtype, "weights_T_q"], v[dtype, "weights_T_k"]) == (2, 5, 5)

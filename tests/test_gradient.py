@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from sdpa_lab import chunks
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments import gradient
 from sdpa_lab.seeding import stream
@@ -54,7 +55,7 @@ def test_gradient_norms_against_loops_and_finite_differences():
         J = loop_jacobian(p)
         assert got["jacobian_norm"][i] == pytest.approx(np.sqrt(sum(J[a, b] ** 2 for a in range(T) for b in range(T))))
 
-        def loss(s):  # g . out, whose gradient at the output is g
+        def loss(s, i=i):  # g . out, whose gradient at the output is g
             return g[i] @ (softmax(s) @ V[i])
 
         s0 = c * raw[i]
@@ -74,9 +75,9 @@ def test_log_of_an_exactly_zero_norm_is_floored():
 
 def test_run_gradient_against_direct_computation():
     seed, d, T, trials = 3, 16, 6, 200
-    t = gradient.run_gradient(seed, [d], T, trials)
+    t = pd.DataFrame(gradient.gradient_rows(seed, [d], T, trials))
     assert list(t.columns) == ["seed", "d_k", "T", "trials", "scale", "quantity", "statistic", "value"]
-    assert len(t) == (len(gradient.SCALES) * len(gradient.QUANTITIES) + len(gradient.PAIRED_SCALES)) * 3
+    assert len(t) == (len(gradient.GRADIENT_SCALES) * len(gradient.QUANTITIES) + len(gradient.PAIRED_SCALES)) * 3
     rng_q, rng_k = stream(seed, "trial_scores", d, T).spawn(2)  # the shared trial scores, all at once, no chunks
     rng_v, rng_g = stream(seed, "gradient", d, T).spawn(2)
     q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
@@ -113,22 +114,22 @@ def test_value_width_is_capped():
 
 
 def test_chunking_does_not_change_draws(monkeypatch):
-    a = gradient.run_gradient(5, [8, 128], 8, 150)
-    monkeypatch.setattr(gradient, "CHUNK_ELEMENTS", 8 * 8 * 7)  # 7 trials per chunk at d_k = 8
-    b = gradient.run_gradient(5, [8, 128], 8, 150)
+    a = pd.DataFrame(gradient.gradient_rows(5, [8, 128], 8, 150))
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 8 * 8 * 7)  # 7 trials per chunk at d_k = 8
+    b = pd.DataFrame(gradient.gradient_rows(5, [8, 128], 8, 150))
     pd.testing.assert_frame_equal(a, b, rtol=1e-12)
 
 
 def test_streams_are_per_d_k_and_seeded():
-    a = gradient.run_gradient(5, [4, 32], 8, 120)
-    b = gradient.run_gradient(5, [32], 8, 120)
+    a = pd.DataFrame(gradient.gradient_rows(5, [4, 32], 8, 120))
+    b = pd.DataFrame(gradient.gradient_rows(5, [32], 8, 120))
     pd.testing.assert_frame_equal(a[a.d_k == 32].reset_index(drop=True), b)
-    pd.testing.assert_frame_equal(b, gradient.run_gradient(5, [32], 8, 120))  # deterministic
-    assert not np.allclose(b.value, gradient.run_gradient(6, [32], 8, 120).value)
+    pd.testing.assert_frame_equal(b, pd.DataFrame(gradient.gradient_rows(5, [32], 8, 120)))  # deterministic
+    assert not np.allclose(b.value, pd.DataFrame(gradient.gradient_rows(6, [32], 8, 120)).value)
 
 
-@pytest.mark.parametrize("bad, match", [(dict(T=1), "T"), (dict(trials=1), "trials"), (dict(d_k_values=[]), "d_k_values"),
-                                        (dict(seed=-1), "seed")])
+@pytest.mark.parametrize("bad, match", [(dict(T=1), "T"), (dict(trials=1), "trials"),
+                                        (dict(d_k_values=[]), "d_k_values"), (dict(seed=-1), "seed")])
 def test_run_gradient_rejects_bad_arguments(bad, match):
     with pytest.raises(ValueError, match=match):
-        gradient.run_gradient(**{**dict(seed=1, d_k_values=[4], T=4, trials=10), **bad})
+        pd.DataFrame(gradient.gradient_rows(**{**dict(seed=1, d_k_values=[4], T=4, trials=10), **bad}))

@@ -8,9 +8,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdpa_lab import chunks
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments import learning
 from sdpa_lab.seeding import stream
+
+
+def frames(tables):
+    """The (rows, rows) pair learning_rows returns, as DataFrames."""
+    return tuple(pd.DataFrame(rows) for rows in tables)
+
+
+def q_loss_and_grad(q, K, V, target, scale):
+    """The loss and its gradient with respect to q, through learning.score_loss_and_grad and the chain
+    rule dL/dq = scale K^T dL/dz (the step on q that `descent` follows on the scores).
+    q: (d_k,) or (..., n, d_k) queries sharing K (..., T, d_k) and V (..., T, d_v)."""
+    loss, g_z = learning.score_loss_and_grad(scale * (q @ np.swapaxes(K, -1, -2)), V, target)
+    return loss, scale * (g_z @ K)
 
 
 def direct_loss(q, K, V, target, scale):
@@ -30,10 +44,10 @@ def test_gradient_matches_finite_differences(case):
     q, K, V = rng.standard_normal(d_k), rng.standard_normal((T, d_k)), rng.standard_normal((T, d_v))
     target = V[rng.integers(T)]
     for scale in (1.0, 1 / np.sqrt(d_k), 0.3):
-        loss, grad = learning.loss_and_grad(q, K, V, target, scale)
+        loss, grad = q_loss_and_grad(q, K, V, target, scale)
         assert grad.shape == q.shape and np.ndim(loss) == 0
         assert loss == pytest.approx(direct_loss(q, K, V, target, scale), rel=1e-14)
-        fd = central_differences(lambda x: direct_loss(x, K, V, target, scale), q)
+        fd = central_differences(lambda x, scale=scale: direct_loss(x, K, V, target, scale), q)
         np.testing.assert_allclose(grad, fd, rtol=1e-6, atol=1e-9)
 
 
@@ -44,7 +58,7 @@ def test_gradient_written_out_as_in_the_docstring():
     p = softmax(scale * K @ q)
     J = np.diag(p) - np.outer(p, p)
     expected = scale * K.T @ J @ V @ (p @ V - target)  # dL/dq = scale K^T J V (out - target)
-    np.testing.assert_allclose(learning.loss_and_grad(q, K, V, target, scale)[1], expected, rtol=1e-13)
+    np.testing.assert_allclose(q_loss_and_grad(q, K, V, target, scale)[1], expected, rtol=1e-13)
 
 
 @given(st.integers(0, 10_000), st.integers(1, 3), st.integers(1, 4))
@@ -54,11 +68,11 @@ def test_batched_queries_equal_one_at_a_time(seed, runs, n):
     q = rng.standard_normal((runs, n, 5))  # (R, n, d_k): n queries per run share K and V
     K, V = rng.standard_normal((runs, 4, 5)), rng.standard_normal((runs, 4, 3))
     target = rng.standard_normal((runs, 1, 3))
-    loss, grad = learning.loss_and_grad(q, K, V, target, 0.7)
+    loss, grad = q_loss_and_grad(q, K, V, target, 0.7)
     assert loss.shape == (runs, n) and grad.shape == q.shape
     for r in range(runs):
         for i in range(n):
-            loss1, grad1 = learning.loss_and_grad(q[r, i], K[r], V[r], target[r, 0], 0.7)
+            loss1, grad1 = q_loss_and_grad(q[r, i], K[r], V[r], target[r, 0], 0.7)
             assert loss[r, i] == pytest.approx(loss1, rel=1e-12)
             np.testing.assert_allclose(grad[r, i], grad1, rtol=1e-12, atol=1e-15)
 
@@ -89,7 +103,7 @@ def test_descent_is_plain_gradient_descent():
         for j, lr in enumerate(lrs):
             q = q0[r].copy()
             for t in range(steps + 1):
-                loss, grad = learning.loss_and_grad(q, K[r], V[r], target[r], 0.4)
+                loss, grad = q_loss_and_grad(q, K[r], V[r], target[r], 0.4)
                 assert losses[t, r, j] == pytest.approx(loss, rel=1e-10)
                 q = q - lr * grad
 
@@ -128,8 +142,8 @@ def test_checkpoints():
 
 def test_run_learning_tables():
     lrs = [0.01, 0.3, 3.0]
-    table, curves = learning.run_learning(seed=2, d_k_values=[4, 32], T=4, runs=6, steps=30,
-                                          learning_rates=lrs, loss_threshold=0.2)
+    table, curves = frames(learning.learning_rows(seed=2, d_k_values=[4, 32], T=4, runs=6, steps=30,
+                                          learning_rates=lrs, loss_threshold=0.2))
     assert list(table.columns) == ["seed", "d_k", "T", "runs", "steps", "loss_threshold", "scale", "lr",
                                    "best_lr", "statistic", "value"]
     assert list(curves.columns) == ["seed", "d_k", "T", "runs", "scale", "lr", "step", "mean_relative_loss"]
@@ -151,49 +165,44 @@ def test_run_learning_tables():
 
 def test_run_learning_is_deterministic_and_fair():
     args = dict(d_k_values=[8], T=4, runs=5, steps=10, learning_rates=[0.1, 1.0], loss_threshold=0.1)
-    a, ca = learning.run_learning(seed=4, **args)
-    b, cb = learning.run_learning(seed=4, **args)
+    a, ca = frames(learning.learning_rows(seed=4, **args))
+    b, cb = frames(learning.learning_rows(seed=4, **args))
     pd.testing.assert_frame_equal(a, b)
     pd.testing.assert_frame_equal(ca, cb)
     # both scales start from the same runs: same initial loss at d_k = 1 (scale 1 either way)
-    t, _ = learning.run_learning(seed=4, d_k_values=[1], T=4, runs=5, steps=3, learning_rates=[0.1],
-                                 loss_threshold=0.1)
+    t, _ = frames(learning.learning_rows(seed=4, d_k_values=[1], T=4, runs=5, steps=3, learning_rates=[0.1],
+                                 loss_threshold=0.1))
     init = t[t.statistic == "mean_initial_loss"].set_index("scale")["value"]
     assert init["none"] == init["inv_sqrt_dk"]
-    q0, K, V, target = learning.draw_runs(stream(4, "learning", 8, 4), 5, 4, 8, 8)
+    q0, K, V, target = next(learning.run_chunks(stream(4, "learning", 8, 4), 5, 4, 8, 8))
     assert all(any(np.array_equal(target[r], V[r, j]) for j in range(4)) for r in range(5))  # target = V[j*]
 
 
 def test_scaled_head_learns_on_a_small_sweep():
     """A sanity check of the task, not the claim: the scaled head learns at d_k = 64."""
-    table, _ = learning.run_learning(seed=1, d_k_values=[64], T=8, runs=16, steps=100,
-                                     learning_rates=[0.1, 1.0], loss_threshold=0.1)
+    table, _ = frames(learning.learning_rows(seed=1, d_k_values=[64], T=8, runs=16, steps=100,
+                                     learning_rates=[0.1, 1.0], loss_threshold=0.1))
     sf = table[(table.statistic == "success_fraction") & (table.scale == "inv_sqrt_dk")].value
     assert sf.max() >= 0.9
 
 
 @pytest.mark.parametrize("bad, match", [
     (dict(learning_rates=[]), "learning_rates must not be empty"),
-    (dict(learning_rates=[0.1, -1.0]), r"learning_rates\[1\]"),
-    (dict(learning_rates=[0.1, float("nan")]), r"learning_rates\[1\]"),
-    (dict(learning_rates=[0.1, 0.1]), "must not repeat"),
-    (dict(loss_threshold=1.0), "loss_threshold"),
-    (dict(loss_threshold=True), "loss_threshold"),
     (dict(runs=0), "runs"),
-    (dict(d_k_values=[4, 4]), "d_k_values"),
+    (dict(d_k_values=[4, 0]), r"d_k_values\[1\]"),
 ])
 def test_run_learning_rejects_bad_arguments(bad, match):
     args = dict(seed=1, d_k_values=[4], T=4, runs=3, steps=2, learning_rates=[0.1], loss_threshold=0.1)
     with pytest.raises(ValueError, match=match):
-        learning.run_learning(**{**args, **bad})
+        frames(learning.learning_rows(**{**args, **bad}))
 
 
 def test_runs_are_followed_in_chunks_without_changing_results(monkeypatch):
     args = (4, [8, 32], 4, 37, 30, [0.1, 1.0, 10.0], 0.1)
-    table, curves = learning.run_learning(*args)
-    monkeypatch.setattr(learning, "CHUNK_ELEMENTS", 4 * 32 * 5)  # 5 runs per chunk at d_k = 32
+    table, curves = frames(learning.learning_rows(*args))
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 4 * 32 * 5)  # 5 runs per chunk at d_k = 32
     assert len(list(learning.run_chunks(stream(4, "learning", 32, 4), 37, 4, 32, 32, 3))) == 8
-    chunked, chunked_curves = learning.run_learning(*args)
+    chunked, chunked_curves = frames(learning.learning_rows(*args))
     pd.testing.assert_frame_equal(table, chunked, rtol=1e-12)
     pd.testing.assert_frame_equal(curves, chunked_curves, rtol=1e-12)
 
@@ -203,7 +212,8 @@ def test_descent_is_chaotic_at_large_learning_rates_only():
     grows to tens of percent of some run's loss within 200 steps; at lr = 0.01 it stays at
     rounding level."""
     d_k, T = 4, 8
-    q0, K, V, target = learning.draw_runs(stream(20241129, "learning", d_k, T), 64, T, d_k, learning.value_dim(d_k))
+    runs = learning.run_chunks(stream(20241129, "learning", d_k, T), 64, T, d_k, learning.value_dim(d_k))
+    q0, K, V, target = next(runs)  # all 64 runs: one chunk
     lrs = [0.01, 1.0]
     base = list(learning.descent(q0, K, V, target, 1.0, lrs, 200))[-1]  # (R, L) losses after 200 steps
     nudged = list(learning.descent(q0 * (1 + 1e-15), K, V, target, 1.0, lrs, 200))[-1]

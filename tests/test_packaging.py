@@ -31,10 +31,13 @@ def test_design_card_packages_are_declared(repo):
     assert {"numpy", "pandas", "matplotlib", "snakemake", "jinja2", "pyyaml"} <= declared
 
 
-def test_schema_is_shipped_with_the_package(repo):
+def test_the_schema_is_one_file_shipped_with_the_package(repo):
     from sdpa_lab.config import schema_path
 
-    assert schema_path().read_bytes() == (repo / "workflow/schemas/config.schema.yaml").read_bytes()
+    assert schema_path().resolve() == (repo / "src/sdpa_lab/config.schema.yaml").resolve()
+    assert not schema_path().is_symlink()
+    assert sorted(p.relative_to(repo).as_posix() for p in repo.glob("[!.]*/**/*schema*.yaml")) == [
+        "src/sdpa_lab/config.schema.yaml"]
 
 
 def test_layout(repo):

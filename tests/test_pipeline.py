@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from sdpa_lab.config import ConfigError
-from sdpa_lab.pipeline import OUTPUTS, run_job
+from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths, settings_of, trial_scores_files
+from sdpa_lab.pipeline import run_job
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
@@ -43,8 +43,8 @@ def test_snakemake_builds_every_csv(repo, tmp_path, tiny_config):
     work = make_workdir(repo, tmp_path, tiny_config)
     proc = snakemake(work)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for outs in OUTPUTS.values():
-        for rel in outs.values():
+    for name in EXPERIMENTS:
+        for rel in output_paths(name).values():
             table = pd.read_csv(work / rel)
             assert len(table) > 0, rel
     variance = pd.read_csv(work / "results/variance.csv")
@@ -54,7 +54,7 @@ def test_snakemake_builds_every_csv(repo, tmp_path, tiny_config):
     assert round(lesson[256, "raw_variance"], 3) == 256.391  # the lesson's number, whatever the config
     for rule in ("variance", "lesson_forward"):
         assert (work / "logs" / f"{rule}.log").exists()
-        assert (work / "benchmarks" / "rules" / f"{rule}.tsv").exists()
+        assert (work / "logs" / "benchmarks" / f"{rule}.tsv").exists()
     # Byte-identical CSVs across --cores, folders, touched inputs and interruptions: tests/test_robustness.py.
 
 
@@ -70,14 +70,28 @@ def test_bad_config_stops_before_any_job(repo, tmp_path, tiny_config):
 
 def test_run_job_writes_named_outputs(tmp_path, tiny_config):
     outputs = {"table": str(tmp_path / "r" / "fwd.csv")}
-    run_job("forward_shape", tiny_config, outputs, str(tmp_path / "logs" / "fwd.log"))
+    run_job("forward_shape", settings_of(tiny_config, "forward_shape"), outputs, str(tmp_path / "logs" / "fwd.log"))
     assert len(pd.read_csv(outputs["table"])) > 0
     assert "wrote" in (tmp_path / "logs" / "fwd.log").read_text()
 
 
-def test_run_job_rejects_unknown_experiment(tiny_config):
+def test_run_job_rejects_unknown_experiment():
     with pytest.raises(ValueError, match="unknown experiment 'nope'"):
-        run_job("nope", tiny_config, {})
+        run_job("nope", {}, {})
+
+
+def test_run_job_refuses_bad_settings_before_writing(tmp_path, tiny_config):
+    settings = settings_of(tiny_config, "forward_shape") | {"shapes": [[2, "eight", 16]]}
+    outputs = {"table": str(tmp_path / "fwd.csv")}
+    with pytest.raises(ValueError, match=r"shapes\[0\]\[1\]"):
+        run_job("forward_shape", settings, outputs)
+    assert not Path(outputs["table"]).exists()
+
+
+def test_run_job_refuses_outputs_other_than_the_experiments_tables(tmp_path, tiny_config):
+    with pytest.raises(ValueError, match="makes tables"):
+        run_job("forward_shape", settings_of(tiny_config, "forward_shape"), {"other": str(tmp_path / "x.csv")})
+    assert not (tmp_path / "x.csv").exists()
 
 
 def test_the_workflow_imports_neither_numpy_pandas_nor_matplotlib_at_parse_time(repo):
@@ -85,7 +99,7 @@ def test_the_workflow_imports_neither_numpy_pandas_nor_matplotlib_at_parse_time(
     sources = [repo / "Snakefile", *sorted((repo / "workflow" / "rules").glob("*.smk"))]
     modules = sorted({m for src in sources
                       for m in re.findall(r"^\s*(?:from|import)\s+(sdpa_lab[\w.]*)", src.read_text(), re.M)})
-    assert "sdpa_lab.layout" in modules and "sdpa_lab.report.specs" in modules, modules
+    assert "sdpa_lab.experiments.registry" in modules and "sdpa_lab.report.specs" in modules, modules
     code = f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n" \
            "print(sorted(m for m in ('numpy', 'pandas', 'matplotlib') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -93,45 +107,55 @@ def test_the_workflow_imports_neither_numpy_pandas_nor_matplotlib_at_parse_time(
 
 
 def test_experiment_jobs_never_import_pandas_nor_jsonschema(tmp_path, tiny_config):
-    """An experiment job writes rows: importing pandas would cost each job a quarter of a second.
-    Its config was checked when the workflow parsed: importing jsonschema again, a tenth."""
+    """An experiment job writes rows, from settings the workflow checked when it parsed: it needs neither."""
     code = (
         "import sys, yaml\n"
-        "from sdpa_lab.pipeline import OUTPUTS, run_job\n"
+        "from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of\n"
+        "from sdpa_lab.pipeline import run_job\n"
         f"config = yaml.safe_load({yaml.safe_dump(tiny_config)!r})\n"
-        "for name in OUTPUTS:\n"
-        f"    run_job(name, config, {{k: {str(tmp_path)!r} + '/' + k + name for k in OUTPUTS[name]}}, checked=True)\n"
+        "for name, e in EXPERIMENTS.items():\n"
+        f"    run_job(name, settings_of(config, name), {{k: {str(tmp_path)!r} + '/' + k + name for k in e.outputs}})\n"
         "print(sorted(m for m in ('pandas', 'jsonschema') if m in sys.modules))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
-    assert len(list(tmp_path.iterdir())) == sum(len(outs) for outs in OUTPUTS.values())
-
-
-def test_run_job_checks_the_config_unless_told_it_was_checked(tmp_path, tiny_config):
-    tiny_config["forward_shape"]["shapes"] = [[2, "eight", 16]]
-    outputs = {"table": str(tmp_path / "fwd.csv")}
-    with pytest.raises(ConfigError, match=r"forward_shape\.shapes\[0\]\[1\]"):
-        run_job("forward_shape", tiny_config, outputs)
-    assert not Path(outputs["table"]).exists()
+    assert len(list(tmp_path.iterdir())) == sum(len(e.outputs) for e in EXPERIMENTS.values())
 
 
 def test_run_job_reads_the_trial_score_files_it_is_given(tmp_path, tiny_config):
     """The workflow hands the shared trial scores over as inputs: run_job reads them instead of drawing."""
     from sdpa_lab.experiments.trial_scores import write_trial_scores
-    from sdpa_lab.layout import trial_scores_files
 
-    files = trial_scores_files(tiny_config, "entropy_sweep")
-    section = tiny_config["entropy_sweep"]
+    settings = settings_of(tiny_config, "entropy_sweep")
+    files = {d_k: str(tmp_path / p) for d_k, p in trial_scores_files("entropy_sweep", settings).items()}
     for d_k, path in files.items():
-        write_trial_scores(tiny_config["seed"], d_k, section["T"], section["trials"], tmp_path / path)
-    outputs = {k: str(tmp_path / ("read_" + k + ".csv")) for k in OUTPUTS["entropy_sweep"]}
-    run_job("entropy_sweep", tiny_config, outputs, inputs=[str(tmp_path / p) for p in files.values()])
-    drawn = {k: str(tmp_path / ("drawn_" + k + ".csv")) for k in OUTPUTS["entropy_sweep"]}
-    run_job("entropy_sweep", tiny_config, drawn)
+        write_trial_scores(settings["seed"], d_k, settings["T"], settings["trials"], path)
+    keys = EXPERIMENTS["entropy_sweep"].outputs
+    outputs = {k: str(tmp_path / ("read_" + k + ".csv")) for k in keys}
+    run_job("entropy_sweep", settings, outputs, trial_scores=files)
+    drawn = {k: str(tmp_path / ("drawn_" + k + ".csv")) for k in keys}
+    run_job("entropy_sweep", settings, drawn)
     assert Path(outputs["table"]).read_bytes() == Path(drawn["table"]).read_bytes()
     # A file of other trials is read, and refused, not silently redrawn.
     d_k, path = next(iter(files.items()))
-    write_trial_scores(tiny_config["seed"], d_k, section["T"], section["trials"] - 1, tmp_path / path)
+    write_trial_scores(settings["seed"], d_k, settings["T"], settings["trials"] - 1, path)
     with pytest.raises(ValueError, match="expected"):
-        run_job("entropy_sweep", tiny_config, outputs, inputs=[str(tmp_path / p) for p in files.values()])
+        run_job("entropy_sweep", settings, outputs, trial_scores=files)
+
+
+def test_code_files_are_the_modules_a_job_imports(repo):
+    """A rule's code inputs: its module and the sdpa_lab modules it imports, at any depth, and no others."""
+    from sdpa_lab.experiments.registry import code_files
+
+    def names(*modules):
+        src = repo / "src" / "sdpa_lab"
+        return {Path(p).resolve().relative_to(src.resolve()).as_posix() for p in code_files(*modules)}
+
+    learning = names("sdpa_lab.experiments.learning")
+    assert "experiments/learning.py" in learning and "seeding.py" in learning and "scales.py" in learning
+    assert not learning & {"experiments/gradient.py", "experiments/variance.py", "claims.py", "pipeline.py",
+                           "experiments/registry.py"}
+    # An import inside a function counts (the figure job imports matplotlib's side lazily).
+    assert "report/figures.py" in names("sdpa_lab.report.jobs")
+    # Transitively: gradient imports the shared trial scores' module, which imports the scales.
+    assert {"experiments/trial_scores.py", "scales.py"} <= names("sdpa_lab.experiments.gradient")

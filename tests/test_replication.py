@@ -7,17 +7,19 @@ are the lesson's, not ours, and the experiments must recompute them.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
+from sdpa_lab import chunks
 from sdpa_lab.experiments import replication
 
 
 def test_streamed_legacy_draws_equal_the_lessons_global_stream(monkeypatch):
-    monkeypatch.setattr(replication, "_CHUNK_ELEMENTS", 64)  # many chunks
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 64)  # many chunks
     n, dims = 500, (4, 16)
     rs = np.random.RandomState(42)
     got = [replication.lesson_variance_scores(rs, n, d) for d in dims]
     np.random.seed(42)
-    for d, scores in zip(dims, got):
+    for d, scores in zip(dims, got, strict=True):
         Q = np.random.randn(n, d)
         K = np.random.randn(n, d)
         np.testing.assert_array_equal(scores, np.sum(Q * K, axis=1))  # bit-exact
@@ -25,7 +27,7 @@ def test_streamed_legacy_draws_equal_the_lessons_global_stream(monkeypatch):
 
 
 def test_a1_variance_table():
-    t = replication.run_replicate_variance()
+    t = pd.DataFrame(replication.replicate_variance_rows())
     v = t.set_index(["d_k", "quantity"])["value"]
     printed_raw = {4: 3.988, 16: 15.891, 64: 64.249, 256: 256.391}
     printed_scaled = {4: 0.9971, 16: 0.9932, 64: 1.0039, 256: 1.0015}
@@ -35,7 +37,7 @@ def test_a1_variance_table():
 
 
 def test_a2_softmax_collapse():
-    t = replication.run_replicate_softmax_collapse()
+    t = pd.DataFrame(replication.replicate_softmax_collapse_rows())
     raw = t[t.quantity == "raw_score"].sort_values("key").value.to_numpy()
     np.testing.assert_array_equal(np.round(raw, 2), [-3.12, 13.41, -27.0, 12.41, 2.39, 24.29, -1.23, -2.77])
     v = t.set_index("quantity")["value"]
@@ -48,7 +50,7 @@ def test_a2_softmax_collapse():
 
 
 def test_a3_forward():
-    t = replication.run_replicate_forward()
+    t = pd.DataFrame(replication.replicate_forward_rows())
     w = t[t.quantity == "weight"].sort_values(["row", "col"]).value.to_numpy().reshape(6, 6)
     printed = [
         [0.057, 0.41, 0.13, 0.21, 0.104, 0.09],
@@ -59,6 +61,7 @@ def test_a3_forward():
         [0.1, 0.083, 0.496, 0.134, 0.107, 0.081],
     ]
     np.testing.assert_array_equal(np.round(w, 3), printed)
-    shapes = {q: tuple(int(x) for x in g.sort_values("col").value) for q, g in t[t.quantity.str.endswith("_shape")].groupby("quantity")}
+    shape_rows = t[t.quantity.str.endswith("_shape")]
+    shapes = {q: tuple(int(x) for x in g.sort_values("col").value) for q, g in shape_rows.groupby("quantity")}
     assert shapes == {"input_shape": (1, 6, 16), "weights_shape": (1, 6, 6), "output_shape": (1, 6, 16)}
     np.testing.assert_allclose(t[t.quantity == "row_sum"].value, 1.0, rtol=1e-12)

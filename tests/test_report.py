@@ -13,18 +13,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import TINY_CONFIG, write_run
 from matplotlib.figure import Figure
 
 from sdpa_lab import claims as C
 from sdpa_lab.io import write_csv
-
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
-from sdpa_lab.report import specs as S
 from sdpa_lab.results import Results
-
-from conftest import TINY_CONFIG, write_run
 
 REPORT_CONFIG = copy.deepcopy(TINY_CONFIG)
 REPORT_CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 2000}  # d_k = 1024 decides B4 too
@@ -41,7 +38,7 @@ def run_dir(tmp_path_factory) -> Path:
     k = C.decide(root / "results").k
     for name, spec in F.FIGURES.items():
         F.make_figure(name, root / "results", root / "reports" / "figures" / name, k if spec.uses_k else None)
-    bench = root / "benchmarks" / "rules" / "variance.tsv"
+    bench = root / "logs" / "benchmarks" / "variance.tsv"
     bench.parent.mkdir(parents=True)
     bench.write_text(BENCHMARK_TSV)
     H.build_report(root / "results", root / "reports" / "figures", REPORT_CONFIG, root / "reports" / "report.html",
@@ -167,7 +164,7 @@ def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(ru
     ids = list(C.registry())
     positions = [report_html.index(f'id="{cid}"') for cid in ids]
     assert positions == sorted(positions)
-    for cid, claim in C.registry().items():
+    for cid, _claim in C.registry().items():
         body = section(report_html, cid)
         checks = [c for c in decision.checks if c.claim == cid]
         verdict = H.claim_verdict(checks)
@@ -247,7 +244,7 @@ def test_read_benchmark(tmp_path):
     assert (r.rule, r.seconds, r.hms, r.max_rss_mb) == ("claims", 1.25, "0:00:01", 106.84)
     (tmp_path / "broken.tsv").write_text("nonsense")
     assert P.runtimes([path, tmp_path / "broken.tsv", tmp_path / "absent.tsv"]) == [r]
-    job = tmp_path / "rules" / "trial_scores" / "seed7_T8_trials200_dk4.tsv"  # a job of a rule with wildcards
+    job = tmp_path / "benchmarks" / "trial_scores" / "seed7_T8_trials200_dk4.tsv"  # a job of a rule with wildcards
     job.parent.mkdir(parents=True)
     job.write_text(BENCHMARK_TSV)
     assert P.read_benchmark(job).rule == "trial_scores/seed7_T8_trials200_dk4"
@@ -288,7 +285,8 @@ def run_chromium(exe: str, profile: Path, *args: str) -> subprocess.CompletedPro
 def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
     exe = chromium()
     # The shipped report is script-free (and its CSP forbids scripts); only this copy runs the probe.
-    probed = report_html.replace("script-src 'none'", "script-src 'unsafe-inline'").replace("</body>", PROBE + "</body>")
+    probed = report_html.replace("script-src 'none'", "script-src 'unsafe-inline'")
+    probed = probed.replace("</body>", PROBE + "</body>")
     page = tmp_path / "probe.html"
     page.write_text(probed, encoding="utf-8")
     proc = run_chromium(exe, tmp_path / "profile", "--virtual-time-budget=10000", "--dump-dom", page.as_uri())
@@ -322,9 +320,8 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
     for name in F.FIGURES:
         for fmt in F.FORMATS:
             assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
-    for job in S.FIGURE_JOBS:  # two jobs draw them, side by side
-        assert (work / "benchmarks" / "rules" / f"figures_{job}.tsv").is_file()
-    root = work / "benchmarks" / "rules"
+    root = work / "logs" / "benchmarks"
+    assert (root / "figures.tsv").is_file()
     benchmarks = sorted(root.rglob("*.tsv"))
     assert any(b.parent.name == "trial_scores" for b in benchmarks)
     assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
@@ -333,9 +330,9 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
         if b.stem != "report":
             name = b.relative_to(root).with_suffix("").as_posix()
             assert f"<td>{name}</td>" in text, name
-    figures_log = "".join((work / "logs" / f"figures_{job}.log").read_text() for job in S.FIGURE_JOBS)
+    figures_log = (work / "logs" / "figures.log").read_text()
     assert all(f"figure {name} (k = " in figures_log for name in F.FIGURES)
-    assert figures_log.count("figures: done in") == len(S.FIGURE_JOBS)
+    assert figures_log.count("figures: done in") == 1
     assert "report: done in" in (work / "logs" / "report.log").read_text()
     zipped = tmp_path / "snakemake-report.zip"
     proc = snakemake(work, "--report", str(zipped))

@@ -24,8 +24,8 @@ import yaml
 from conftest import REPO, TINY_CONFIG
 
 from sdpa_lab import config as config_module
+from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths
 from sdpa_lab.io import write_csv
-from sdpa_lab.pipeline import OUTPUTS
 from sdpa_lab.previous import aside_name, settle, snapshot, sweep_temporaries
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -149,7 +149,9 @@ if os.environ.get("SDPA_LAB_TEST_FAIL"):  # test-only fault injection, loaded by
     def _fail(*args, _name=os.environ["SDPA_LAB_TEST_FAIL"]):
         raise RuntimeError(f"injected failure in {_name}")
 
-    pipeline.EXPERIMENTS[os.environ["SDPA_LAB_TEST_FAIL"]] = _fail
+    _run = pipeline.run_experiment
+    pipeline.run_experiment = lambda name, *args: _fail() if name == os.environ["SDPA_LAB_TEST_FAIL"] else _run(
+        name, *args)
 '''
 
 
@@ -191,17 +193,13 @@ def test_failed_rerun_keeps_previous_result_aside_and_reruns_next_time(reference
 @pytest.mark.pipeline
 def test_a_settings_change_reruns_exactly_the_experiments_that_read_them(reference, tmp_path):
     work = copy_of(reference[0], tmp_path / "work")
-    settings = work / ".snakemake" / "sdpa-lab-settings"
-    stamps = {p.name: p.stat().st_mtime_ns for p in settings.iterdir()}
-    assert {name.rsplit("-", 1)[0] for name in stamps} >= {"entropy_sweep", "variance"}
 
     def planned(*args: str) -> set[str]:
         dry = snakemake(work, "--dry-run", "--quiet", "rules", *args)
         assert dry.returncode == 0, dry.stderr[-3000:]
         return set(re.findall(r"^(\w+)\s+\d+$", dry.stdout, re.M)) - {"total"}
 
-    assert planned() == set()  # nothing to do ...
-    assert {p.name: p.stat().st_mtime_ns for p in settings.iterdir()} == stamps  # ... and nothing rewritten
+    assert planned() == set()  # nothing to do
     config = robustness_config()
     config["entropy_sweep"]["trials"] = 150
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
@@ -210,9 +208,35 @@ def test_a_settings_change_reruns_exactly_the_experiments_that_read_them(referen
     config["entropy_sweep"]["d_k"] = [*config["entropy_sweep"]["d_k"], 16]
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     assert planned() == {"entropy_sweep", "trial_scores"}  # one new d_k: the others' draws are kept and shared
-    # Back to the settings the results were made with: up to date again (as Snakemake's params check would say).
+    # Back to the settings the results were made with: up to date again (Snakemake's params check).
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(robustness_config()))
     assert planned() == set()
+
+
+@pytest.mark.pipeline
+def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
+    """A rule's code inputs are its experiment's modules and what they import, not the whole package."""
+    work = make_workdir(tmp_path / "work", TINY_CONFIG)
+    shutil.copytree(REPO / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}  # this copy's package, not the installed one
+    proc = snakemake(work, env=env, targets=[])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    experiments = set(EXPERIMENTS) | {"trial_scores"}
+
+    def planned_after_editing(module: str) -> set[str]:
+        path = work / "src" / "sdpa_lab" / module
+        path.write_text(path.read_text() + "\n# an edit\n")  # new content: Snakemake ignores a bare touch
+        dry = snakemake(work, "--dry-run", "--quiet", "rules", env=env, targets=[])
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        rerun = snakemake(work, env=env, targets=[])  # up to date again for the next edit
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        return set(re.findall(r"^(\w+)\s+\d+$", dry.stdout, re.M)) & experiments
+
+    assert planned_after_editing("experiments/learning.py") == {"learning"}
+    assert planned_after_editing("experiments/trial_scores.py") == {
+        "trial_scores", "entropy_sweep", "ranking_invariance", "gradient"}
+    # The one module every experiment imports reruns them all.
+    assert planned_after_editing("seeding.py") == experiments
 
 
 def test_snapshot_and_settle(tmp_path, monkeypatch):
@@ -349,7 +373,7 @@ def test_default_profile_reruns_an_output_marked_incomplete(reference, tmp_path)
 
 
 # Every experiment drawing from the configured seed.
-SEEDED = [path for name, outs in OUTPUTS.items() if not name.startswith("lesson_") for path in outs.values()]
+SEEDED = [path for name, e in EXPERIMENTS.items() if e.section for path in output_paths(name).values()]
 
 
 @pytest.mark.pipeline

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdpa_lab.io import write_csv
-from sdpa_lab.tables import csv_text, frame
+from sdpa_lab.tables import csv_text
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 texts = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=8)
@@ -28,7 +28,7 @@ def test_numpy_scalars_are_written_as_plain_numbers():
 
 def test_a_column_of_integers_and_blanks_stays_integer():
     rows = [{"key": 0, "value": 1.5}, {"key": "", "value": 2.0}]
-    assert csv_text(rows) == frame(rows).to_csv(index=False, lineterminator="\n") == "key,value\n0,1.5\n,2.0\n"
+    assert csv_text(rows) == pd.DataFrame(rows).to_csv(index=False, lineterminator="\n") == "key,value\n0,1.5\n,2.0\n"
 
 
 @pytest.mark.parametrize("rows, match", [

@@ -12,8 +12,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import pandas as pd
-
 from sdpa_lab.claims import decide_checked, summary
 from sdpa_lab.config import ConfigError, load_config
 from sdpa_lab.results import ResultsError
@@ -43,8 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ResultsError, ConfigError) as exc:
         print(f"sdpa-lab check: error: {exc}", file=sys.stderr)
         return 2
-    with pd.option_context("display.width", 200):
-        print(summary(decision, show_all=args.all))
+    print(summary(decision, show_all=args.all))
     return 1 if decision.failed else 0
 
 

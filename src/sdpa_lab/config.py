@@ -1,10 +1,10 @@
 """The sweep configuration: loading it safely and checking it against its schema.
 
-The one schema lives in workflow/schemas/config.schema.yaml (shipped inside
-the package as config.schema.yaml); Snakemake checks it with
-snakemake.utils.validate before any job, and the package's own entry points
-check it with `check_config`, with the same rules and a message that names
-the bad setting.
+The one schema is src/sdpa_lab/config.schema.yaml, package data, so the
+installed package and the workflow read the same file. It is checked with
+`config_errors`/`check_config`: by the workflow once, when it parses the
+Snakefile, before any job (workflow/rules/common.smk), and by the package's own
+entry points, with a message that names each bad setting.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import yaml
 if TYPE_CHECKING:
     import jsonschema
 
+from sdpa_lab.experiments.registry import SECTIONS
 from sdpa_lab.validation import forward_size_problem, trial_size_problem
 
 
@@ -59,9 +60,8 @@ def _validator_class() -> type[jsonschema.protocols.Validator]:
     """The schema's rules, except that 16.0 is not an integer: a float d_k or seed
     would reach NumPy (and the CSVs) as a float.
 
-    Built on first use: jsonschema takes a tenth of a second of CPU to import, which
-    a job whose config the workflow has already checked need not pay (see
-    sdpa_lab.pipeline.run_job).
+    Built on first use, so importing this module stays light: the workflow
+    imports it when it parses the Snakefile.
     """
     import jsonschema
 
@@ -126,7 +126,8 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
     elif err.validator in ("minimum", "maximum"):
         msg = f"got {value!r}; must be {'at least' if err.validator == 'minimum' else 'at most'} {bound}"
     elif err.validator in ("minItems", "maxItems"):
-        msg = f"got {value!r} ({len(value)} entries); must have {'at least' if err.validator == 'minItems' else 'at most'} {bound}"
+        least = "at least" if err.validator == "minItems" else "at most"
+        msg = f"got {value!r} ({len(value)} entries); must have {least} {bound}"
     else:
         msg = f"got {value!r}: {err.message}"
     allowed = describe(path, root) if path else ""
@@ -142,7 +143,7 @@ def config_errors(config: Any) -> list[str]:
         for i, shape in enumerate(config["forward_shape"]["shapes"]):
             if problem := forward_size_problem(shape):
                 lines.append(f"config setting forward_shape.shapes[{i}]: got {shape!r}: {problem}")
-        for section in ("entropy_sweep", "ranking_invariance", "gradient", "learning"):
+        for section in (s for s in SECTIONS if {"T", "d_k"} <= config[s].keys()):  # draws T keys per d_k
             T, widest = config[section]["T"], max(config[section]["d_k"])
             if problem := trial_size_problem(T, widest):
                 lines.append(f"config setting {section}.d_k: got {widest} with T = {T}: {problem}")

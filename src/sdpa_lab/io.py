@@ -58,18 +58,3 @@ def write_bytes(data: bytes, path: str | os.PathLike) -> None:
 def write_text(text: str, path: str | os.PathLike) -> None:
     """Write `text` to `path` as UTF-8, atomically."""
     write_bytes(text.encode("utf-8"), path)
-
-
-def write_text_if_changed(text: str, path: str | os.PathLike) -> bool:
-    """Write `text` to `path` (atomically) unless it already holds exactly that; True if written.
-
-    An unchanged file keeps its modification time, so whatever depends on it stays up to date.
-    """
-    path = Path(path)
-    try:
-        if path.read_text(encoding="utf-8") == text:
-            return False
-    except (FileNotFoundError, UnicodeDecodeError):
-        pass
-    write_text(text, path)
-    return True

@@ -16,7 +16,7 @@ class Moments:
     m2: float = 0.0
 
     @classmethod
-    def of(cls, x: np.ndarray) -> "Moments":
+    def of(cls, x: np.ndarray) -> Moments:
         """The moments of one chunk."""
         x = np.asarray(x, dtype=np.float64)
         if x.size == 0:
@@ -24,7 +24,7 @@ class Moments:
         mean = float(x.mean())
         return cls(int(x.size), mean, float(np.sum((x - mean) ** 2)))
 
-    def merge(self, other: "Moments") -> "Moments":
+    def merge(self, other: Moments) -> Moments:
         """The moments of both samples together (Chan et al.'s pairwise update)."""
         if other.count == 0:
             return self

@@ -100,7 +100,7 @@ def settle(paths: Iterable[str | os.PathLike], store: Path = STORE) -> list[str]
     return kept
 
 
-def report(kept: Iterable[str]) -> list[str]:
+def aside_messages(kept: Iterable[str]) -> list[str]:
     """One line per output whose previous version was set aside, saying where it is and what it is not."""
     return [
         f"sdpa-lab: {path} was removed by this run and not rebuilt; its previous version is kept as "

@@ -11,34 +11,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from sdpa_lab.experiments.registry import EXPERIMENTS, columns
+
 
 class ResultsError(ValueError):
     """A result CSV that is missing, malformed, or does not match the config."""
 
 
 # file -> {column: kind}; kind is "int", "float" (finite), "num" (nan allowed) or "str".
-COLUMNS: dict[str, dict[str, str]] = {
-    "lesson_variance.csv": {"d_k": "int", "n_samples": "int", "quantity": "str", "value": "float"},
-    "lesson_softmax_collapse.csv": {"d_k": "int", "T": "int", "quantity": "str", "key": "num", "value": "float"},
-    "lesson_forward.csv": {"B": "int", "T": "int", "d_k": "int", "quantity": "str", "row": "num", "col": "num",
-                           "value": "float"},
-    "variance.csv": {"seed": "int", "d_k": "int", "n_pairs": "int", "scale": "str", "statistic": "str",
-                     "value": "float"},
-    "entropy_sweep.csv": {"seed": "int", "d_k": "int", "T": "int", "trials": "int", "scale": "str",
-                          "quantity": "str", "statistic": "str", "value": "float"},
-    "entropy_single_draw.csv": {"d_k": "int", "T": "int", "scale": "str", "entropy": "float"},
-    "ranking_invariance.csv": {"seed": "int", "d_k": "int", "T": "int", "trials": "int", "dtype": "str",
-                               "quantity": "str", "count": "int", "fraction": "float"},
-    "forward_shape.csv": {"seed": "int", "B": "int", "T": "int", "d_k": "int", "dtype": "str", "quantity": "str",
-                          "value": "float"},
-    "gradient.csv": {"seed": "int", "d_k": "int", "T": "int", "trials": "int", "scale": "str", "quantity": "str",
-                     "statistic": "str", "value": "float"},
-    "learning.csv": {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "steps": "int",
-                     "loss_threshold": "float", "scale": "str", "lr": "float", "best_lr": "int",
-                     "statistic": "str", "value": "float"},
-    "learning_curves.csv": {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "scale": "str", "lr": "float",
-                            "step": "int", "mean_relative_loss": "float"},
-}
+# Declared with each experiment (sdpa_lab.experiments.registry).
+COLUMNS: dict[str, dict[str, str]] = columns()
 
 
 def _check_column(name: str, column: str, series: pd.Series, kind: str) -> pd.Series:
@@ -90,7 +72,7 @@ class Measured(float):
 
     cell: tuple[str, tuple[tuple[str, object], ...], str]
 
-    def __new__(cls, value: float, cell: tuple) -> "Measured":
+    def __new__(cls, value: float, cell: tuple) -> Measured:
         obj = super().__new__(cls, value)
         obj.cell = cell
         return obj
@@ -132,28 +114,32 @@ class Results:
 
 
 def stale_errors(results: Results, config: Mapping) -> list[str]:
-    """Where the parameters recorded in the CSVs differ from `config` (results from another config)."""
-    errors = []
-    for name, section in (("variance.csv", "variance"), ("entropy_sweep.csv", "entropy_sweep"),
-                          ("ranking_invariance.csv", "ranking_invariance"), ("forward_shape.csv", "forward_shape"),
-                          ("gradient.csv", "gradient"), ("learning.csv", "learning")):
-        if section not in config or not (results.dir / name).exists():
-            continue
-        t = results[name]
-        expected = {"seed": config["seed"], **config[section]}
-        for key, value in expected.items():
-            if key == "shapes":
-                got = {tuple(r) for r in t[["B", "T", "d_k"]].drop_duplicates().to_numpy().tolist()}
-                want = {tuple(s) for s in value}
-            elif key not in t.columns:
-                continue
-            elif isinstance(value, list):
-                got, want = set(t[key].unique().tolist()), set(value)
-            else:
-                got, want = set(t[key].unique().tolist()), {value}
-            if got != want:
-                errors.append(f"{results.dir / name}: column '{key}' holds {sorted(got)}, but the config's "
-                              f"{section}.{key} is {value!r}: these results come from another config "
-                              "(rerun `snakemake --cores 4`)")
-    return errors
+    """Where a setting recorded in the CSVs differs from `config` (results from another config).
 
+    Every setting each output records (registry.Output.records) is compared, as the set of
+    values its column(s) hold against the setting's value (or values, for a list).
+    """
+    errors = []
+    for experiment in EXPERIMENTS.values():
+        if experiment.section not in config:
+            continue
+        settings = {"seed": config["seed"], **config[experiment.section]}
+        for out in experiment.outputs.values():
+            if not (results.dir / out.file).exists():
+                continue
+            table = results[out.file]
+            for setting, column in out.records.items():
+                value = settings[setting]
+                if isinstance(column, tuple):  # a list of tuples, one column per position
+                    got = {tuple(row) for row in table[list(column)].drop_duplicates().to_numpy().tolist()}
+                    want = {tuple(v) for v in value}
+                else:
+                    got = set(table[column].unique().tolist())
+                    want = set(value) if isinstance(value, list) else {value}
+                if got != want:
+                    shown = (f"columns '{', '.join(column)}' hold" if isinstance(column, tuple)
+                             else f"column '{column}' holds")
+                    errors.append(f"{results.dir / out.file}: {shown} {sorted(got)}, but the "
+                                  f"config's {experiment.section}.{setting} is {value!r}: these results come from "
+                                  "another config (rerun `snakemake --cores 4`)")
+    return errors

@@ -1,9 +1,9 @@
 """Result tables as lists of rows: what the experiments compute and the jobs write, without pandas.
 
-An experiment job only needs to write its rows as CSV, and importing pandas
-would cost it a quarter of a second: so the experiments build `Rows` (one dict
-per measured quantity, the same keys in the same order in every row) and the
-`run_*` functions hand them out as pandas DataFrames for everyone else.
+An experiment job only writes its rows as CSV, so the experiments build `Rows`
+(one dict per measured quantity, the same keys in the same order in every row)
+and `csv_text` writes them with the bytes pandas' to_csv would write; the
+claims read the CSVs back with pandas (sdpa_lab.results).
 """
 
 from __future__ import annotations
@@ -13,21 +13,11 @@ import io
 import math
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import pandas as pd
-
 Rows = list[dict[str, Any]]
-
-
-def frame(rows: Rows) -> pd.DataFrame:
-    """`rows` as a DataFrame, one column per key."""
-    import pandas as pd  # here, not at the top: experiment jobs never call this
-
-    return pd.DataFrame(rows)
 
 
 def _kind(value: Any) -> str:

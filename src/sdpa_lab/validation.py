@@ -1,10 +1,13 @@
-"""Argument checks shared by the experiment functions.
+"""Argument checks shared by the experiment functions, and the memory bounds of one draw.
 
-Each `run_*` function checks its arguments first, so a bad call fails with a
-ValueError naming the argument and the bad value, not with a NumPy traceback
-from deep inside a draw. The minimums here are what the computation needs
-(a variance needs two samples, a softmax over one key is trivially 1); the
-config schema asks for more (e.g. n_pairs >= 1000) for statistical reasons.
+Each `*_rows` function checks its arguments first, so a direct call with a bad
+argument fails with a ValueError naming it, not with a NumPy traceback from deep
+inside a draw. The checks ask only what the computation needs (integers, sizes
+of at least one, a variance needs two samples, NumPy seeds are non-negative);
+what makes a sweep meaningful (n_pairs >= 1000, distinct d_k, the seed's upper
+bound, ...) is the config schema's (src/sdpa_lab/config.schema.yaml), checked
+once before any job. The memory bounds below involve several settings at once,
+which the schema cannot say: sdpa_lab.config applies them to the config.
 """
 
 from __future__ import annotations
@@ -15,10 +18,6 @@ from typing import Any
 
 # No NumPy import here: the config checks (sdpa_lab.config) run when the Snakefile is
 # parsed, on every snakemake call, and NumPy registers its integers as numbers.Integral.
-
-# The largest seed the project uses: NumPy's SeedSequence takes any
-# non-negative integer, the cap keeps every CSV's `seed` column a uint64.
-MAX_SEED = 2**64 - 1
 
 # The largest forward B9 runs: its (B, T, T) weights and (B, T, d_k) arrays hold at most this many
 # floats each (64 MiB in float64), so the job stays in bounded memory.
@@ -66,21 +65,17 @@ def check_int(value: Any, name: str, minimum: int = 1, maximum: int | None = Non
 
 
 def check_seed(seed: Any, name: str = "seed") -> int:
-    """`seed` as an int if it is an integer in [0, 2**64 - 1]; else ValueError."""
-    return check_int(seed, name, minimum=0, maximum=MAX_SEED)
+    """`seed` as an int if it is a non-negative integer (NumPy's SeedSequence refuses others); else ValueError."""
+    return check_int(seed, name, minimum=0)
 
 
-def check_int_list(values: Any, name: str, minimum: int = 1, unique: bool = True) -> list[int]:
-    """A non-empty sequence of integers >= minimum (distinct if `unique`) as a list; else ValueError."""
+def check_int_list(values: Any, name: str, minimum: int = 1) -> list[int]:
+    """A non-empty sequence of integers >= minimum as a list; else ValueError."""
     if isinstance(values, (str, bytes)) or not _is_sequence(values):
         raise ValueError(f"{name} must be a list of integers, got {values!r}")
     if len(values) == 0:
         raise ValueError(f"{name} must not be empty")
-    out = [check_int(v, f"{name}[{i}]", minimum) for i, v in enumerate(values)]
-    if unique and len(set(out)) != len(out):
-        dupes = sorted({v for v in out if out.count(v) > 1})
-        raise ValueError(f"{name} must not repeat a value, got {list(values)!r} (repeated: {dupes})")
-    return out
+    return [check_int(v, f"{name}[{i}]", minimum) for i, v in enumerate(values)]
 
 
 def check_shapes(shapes: Any, name: str = "shapes", ndim: int = 3) -> list[tuple[int, ...]]:

@@ -1,15 +1,23 @@
-# Decide every claim (sdpa_lab.claims registry) from the experiment CSVs.
+# Decide every claim (sdpa_lab.claims) from the experiment CSVs.
 
 
 rule claims:
     input:
-        experiment_outputs(),
-        code=CLAIMS_CODE,
+        results=experiment_outputs(),
+        code=code_of("sdpa_lab.claims.model", "sdpa_lab.claims.verdicts"),
     output:
-        claims=for_report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
+        claims=report(
+            "results/claims.csv", caption="../report/claims.rst", category="Claims"
+        ),
     log:
-        "logs/claims.log",
+        log_of("claims"),
     benchmark:
-        "benchmarks/rules/claims.tsv"
+        benchmark_of("claims")
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=2,
+    params:
+        config=config,
     script:
         "../scripts/decide_claims.py"

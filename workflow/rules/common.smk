@@ -1,124 +1,155 @@
-# Config checking and small helpers shared by the rules.
+# Helpers shared by the rules: the config check, each experiment's declaration
+# (sdpa_lab.experiments.registry) turned into inputs, outputs and params, and the
+# hooks that keep the previous version of an output a failed run removed.
 
-from snakemake.io import report as for_report  # below, `report` is sdpa_lab.previous.report
-import hashlib
-import json
+import sys
 from pathlib import Path
 
-from snakemake.utils import validate
+import sdpa_lab.report
 
-import sdpa_lab
-
-# Parse-time imports stay light (no pandas, no matplotlib): every snakemake call, a no-op too, pays for them.
+# Parse-time imports stay light (no NumPy, pandas or matplotlib): every snakemake call, a no-op too, parses this.
 from sdpa_lab.config import ConfigError, config_errors
-from sdpa_lab.io import write_text_if_changed
-from sdpa_lab.layout import OUTPUTS, TRIAL_SCORES, TRIAL_SCORES_JOB, trial_scores_files
+from sdpa_lab.experiments import registry
+from sdpa_lab.experiments.registry import EXPERIMENTS
+from sdpa_lab.previous import aside_messages, settle, snapshot, sweep_temporaries
 from sdpa_lab.report.specs import FIGURES, figure_files
 
-# Our own check first: one clear line per bad setting, before any job runs.
+# The config is checked once, here, before any job: one line per bad setting, naming it.
 _errors = config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
-validate(config, schema="../schemas/config.schema.yaml")
-
-
-# The package code each kind of job runs: a job reruns when its code changes, as it does
-# when its script changes (Snakemake's own code trigger only sees the script).
-PACKAGE = Path(sdpa_lab.__file__).parent
-NOT_EXPERIMENT_CODE = {"claims.py", "cli.py", "results.py", "previous.py"}
-EXPERIMENT_CODE = sorted(
-    str(p) for p in [*PACKAGE.glob("*.py"), *(PACKAGE / "experiments").glob("*.py")]
-    if p.name not in NOT_EXPERIMENT_CODE
-)
-TRIAL_SCORES_CODE = [str(PACKAGE / name) for name in
-                     ("experiments/trial_scores.py", "seeding.py", "validation.py", "joblog.py", "io.py")]
-CLAIMS_CODE = sorted(str(p) for p in (PACKAGE / "claims").glob("*.py")) + [str(PACKAGE / "results.py")]
-
-
-def outputs_of(experiment):
-    """The named outputs of an experiment rule, as the package declares them (flagged for `snakemake --report`)."""
-    return {key: for_report(path, caption="../report/result.rst", category="Results")
-            for key, path in OUTPUTS[experiment].items()}
 
 
 def settings_of(experiment):
-    """The settings `experiment` reads: the seed and its own section (none for the lesson replications)."""
-    if experiment not in config:
-        return {}
-    return {"seed": config["seed"], experiment: config[experiment]}
+    """The settings `experiment` reads: the seed and its config section (none for the lesson replications).
 
-
-# Beside sdpa_lab.previous's store: not a result, only the settings some results were made with.
-SETTINGS = ".snakemake/sdpa-lab-settings/{experiment}-{digest}.json"
-
-
-def settings_file(experiment):
-    """A file holding the settings `experiment` reads, named after their digest.
-
-    It is an input of the experiment's rule: editing a section of config/config.yaml
-    changes the name, and Snakemake reruns a job whose set of inputs changed, so
-    exactly that experiment reruns; going back to settings already run finds their
-    file, and their results, up to date. (Not Snakemake's `params:` trigger, which
-    does the same but imports pandas on every call, a quarter of a second on a no-op.)
+    A rule's `params:`: Snakemake reruns the job when they change.
     """
-    text = json.dumps(settings_of(experiment), sort_keys=True, indent=2) + "\n"
-    path = SETTINGS.format(experiment=experiment, digest=hashlib.sha256(text.encode()).hexdigest()[:16])
-    write_text_if_changed(text, path)  # written once: an existing file keeps its time
-    return path
+    return registry.settings_of(config, experiment)
 
 
-def trial_scores_inputs(experiment):
+def outputs_of(experiment):
+    """An experiment's named outputs, as its registry entry declares them (flagged for `snakemake --report`)."""
+    return {
+        key: report(path, caption="../report/result.rst", category="Results")
+        for key, path in registry.output_paths(experiment).items()
+    }
+
+
+def trial_scores_of(experiment):
     """The shared trial-score files (rule trial_scores) `experiment` reads, one per d_k."""
-    return list(trial_scores_files(config, experiment).values())
+    return list(
+        registry.trial_scores_files(experiment, settings_of(experiment)).values()
+    )
+
+
+def code_of(*modules):
+    """The package files `modules` run, with every sdpa_lab module they import: the rule reruns when one changes."""
+    return list(registry.code_files(*modules))
+
+
+def experiment_code(experiment):
+    """The code an experiment's job runs: its own module and what it imports."""
+    return code_of(EXPERIMENTS[experiment].module)
+
+
+def log_of(rule):
+    return f"logs/{rule}.log"
+
+
+def benchmark_of(rule):
+    """Where Snakemake writes a rule's runtime and peak memory (read by the report's runtime table)."""
+    return f"logs/benchmarks/{rule}.tsv"
 
 
 def experiment_outputs():
     """Every CSV the experiment rules write."""
-    return [path for outs in OUTPUTS.values() for path in outs.values()]
+    return [
+        path for name in EXPERIMENTS for path in registry.output_paths(name).values()
+    ]
+
+
+def trial_scores_files():
+    """Every trial-score file this config's experiments read."""
+    return sorted(
+        {
+            path
+            for name in EXPERIMENTS
+            for path in registry.trial_scores_files(name, settings_of(name)).values()
+        }
+    )
+
+
+def figure_outputs():
+    """Every figure's PNG (flagged for `snakemake --report`, with its caption) and SVG, named <figure>_<format>."""
+    outputs = {}
+    for name, spec in FIGURES.items():
+        files = figure_files(name)
+        caption = f"../report/figures/{name}.rst"
+        outputs[f"{name}_png"] = report(
+            files["png"],
+            caption=caption,
+            category="Figures",
+            subcategory=", ".join(spec.claims),
+        )
+        outputs[f"{name}_svg"] = files["svg"]
+    return outputs
+
+
+def figure_pngs():
+    return [figure_files(name)["png"] for name in FIGURES]
 
 
 REPORT_HTML = "reports/report.html"
 
 
-def report_outputs():
-    """The report's figures (workflow/rules/report.smk) and the HTML report."""
-    return [path for name in FIGURES for path in figure_files(name).values()] + [REPORT_HTML]
-
-
 def all_outputs():
     """Every file the default target builds."""
-    return experiment_outputs() + ["results/claims.csv"] + report_outputs()
+    figures = [path for name in FIGURES for path in figure_files(name).values()]
+    return [*experiment_outputs(), "results/claims.csv", *figures, REPORT_HTML]
+
+
+def benchmarks_before_report():
+    """The benchmark file of every job the report comes after: its runtime table shows them."""
+    draws = [
+        benchmark_of(f"trial_scores/{Path(path).stem}") for path in trial_scores_files()
+    ]
+    return [benchmark_of(rule) for rule in [*EXPERIMENTS, "claims", "figures"]] + draws
 
 
 # A failed or interrupted run must not lose results. Snakemake deletes a job's
-# outputs before running it and again if it fails; sdpa_lab.previous links
-# every output aside at the start and, at the end, gives each output the run
-# removed but did not rebuild back as <path>.previous (never under its own
-# name, where it would pass for a result of the current config).
-import sys
-
-from sdpa_lab.previous import report, settle, snapshot, sweep_temporaries
-from sdpa_lab.shutdown import cancel_pending_timers, skip_final_collection
-
-skip_final_collection()  # every snakemake call, a no-op too, exits without a last garbage collection (a third of a second)
-
-
-def declared_outputs():
-    """Every output file a rule of this workflow declares (without wildcards)."""
-    return sorted({str(f) for r in workflow.rules for f in r.output if "{" not in str(f)})
+# outputs before running it and again if it fails; sdpa_lab.previous links every
+# output aside at the start and, at the end, gives each output the run removed
+# but did not rebuild back as <path>.previous (never under its own name, where
+# it would pass for a result of the current config).
+def protected_outputs():
+    return [*all_outputs(), *trial_scores_files()]
 
 
 onstart:
-    sweep_temporaries(declared_outputs())
-    snapshot(declared_outputs())
+    sweep_temporaries(protected_outputs())
+    snapshot(protected_outputs())
 
 
 onsuccess:
-    settle(declared_outputs())
-    cancel_pending_timers()  # else Snakemake idles up to a second before it exits (sdpa_lab.shutdown)
+    settle(protected_outputs())
 
 
 onerror:
-    for line in report(settle(declared_outputs())):
+    for line in aside_messages(settle(protected_outputs())):
         print(line, file=sys.stderr)
-    cancel_pending_timers()
+
+
+def templates():
+    """The report's Jinja template and stylesheet: the report reruns when they change."""
+    folder = Path(sdpa_lab.report.__file__).parent / "templates"
+    return sorted(str(p) for p in folder.iterdir() if p.is_file())
+
+
+def mem_mb_forward(settings):
+    """forward_shape's memory: a base, and twice its largest array (float64) of the largest forward.
+
+    Measured: 39 MiB at the default shapes, 123 MiB with a (8, 1024, 64) forward (8 * 1024 * 1024 weights).
+    """
+    largest = max(max(B * T * T, B * T * d_k) for B, T, d_k in settings["shapes"])
+    return 100 + 2 * 8 * largest // 2**20

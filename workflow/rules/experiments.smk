@@ -1,158 +1,214 @@
-# One rule per experiment. Each writes its CSV(s) to results/ through the
-# package (sdpa_lab.pipeline.run_job, for the experiment the rule is named
-# after). An experiment reruns when its code or its settings change: its
-# settings file (settings_file in common.smk) is rewritten only when they do.
-# The lesson replications (lesson_*) ignore the sweep config and use the
-# lesson's own parameters and seeds.
+# One rule per experiment, each declared once in sdpa_lab.experiments.registry (its
+# outputs, the settings it reads, the function it runs). A job reruns when its settings
+# (params), its trial scores or its code (the experiment's modules) change.
+#
+# resources (for a cluster profile; a local run does not limit them): each job's peak
+# memory, measured at the default config (max RSS of the job's process: 36-76 MiB for the
+# experiments, 63 MiB for a trial draw; logs/benchmarks/<rule>.tsv's max_rss samples too
+# seldom to catch jobs this short), with a margin of at least half; runtime in minutes,
+# every job measured under 20 s on a loaded 2-core machine. The experiments stream their
+# draws in chunks of about 8 MiB, so their memory does not grow with the sweep; B9's
+# forward grows with its shapes (mem_mb_forward in common.smk).
 
 
-# The (query, T keys) trial scores that entropy_sweep, ranking_invariance and
-# gradient share, one job per (seed, T, trials, d_k): drawing the keys is
-# nearly all their cost, so it is paid once. Kept (a few hundred kB each), not
-# temporary: redrawing a shared file would rerun every experiment that reads it.
+# The (query, T keys) trial scores that entropy_sweep, ranking_invariance and gradient
+# share, one job per (seed, T, trials, d_k): drawing the keys is nearly all their cost,
+# so it is paid once. Kept, not temporary: a redrawn file would rerun all three.
 rule trial_scores:
-    priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
     input:
-        code=TRIAL_SCORES_CODE,
+        code=code_of(registry.TRIAL_SCORES_MODULE),
     output:
-        TRIAL_SCORES,
+        registry.TRIAL_SCORES,
+    log:
+        f"logs/trial_scores/{registry.TRIAL_SCORES_JOB}.log",
+    benchmark:
+        benchmark_of(f"trial_scores/{registry.TRIAL_SCORES_JOB}")
     wildcard_constraints:
         seed=r"\d+",
         T=r"\d+",
         trials=r"\d+",
         d_k=r"\d+",
-    log:
-        f"logs/trial_scores/{TRIAL_SCORES_JOB}.log",
-    benchmark:
-        f"benchmarks/rules/trial_scores/{TRIAL_SCORES_JOB}.tsv"
+    priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
+    threads: 1
+    resources:
+        mem_mb=150,
+        runtime=2,
     script:
         "../scripts/draw_trial_scores.py"
 
 
 rule variance:
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
-        code=EXPERIMENT_CODE,
-        settings=settings_file("variance"),
+        code=experiment_code("variance"),
     output:
         **outputs_of("variance"),
     log:
-        "logs/variance.log",
+        log_of("variance"),
     benchmark:
-        "benchmarks/rules/variance.tsv"
+        benchmark_of("variance")
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
+    threads: 1
+    resources:
+        mem_mb=150,
+        runtime=2,
+    params:
+        settings=settings_of("variance"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule entropy_sweep:
     input:
-        code=EXPERIMENT_CODE,
-        settings=settings_file("entropy_sweep"),
-        scores=trial_scores_inputs("entropy_sweep"),
+        code=experiment_code("entropy_sweep"),
+        scores=trial_scores_of("entropy_sweep"),
     output:
         **outputs_of("entropy_sweep"),
     log:
-        "logs/entropy_sweep.log",
+        log_of("entropy_sweep"),
     benchmark:
-        "benchmarks/rules/entropy_sweep.tsv"
+        benchmark_of("entropy_sweep")
+    threads: 1
+    resources:
+        mem_mb=100,
+        runtime=2,
+    params:
+        settings=settings_of("entropy_sweep"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule ranking_invariance:
     input:
-        code=EXPERIMENT_CODE,
-        settings=settings_file("ranking_invariance"),
-        scores=trial_scores_inputs("ranking_invariance"),
+        code=experiment_code("ranking_invariance"),
+        scores=trial_scores_of("ranking_invariance"),
     output:
         **outputs_of("ranking_invariance"),
     log:
-        "logs/ranking_invariance.log",
+        log_of("ranking_invariance"),
     benchmark:
-        "benchmarks/rules/ranking_invariance.tsv"
+        benchmark_of("ranking_invariance")
+    threads: 1
+    resources:
+        mem_mb=100,
+        runtime=2,
+    params:
+        settings=settings_of("ranking_invariance"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule forward_shape:
     input:
-        code=EXPERIMENT_CODE,
-        settings=settings_file("forward_shape"),
+        code=experiment_code("forward_shape"),
     output:
         **outputs_of("forward_shape"),
     log:
-        "logs/forward_shape.log",
+        log_of("forward_shape"),
     benchmark:
-        "benchmarks/rules/forward_shape.tsv"
+        benchmark_of("forward_shape")
+    threads: 1
+    resources:
+        mem_mb=mem_mb_forward(settings_of("forward_shape")),
+        runtime=2,
+    params:
+        settings=settings_of("forward_shape"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule gradient:
     input:
-        code=EXPERIMENT_CODE,
-        settings=settings_file("gradient"),
-        scores=trial_scores_inputs("gradient"),
+        code=experiment_code("gradient"),
+        scores=trial_scores_of("gradient"),
     output:
         **outputs_of("gradient"),
     log:
-        "logs/gradient.log",
+        log_of("gradient"),
     benchmark:
-        "benchmarks/rules/gradient.tsv"
+        benchmark_of("gradient")
+    threads: 1
+    resources:
+        mem_mb=150,
+        runtime=2,
+    params:
+        settings=settings_of("gradient"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule learning:
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
-        code=EXPERIMENT_CODE,
-        settings=settings_file("learning"),
+        code=experiment_code("learning"),
     output:
         **outputs_of("learning"),
     log:
-        "logs/learning.log",
+        log_of("learning"),
     benchmark:
-        "benchmarks/rules/learning.tsv"
+        benchmark_of("learning")
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
+    threads: 1
+    resources:
+        mem_mb=150,
+        runtime=2,
+    params:
+        settings=settings_of("learning"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule lesson_variance:
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
     input:
-        code=EXPERIMENT_CODE,
+        code=experiment_code("lesson_variance"),
     output:
         **outputs_of("lesson_variance"),
     log:
-        "logs/lesson_variance.log",
+        log_of("lesson_variance"),
     benchmark:
-        "benchmarks/rules/lesson_variance.tsv"
+        benchmark_of("lesson_variance")
+    priority: 1  # one of the longest jobs: started first, it does not end the run late
+    threads: 1
+    resources:
+        mem_mb=150,
+        runtime=2,
+    params:
+        settings=settings_of("lesson_variance"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule lesson_softmax_collapse:
     input:
-        code=EXPERIMENT_CODE,
+        code=experiment_code("lesson_softmax_collapse"),
     output:
         **outputs_of("lesson_softmax_collapse"),
     log:
-        "logs/lesson_softmax_collapse.log",
+        log_of("lesson_softmax_collapse"),
     benchmark:
-        "benchmarks/rules/lesson_softmax_collapse.tsv"
+        benchmark_of("lesson_softmax_collapse")
+    threads: 1
+    resources:
+        mem_mb=100,
+        runtime=2,
+    params:
+        settings=settings_of("lesson_softmax_collapse"),
     script:
         "../scripts/run_experiment.py"
 
 
 rule lesson_forward:
     input:
-        code=EXPERIMENT_CODE,
+        code=experiment_code("lesson_forward"),
     output:
         **outputs_of("lesson_forward"),
     log:
-        "logs/lesson_forward.log",
+        log_of("lesson_forward"),
     benchmark:
-        "benchmarks/rules/lesson_forward.tsv"
+        benchmark_of("lesson_forward")
+    threads: 1
+    resources:
+        mem_mb=100,
+        runtime=2,
+    params:
+        settings=settings_of("lesson_forward"),
     script:
         "../scripts/run_experiment.py"

@@ -1,11 +1,8 @@
-"""Thin Snakemake entry point: draw the figures whose files the rule outputs (sdpa_lab.report.figures)."""
+"""Thin Snakemake entry point: draw the report's figures (sdpa_lab.report.figures)."""
 
 from pathlib import Path
 
 from sdpa_lab.report.jobs import figures_job
-from sdpa_lab.shutdown import skip_final_collection
-
-skip_final_collection()  # a job's process: no last garbage collection at exit (sdpa_lab.shutdown)
 
 pngs = [Path(p) for p in snakemake.output if p.endswith(".png")]  # noqa: F821 (injected by Snakemake)
 figures_job(

@@ -1,15 +1,13 @@
-"""Thin Snakemake entry point: run the experiment the rule is named after and write its CSVs."""
+"""Thin Snakemake entry point: run the experiment the rule is named after, with its settings, and write its CSVs."""
 
+from sdpa_lab.experiments.registry import trial_scores_files
 from sdpa_lab.pipeline import run_job
-from sdpa_lab.shutdown import skip_final_collection
 
-skip_final_collection()  # a job's process: no last garbage collection at exit (sdpa_lab.shutdown)
-
+rule, settings = snakemake.rule, snakemake.params.settings  # noqa: F821 (injected by Snakemake)
 run_job(
-    snakemake.rule,  # noqa: F821 (injected by Snakemake): each experiment rule is named after its experiment
-    snakemake.config,  # noqa: F821
+    rule,  # each experiment rule is named after its experiment
+    settings,
     dict(snakemake.output.items()),  # noqa: F821
     snakemake.log[0],  # noqa: F821
-    inputs=list(snakemake.input),  # noqa: F821 (the trial-score files, for the experiments that share them)
-    checked=True,  # common.smk checked this config before any job ran
+    trial_scores=trial_scores_files(rule, settings),  # the rule's `scores` inputs, by d_k
 )

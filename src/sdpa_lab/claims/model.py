@@ -141,7 +141,8 @@ def missing(claim, check, parameters, source, why) -> Check:
 
 def mismatched_axes(got: Sequence[int], want: Sequence[int]) -> int:
     """How many axes of a shape differ from the expected one (a missing or extra axis counts too)."""
-    return sum(a != b for a, b in zip(got, want)) + abs(len(got) - len(want))
+    # zip stops at the shorter shape; the missing or extra axes are counted apart
+    return sum(a != b for a, b in zip(got, want, strict=False)) + abs(len(got) - len(want))
 
 
 # --------------------------------------------------------------------------

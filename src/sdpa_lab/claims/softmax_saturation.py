@@ -13,8 +13,8 @@ import numpy as np
 from sdpa_lab.claims.dot_product_growth import variance_points
 from sdpa_lab.claims.model import Check, exact, statistical
 from sdpa_lab.claims.standard_errors import variance_se
-from sdpa_lab.experiments.variance import scale_difference
 from sdpa_lab.results import Results
+from sdpa_lab.scales import scale_difference
 
 
 def _entropy(R: Results, d: int, scale: str, statistic: str, quantity: str = "entropy") -> float:
@@ -40,7 +40,7 @@ def decide_b5(R: Results) -> list[Check]:
         x = np.log(ds)
         cells = [_entropy(R, d, "none", "mean") for d in ds]
         means = np.array(cells)
-        var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means)])
+        var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means, strict=True)])
         c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
         out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
                                f"d_k={ds[0]}..{ds[-1]}, T={T}", float(c @ np.log(means)), 0.0,
@@ -56,7 +56,8 @@ def decide_b5(R: Results) -> list[Check]:
     drawn = ", ".join(f"{h:.3g}" for h in entropies)
     out.append(exact("B5", "steps where one draw's unscaled entropy does not fall (Exercise 2, literal)",
                      "d_k=" + ",".join(str(d) for d in single.d_k), rises, 0, "entropy_single_draw.csv",
-                     literal=True, note=f"one continuing np.random.seed(42) stream, one draw per d_k: entropies {drawn}"))
+                     literal=True,
+                     note=f"one continuing np.random.seed(42) stream, one draw per d_k: entropies {drawn}"))
     return out
 
 

@@ -10,23 +10,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sdpa_lab.attention import entropy, lesson_entropy, softmax
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
-from sdpa_lab.experiments.variance import SCALES, scale_difference, scale_factor
 from sdpa_lab.moments import Moments
+from sdpa_lab.scales import SCALES, scale_difference, scale_factor
 from sdpa_lab.seeding import lesson_legacy_stream
-from sdpa_lab.tables import Rows, frame
+from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
-
-# Trials per chunk are bounded by their scores (m, T): 2**20 float64 = 8 MiB per array.
-CHUNK_ELEMENTS = 1 << 20
 
 ENTROPY_SCALES = (*SCALES, REFERENCE_SCALE)  # the three scales, and their d_k -> infinity limit
 
@@ -37,11 +31,6 @@ PAIRED_SCALES = (("inv_sqrt_dk", REFERENCE_SCALE), ("inv_dk", "inv_sqrt_dk"))
 # The lesson's Exercise 2, literally: one continuing seeded stream, one draw per d_k.
 EXERCISE2_D_K = (4, 16, 64, 256)
 EXERCISE2_T = 8
-
-
-def chunk_rows(T: int) -> int:
-    """Trials per chunk: about CHUNK_ELEMENTS scores."""
-    return max(1, CHUNK_ELEMENTS // T)
 
 
 def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
@@ -58,7 +47,7 @@ def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int
         acc = {(s, stat): Moments() for s in ENTROPY_SCALES for stat in ("entropy", "max_weight")}
         acc |= {(scale_difference(a, b), "entropy"): Moments() for a, b in PAIRED_SCALES}
         path = (scores or {}).get(d_k)
-        for raw, q_norm in trial_scores(seed, d_k, T, trials, chunk_rows(T), path):
+        for raw, q_norm in trial_scores(seed, d_k, T, trials, chunk_rows(T), path):  # (m, T) scores per chunk
             h = {}  # scale -> per-trial entropy (m,)
             for scale in ENTROPY_SCALES:
                 w = softmax(raw * np.asarray(trial_scale(scale, d_k, q_norm))[..., None])  # (m, T)
@@ -73,12 +62,6 @@ def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,
                              "quantity": quantity, "statistic": statistic, "value": float(value)})
     return rows
-
-
-def run_entropy_sweep(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                      scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
-    """entropy_sweep_rows, as a DataFrame."""
-    return frame(entropy_sweep_rows(seed, d_k_values, T, trials, scores))
 
 
 def entropy_single_draw_rows() -> Rows:
@@ -96,6 +79,8 @@ def entropy_single_draw_rows() -> Rows:
     return rows
 
 
-def run_entropy_single_draw() -> pd.DataFrame:
-    """entropy_single_draw_rows, as a DataFrame."""
-    return frame(entropy_single_draw_rows())
+def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The entropy sweep's tables (registry.EXPERIMENTS["entropy_sweep"]), and the lesson's single draw."""
+    s = settings
+    return {"table": entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores),
+            "single_draw": entropy_single_draw_rows()}

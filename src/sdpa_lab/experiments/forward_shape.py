@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from sdpa_lab.attention import scaled_dot_product_attention
 from sdpa_lab.seeding import stream
-from sdpa_lab.tables import Rows, frame
+from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
 
 DTYPES = ("float64", "float32")
 
@@ -46,6 +42,6 @@ def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
     return rows
 
 
-def run_forward_shape(seed: int, shapes: Sequence[Sequence[int]]) -> pd.DataFrame:
-    """forward_shape_rows, as a DataFrame."""
-    return frame(forward_shape_rows(seed, shapes))
+def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The forward-shape experiment's table (registry.EXPERIMENTS["forward_shape"])."""
+    return {"table": forward_shape_rows(settings["seed"], settings["shapes"])}

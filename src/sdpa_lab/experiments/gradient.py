@@ -26,30 +26,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sdpa_lab.attention import softmax
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
-from sdpa_lab.experiments.variance import scale_difference
 from sdpa_lab.moments import Moments
+from sdpa_lab.scales import scale_difference
 from sdpa_lab.seeding import stream
-from sdpa_lab.tables import Rows, frame
+from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
-
-# Elements per chunk (trials * T * max(d_v, T)): about 2**20 float64 = 8 MiB per array,
-# bounding both the values (m, T, d_v) and the Jacobians (m, T, T).
-CHUNK_ELEMENTS = 1 << 20
 
 # Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
 D_V_MAX = 64
 
 # Besides the two scales, their d_k -> infinity limit: scores of unit variance (as in B5).
-SCALES = ("none", "inv_sqrt_dk", REFERENCE_SCALE)
+GRADIENT_SCALES = ("none", "inv_sqrt_dk", REFERENCE_SCALE)
 QUANTITIES = ("jacobian_norm", "score_grad_norm", "raw_score_grad_norm",
               "log10_jacobian_norm", "log10_score_grad_norm", "log10_raw_score_grad_norm")
 
@@ -72,11 +65,6 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
     return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
 
 
-def chunk_rows(T: int, d_v: int) -> int:
-    """Trials per chunk: about CHUNK_ELEMENTS values or Jacobian entries."""
-    return max(1, CHUNK_ELEMENTS // (T * max(d_v, T)))
-
-
 def trial_draws(seed: int, d_k: int, T: int, trials: int, d_v: int,
                 scores: str | os.PathLike | None = None) -> Iterator[tuple]:
     """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v), |q| (m,).
@@ -84,7 +72,7 @@ def trial_draws(seed: int, d_k: int, T: int, trials: int, d_v: int,
     The scores and |q| are the shared trial scores (trial_scores), read from the file
     `scores` if given, else drawn; V and g_out come from this experiment's own streams.
     """
-    rows = chunk_rows(T, d_v)
+    rows = chunk_rows(T * max(d_v, T))  # bounds both the values (m, T, d_v) and the Jacobians (m, T, T)
     rng_v, rng_g = stream(seed, "gradient", d_k, T).spawn(2)  # separate streams: the draws do not depend on rows
     for raw, q_norm in trial_scores(seed, d_k, T, trials, rows, scores):
         m = len(raw)
@@ -124,12 +112,12 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)  # a std needs two trials
     rows = []
     for d_k in d_k_values:
-        acc = {(s, q): Moments() for s in SCALES for q in QUANTITIES}
+        acc = {(s, q): Moments() for s in GRADIENT_SCALES for q in QUANTITIES}
         acc |= {(scale_difference(a, b), PAIRED_QUANTITY): Moments() for a, b in PAIRED_SCALES}
         draws = trial_draws(seed, d_k, T, trials, value_dim(d_k), (scores or {}).get(d_k))
         for raw, V, g_out, q_norm in draws:
             norms = {}  # scale -> per-trial Jacobian norm (m,)
-            for scale in SCALES:
+            for scale in GRADIENT_SCALES:
                 for quantity, x in gradient_norms(raw, V, g_out, trial_scale(scale, d_k, q_norm)).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
                     if quantity == PAIRED_QUANTITY:
@@ -144,7 +132,7 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     return rows
 
 
-def run_gradient(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                 scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
-    """gradient_rows, as a DataFrame."""
-    return frame(gradient_rows(seed, d_k_values, T, trials, scores))
+def gradient_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The gradient experiment's table (registry.EXPERIMENTS["gradient"])."""
+    s = settings
+    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}

@@ -9,18 +9,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sdpa_lab.attention import softmax
-from sdpa_lab.experiments.entropy_sweep import chunk_rows
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import trial_scores
-from sdpa_lab.tables import Rows, frame
+from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
 
 DTYPES = ("float64", "float32")
 
@@ -44,7 +40,7 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
     for d_k in d_k_values:
         counts: dict[tuple[str, str], int] = {}
 
-        def add(dtype: str, quantity: str, n: int) -> None:
+        def add(dtype: str, quantity: str, n: int, counts: dict = counts) -> None:
             counts[dtype, quantity] = counts.get((dtype, quantity), 0) + int(n)
 
         for raw64, _ in trial_scores(seed, d_k, T, trials, chunk_rows(T), (scores or {}).get(d_k)):
@@ -71,7 +67,7 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
     return rows
 
 
-def run_ranking_invariance(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                           scores: Mapping[int, str | os.PathLike] | None = None) -> pd.DataFrame:
-    """ranking_invariance_rows, as a DataFrame."""
-    return frame(ranking_invariance_rows(seed, d_k_values, T, trials, scores))
+def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"])."""
+    s = settings
+    return {"table": ranking_invariance_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}

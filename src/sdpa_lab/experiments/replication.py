@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
 
 import numpy as np
 
 from sdpa_lab.attention import lesson_entropy, scaled_dot_product_attention, softmax
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream
-from sdpa_lab.tables import Rows, frame
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
+from sdpa_lab.tables import Rows
 
 # The lesson's parameters: fixed, whatever the sweep config says.
 A1_D_K = (4, 16, 64, 256)
@@ -19,13 +17,10 @@ A1_N_SAMPLES = 100_000
 A2_D_K, A2_T = 256, 8
 A3_SHAPE = (1, 6, 16)  # (B, T, d_k)
 
-# Rows of Q (or K) drawn at a time: bounds memory at about 8 MiB per array.
-_CHUNK_ELEMENTS = 1 << 20
-
 
 def _legacy_normal_chunks(rs: np.random.RandomState, n: int, d: int):
     """rs.randn(n, d) delivered in row chunks; concatenated, they are bit-identical to it."""
-    rows = max(1, _CHUNK_ELEMENTS // d)
+    rows = chunk_rows(d)  # rows of Q (or K) drawn at a time
     for start in range(0, n, rows):
         yield rs.randn(min(rows, n - start), d)
 
@@ -43,7 +38,7 @@ def lesson_variance_scores(rs: np.random.RandomState, n: int, d_k: int) -> np.nd
         pass
     scores = np.empty(n)  # (n,): n floats, not n * d_k
     pos = 0
-    for q, k in zip(_legacy_normal_chunks(rs, n, d_k), _legacy_normal_chunks(rs_k, n, d_k)):
+    for q, k in zip(_legacy_normal_chunks(rs, n, d_k), _legacy_normal_chunks(rs_k, n, d_k), strict=True):
         scores[pos : pos + len(q)] = np.sum(q * k, axis=1)  # same arithmetic as the lesson
         pos += len(q)
     rs.set_state(rs_k.get_state())
@@ -61,11 +56,6 @@ def replicate_variance_rows() -> Rows:
         rows.append({"d_k": d_k, "n_samples": A1_N_SAMPLES, "quantity": "scaled_variance",
                      "value": float((scores / np.sqrt(d_k)).var())})
     return rows
-
-
-def run_replicate_variance() -> pd.DataFrame:
-    """replicate_variance_rows, as a DataFrame."""
-    return frame(replicate_variance_rows())
 
 
 def replicate_softmax_collapse_rows() -> Rows:
@@ -95,11 +85,6 @@ def replicate_softmax_collapse_rows() -> Rows:
     return [{"d_k": A2_D_K, "T": A2_T, **row} for row in rows]
 
 
-def run_replicate_softmax_collapse() -> pd.DataFrame:
-    """replicate_softmax_collapse_rows, as a DataFrame."""
-    return frame(replicate_softmax_collapse_rows())
-
-
 def replicate_forward_rows() -> Rows:
     """A3: the forward on (B, T, d_k) = (1, 6, 16) with default_rng(42): shapes, row sums, weights."""
     rng = lesson_default_rng()
@@ -121,6 +106,16 @@ def replicate_forward_rows() -> Rows:
     return [{"B": B, "T": T, "d_k": d_k, **row} for row in rows]
 
 
-def run_replicate_forward() -> pd.DataFrame:
-    """replicate_forward_rows, as a DataFrame."""
-    return frame(replicate_forward_rows())
+def lesson_variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """A1's table (registry.EXPERIMENTS["lesson_variance"]): the lesson's own parameters, no settings."""
+    return {"table": replicate_variance_rows()}
+
+
+def lesson_softmax_collapse_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """A2's table (registry.EXPERIMENTS["lesson_softmax_collapse"])."""
+    return {"table": replicate_softmax_collapse_rows()}
+
+
+def lesson_forward_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """A3's table (registry.EXPERIMENTS["lesson_forward"])."""
+    return {"table": replicate_forward_rows()}

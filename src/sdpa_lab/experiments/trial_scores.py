@@ -17,9 +17,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.io import atomic_writer
 from sdpa_lab.joblog import job_log
-from sdpa_lab.experiments.variance import scale_factor
+from sdpa_lab.scales import scale_factor
 from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_seed
 
@@ -27,15 +28,6 @@ from sdpa_lab.validation import check_int, check_seed
 # T independent N(0, 1) draws, the d_k -> infinity limit of the scaled scores. The
 # experiments compare the scaled head with it (B5, B7).
 REFERENCE_SCALE = "unit_variance_reference"
-
-# Elements (trials * T * d_k) per drawn chunk of keys: 2**20 float64 = 8 MiB.
-CHUNK_ELEMENTS = 1 << 20
-
-
-def draw_chunk_rows(T: int, d_k: int) -> int:
-    """Trials per drawn chunk, so that a chunk of keys holds about CHUNK_ELEMENTS floats."""
-    return max(1, CHUNK_ELEMENTS // (T * d_k))
-
 
 def draw_trial_scores(seed: int, d_k: int, T: int, trials: int) -> Iterator[np.ndarray]:
     """Raw scores and query norms of `trials` independent (query, T keys) draws, in chunks (m, T + 1).
@@ -46,7 +38,7 @@ def draw_trial_scores(seed: int, d_k: int, T: int, trials: int) -> Iterator[np.n
     """
     seed = check_seed(seed)
     d_k, T, trials = check_int(d_k, "d_k"), check_int(T, "T"), check_int(trials, "trials")
-    rows = draw_chunk_rows(T, d_k)
+    rows = chunk_rows(T * d_k)  # keys (m, T, d_k) per chunk
     rng_q, rng_k = stream(seed, "trial_scores", d_k, T).spawn(2)
     for start in range(0, trials, rows):
         m = min(rows, trials - start)
@@ -88,7 +80,7 @@ def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -
 
 def trial_scale(scale: str, d_k: int, q_norm: np.ndarray) -> float | np.ndarray:
     """What the raw scores of trials with query norms `q_norm` (m,) are multiplied by under `scale`:
-    1 / |q| per trial (m,) for REFERENCE_SCALE, else the scale's one factor (variance.scale_factor)."""
+    1 / |q| per trial (m,) for REFERENCE_SCALE, else the scale's one factor (scales.scale_factor)."""
     return 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
 
 

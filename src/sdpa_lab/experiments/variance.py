@@ -8,51 +8,21 @@ stays bounded whatever n_pairs and d_k are.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.moments import Moments
+from sdpa_lab.scales import SCALES, scale_factor
 from sdpa_lab.seeding import stream
-from sdpa_lab.tables import Rows, frame
+from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
-
-if TYPE_CHECKING:  # experiment jobs build rows and never import pandas
-    import pandas as pd
-
-# Elements (rows * d_k) per drawn chunk: 2**20 float64 = 8 MiB per array.
-CHUNK_ELEMENTS = 1 << 20
-
-# The scales the variance is measured under (B8): none, 1/sqrt(d_k), 1/d_k.
-SCALES = ("none", "inv_sqrt_dk", "inv_dk")
-
-
-def scale_difference(a: str, b: str) -> str:
-    """The `scale` label of rows holding, trial by trial, a quantity under scale `a` minus under `b`.
-
-    Two scales applied to the same trials give correlated values, so a claim that
-    compares them needs the spread of their per-trial difference, not of each alone.
-    """
-    return f"{a}_minus_{b}"
-
-
-def scale_factor(scale: str, d_k: int) -> float:
-    """The number the raw scores are multiplied by under `scale`."""
-    factors = {"none": 1.0, "inv_sqrt_dk": 1.0 / np.sqrt(d_k), "inv_dk": 1.0 / d_k}
-    if scale not in factors:
-        raise ValueError(f"unknown scale {scale!r}; expected one of {SCALES}")
-    return float(factors[scale])
-
-
-def chunk_rows(d_k: int) -> int:
-    """Rows per chunk so that one (rows, d_k) array holds about CHUNK_ELEMENTS."""
-    return max(1, CHUNK_ELEMENTS // d_k)
 
 
 def score_chunks(rng: np.random.Generator, n_pairs: int, d_k: int) -> Iterator[np.ndarray]:
     """Raw scores q.k for n_pairs independent pairs, yielded chunk by chunk."""
-    rows = chunk_rows(d_k)
+    rows = chunk_rows(d_k)  # (rows, d_k) per array
     rng_q, rng_k = rng.spawn(2)  # separate streams: the draws do not depend on the chunk size
     for start in range(0, n_pairs, rows):
         m = min(rows, n_pairs - start)
@@ -89,6 +59,6 @@ def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int) -> Rows:
     return rows
 
 
-def run_variance(seed: int, d_k_values: Sequence[int], n_pairs: int) -> pd.DataFrame:
-    """variance_rows, as a DataFrame."""
-    return frame(variance_rows(seed, d_k_values, n_pairs))
+def variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The variance experiment's table (registry.EXPERIMENTS["variance"])."""
+    return {"table": variance_rows(settings["seed"], settings["d_k"], settings["n_pairs"])}

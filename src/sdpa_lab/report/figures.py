@@ -1,7 +1,7 @@
 """The report's figures: one short function per figure, from the result CSVs to a matplotlib Figure.
 
-Every function takes the run's `Results` (and, where it draws intervals, the
-multiplier `z` of the standard error) and returns a Figure; `save_figure`
+Every function takes the run's `Results` and `k`, the run's number of standard
+errors for the intervals it draws (None: 95% intervals; see `band_z`), and returns a Figure; `save_figure`
 writes it as PNG and SVG with fixed fonts, size and dpi and without
 timestamps or version strings, so the same CSVs give the same bytes.
 Nothing here needs Snakemake or pyplot's global state. What each figure is (name, CSVs,
@@ -124,7 +124,7 @@ def variance_figure(R: Results, k: float | None = None) -> Figure:
         rows = t[(t.scale == scale) & (t.statistic == "variance")].sort_values("d_k")
         d = rows.d_k.to_numpy(dtype=float)
         v = rows.value.to_numpy(dtype=float)
-        se = np.array([variance_se(di, int(n)) * se_scale[scale](di) for di, n in zip(d, rows.n_pairs)])
+        se = np.array([variance_se(di, int(n)) * se_scale[scale](di) for di, n in zip(d, rows.n_pairs, strict=True)])
         ax.errorbar(d, v, yerr=z * se, fmt="o", color=COLOURS[scale], label=LABELS[scale], capsize=3)
         ax.plot(ds, theory[scale](ds), "--", color=COLOURS[scale], lw=1, alpha=0.8)
         if scale == "none":  # the three scales rescale the same scores: one relative deviation for all
@@ -229,7 +229,7 @@ def ranking_figure(R: Results, k: float | None = None) -> Figure:
     series = (("unscaled_weight_ties", False, "#D55E00", "o", "unscaled weights contain an exact tie"),
               ("weight_argsort_agrees", True, "#CC79A7", "s", "argsort of the weights disagrees"),
               ("logit_rank_agrees", True, "#0072B2", "^", "ranking of the logits disagrees"))
-    for ax, dtype in zip(axes, dtypes):
+    for ax, dtype in zip(axes, dtypes, strict=True):
         s = t[t.dtype == dtype]
         ds = np.array(sorted(s.d_k.unique()), dtype=float)
         for quantity, complement, colour, marker, label in series:
@@ -297,9 +297,10 @@ def learning_success_figure(R: Results, k: float | None = None) -> Figure:
         lo, hi = _wilson(p, s.runs.to_numpy(dtype=float), z)
         ax.errorbar(d * offsets[scale], p, yerr=[p - lo, hi - p], fmt="-o", color=COLOURS[scale],
                     label=LABELS[scale], capsize=3)
-        for x, y, lr in zip(d * offsets[scale], p, s.lr):
-            ax.annotate(f"lr {lr:g}", (x, y), textcoords="offset points", xytext=(-4, -12) if scale == "none" else (4, 6),
-                        ha="right" if scale == "none" else "left", fontsize=8.5, color=COLOURS[scale])
+        for x, y, lr in zip(d * offsets[scale], p, s.lr, strict=True):
+            below = scale == "none"
+            ax.annotate(f"lr {lr:g}", (x, y), textcoords="offset points", xytext=(-4, -12) if below else (4, 6),
+                        ha="right" if below else "left", fontsize=8.5, color=COLOURS[scale])
     _log_dk_axis(ax, sorted(t.d_k.unique()))
     ax.set_ylim(-0.03, 1.08)
     steps, thr = int(t.steps.iloc[0]), float(t.loss_threshold.iloc[0])
@@ -319,8 +320,8 @@ def learning_curves_figure(R: Results, k: float | None = None) -> Figure:
     positive = c.mean_relative_loss[c.mean_relative_loss > 0]
     bottom = min(float(positive.min()) if len(positive) else thr, thr) / 2
     fig, axes = new_figure(2)
-    for ax, scale in zip(axes, ("none", "inv_sqrt_dk")):
-        for d, colour in zip(ds, colours):
+    for ax, scale in zip(axes, ("none", "inv_sqrt_dk"), strict=True):
+        for d, colour in zip(ds, colours, strict=True):
             s = c[(c.scale == scale) & (c.d_k == d)].sort_values("step")
             ax.plot(s.step, s.mean_relative_loss, color=colour, label=f"d_k = {d} (lr {s.lr.iloc[0]:g})")
         ax.axhline(thr, color="black", lw=1, ls="--")

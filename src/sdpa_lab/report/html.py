@@ -213,8 +213,8 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
     unclaimed = [f for f in figures.values() if f.first_claim is None]
     return environment().get_template("report.html.j2").render(
         claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
-        badges=BADGES, verdict_order=VERDICT_ORDER, per_check_rate=decision.alpha_family / max(decision.n_statistical, 1),
-        show_first=SHOW_FIRST)
+        badges=BADGES, verdict_order=VERDICT_ORDER,
+        per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:

@@ -12,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -26,8 +26,8 @@ NOT_GIT = "not a git checkout"
 
 @dataclass(frozen=True)
 class Runtime:
-    """One job's benchmark: wall-clock seconds and peak memory (MB), from benchmarks/rules/<rule>.tsv
-    (a job of a rule with wildcards: benchmarks/rules/<rule>/<job>.tsv, named <rule>/<job>)."""
+    """One job's benchmark: wall-clock seconds and peak memory (MB), from logs/benchmarks/<rule>.tsv
+    (a job of a rule with wildcards: logs/benchmarks/<rule>/<job>.tsv, named <rule>/<job>)."""
 
     rule: str
     seconds: float
@@ -71,7 +71,7 @@ def read_benchmark(path: str | Path) -> Runtime | None:
         with path.open(newline="") as fh:
             row = next(csv.DictReader(fh, delimiter="\t"))
         rss = row.get("max_rss", "")
-        nested = path.parent.parent.name == "rules"  # benchmarks/rules/<rule>/<job>.tsv
+        nested = path.parent.parent.name == "benchmarks"  # logs/benchmarks/<rule>/<job>.tsv
         name = f"{path.parent.name}/{path.stem}" if nested else path.stem
         return Runtime(name, float(row["s"]), row.get("h:m:s", ""),
                        float(rss) if rss not in ("", "NA", "-") else None)
@@ -111,7 +111,7 @@ def provenance(config: Mapping, benchmark_paths: Iterable[str | Path] = (), repo
                results_seeds: Mapping[str, Iterable[int]] = {}) -> dict:
     """Everything the report's provenance section shows."""
     return {
-        "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "config_yaml": config_yaml(config),
         "seeds": seeds(config, results_seeds),
         "packages": package_versions(),

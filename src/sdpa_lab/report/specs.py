@@ -46,7 +46,8 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
     FigureSpec("variance", ("variance.csv",), ("B1", "B2", "B3", "B4", "B8"),
                "Left: variance of q·k over fresh (q, k) pairs, unscaled, divided by √d_k and divided by d_k, "
                "with the theory lines d_k, 1 and 1/d_k (dashed). Right: measured / theory − 1, the same for the three "
-               "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance is d √((2 + 6/d) / n). "
+               "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance "
+               "is d √((2 + 6/d) / n). "
                "A bar on the right that misses 0 is a failing check of B1, B2 or B8.",
                uses_k=True),
     FigureSpec("softmax_collapse", ("lesson_softmax_collapse.csv",), ("A2",),
@@ -78,17 +79,9 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
                "(d_k, scale). At the larger learning rates single runs are chaotic (a change of one part in "
                "10^15 in the starting query can move a run's loss by tens of percent within 200 steps), so "
                "these means carry a floating-point spread: computing the same descent in another order of "
-               "operations moved them by up to 5%, and left every success fraction, on which B10 is decided, "
-               "as it was."),
+               "operations (on the query instead of on the scores) moves them by up to 4%, and leaves every "
+               "success fraction, on which B10 is decided, as it is."),
 )}
-
-
-# The figures are drawn by two jobs (rules figures_<job>), of about equal cost, which
-# run side by side after the claims: one job would leave a core idle at the very end.
-FIGURE_JOBS: dict[str, tuple[str, ...]] = {
-    "sweeps": ("variance", "entropy", "ranking", "gradient"),  # B1-B8: the seeded sweeps
-    "lesson_learning": ("softmax_collapse", "forward_heatmap", "learning_success", "learning_curves"),  # A2, A3, B10
-}
 
 
 def figures_for(claim_id: str) -> list[FigureSpec]:
