@@ -9,6 +9,7 @@ entry points, with a message that names each bad setting.
 
 from __future__ import annotations
 
+import reprlib
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -50,6 +51,12 @@ def _where(path) -> str:
     return out
 
 
+def _key(key: Any) -> str:
+    """A mapping key as the user wrote it, cut to 40 characters."""
+    text = str(key)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _is_strict_int(checker, instance) -> bool:
     """JSON-schema "integer" without floats such as 2.0 (and, as always, without booleans)."""
     return isinstance(instance, int) and not isinstance(instance, bool)
@@ -65,9 +72,11 @@ def _validator_class() -> type[jsonschema.protocols.Validator]:
     """
     import jsonschema
 
+    base = jsonschema.Draft202012Validator
+
     return jsonschema.validators.extend(
-        jsonschema.Draft202012Validator,
-        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_int),
+        base,
+        type_checker=base.TYPE_CHECKER.redefine("integer", _is_strict_int),
     )
 
 
@@ -111,25 +120,25 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
     if err.validator == "additionalProperties":
         allowed = sorted(_resolve(err.schema, root).get("properties", {}))
         unknown = [k for k in err.instance if k not in allowed]
-        return [f"config setting {_where(path + [k])}: unknown setting (a typo?); allowed here: {', '.join(allowed)}"
-                for k in unknown]
+        return [f"config setting {_where(path + [_key(k)])}: unknown setting "
+                f"(a typo?); allowed here: {', '.join(allowed)}" for k in unknown]
     if not path and err.validator == "type":
         return [f"config: the file must be a mapping of settings (seed: ..., variance: ...), "
-                f"got {_kind(err.instance)}: {err.instance!r}"]
+                f"got {_kind(err.instance)}: {short(err.instance)}"]
     bound, value = err.validator_value, err.instance
     if err.validator == "type":
         expected = {"object": "a mapping", "array": "a list", "integer": "an integer"}.get(bound, bound)
-        msg = f"got {value!r} ({_kind(value)}); expected {expected}"
+        msg = f"got {short(value)} ({_kind(value)}); expected {expected}"
     elif err.validator == "uniqueItems":
         seen = [v for i, v in enumerate(value) if v in value[:i]]
-        msg = f"got {value!r}, which repeats {seen!r}; each value must appear once"
+        msg = f"got {short(value)}, which repeats {short(seen)}; each value must appear once"
     elif err.validator in ("minimum", "maximum"):
-        msg = f"got {value!r}; must be {'at least' if err.validator == 'minimum' else 'at most'} {bound}"
+        msg = f"got {short(value)}; must be {'at least' if err.validator == 'minimum' else 'at most'} {bound}"
     elif err.validator in ("minItems", "maxItems"):
         least = "at least" if err.validator == "minItems" else "at most"
-        msg = f"got {value!r} ({len(value)} entries); must have {least} {bound}"
+        msg = f"got {short(value)} ({len(value)} entries); must have {least} {bound}"
     else:
-        msg = f"got {value!r}: {err.message}"
+        msg = f"got {short(value)}: {short(err.message, 120)}"
     allowed = describe(path, root) if path else ""
     return [f"config setting {where}: {msg}" + (f" (allowed: {allowed})" if allowed else "")]
 
@@ -142,7 +151,7 @@ def config_errors(config: Any) -> list[str]:
     if not lines:  # beyond the schema: limits that involve several values at once
         for i, shape in enumerate(config["forward_shape"]["shapes"]):
             if problem := forward_size_problem(shape):
-                lines.append(f"config setting forward_shape.shapes[{i}]: got {shape!r}: {problem}")
+                lines.append(f"config setting forward_shape.shapes[{i}]: got {short(shape)}: {problem}")
         for section in (s for s in SECTIONS if {"T", "d_k"} <= config[s].keys()):  # draws T keys per d_k
             T, widest = config[section]["T"], max(config[section]["d_k"])
             if problem := trial_size_problem(T, widest):
@@ -158,31 +167,126 @@ def check_config(config: Any) -> dict:
     return config
 
 
+# A config is a few hundred bytes; refusing anything far larger before parsing bounds the time and
+# memory any file can cost.
+MAX_CONFIG_BYTES = 64 * 1024
+# Deepest nesting of lists and mappings read (a config nests three deep; building a deeply
+# nested value recurses in Python).
+MAX_DEPTH = 16
+# Longest integer literal read (a seed has at most 20 digits); Python refuses to parse over 4300.
+MAX_INT_DIGITS = 100
+
+
+def short(value: Any, limit: int = 80) -> str:
+    """repr(value) cut to about `limit` characters (the lists and strings in it shortened first)."""
+    cut = reprlib.Repr()
+    cut.maxlevel, cut.maxlist, cut.maxdict, cut.maxtuple = 3, 8, 6, 8
+    cut.maxstring = cut.maxlong = cut.maxother = limit // 2
+    text = cut.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _at(mark) -> str:
+    """A YAML mark as a user reads it: line and column counted from 1."""
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def _mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
+    """A mapping, refused if a key appears twice (YAML's loaders keep the last one silently)."""
+    first: dict = {}
+    for key_node, _ in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            key = (key_node.tag, key_node.value)
+            if key in first:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {short(key_node.value)} (first given at {_at(first[key])}); "
+                    "give each setting once", key_node.start_mark)
+            first[key] = key_node.start_mark
+    return loader.construct_mapping(node, deep=True)
+
+
+def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """An integer literal of at most MAX_INT_DIGITS digits."""
+    if len(node.value) > MAX_INT_DIGITS:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of {len(node.value)} digits; at most {MAX_INT_DIGITS} are read", node.start_mark)
+    return loader.construct_yaml_int(node)
+
+
+class _ConfigLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing duplicate keys and overlong integers."""
+
+
+_ConfigLoader.add_constructor("tag:yaml.org,2002:map", _mapping_without_duplicates)
+_ConfigLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+
+
+def _decode(data: bytes, path: Path) -> str:
+    """`data` as UTF-8 text; ConfigError with the line, column and byte offset of the first bad byte."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise ConfigError(f"config file {path}: not UTF-8 text: byte {data[exc.start]:#04x} at line {line}, "
+                          f"column {column} (byte offset {exc.start}); save it as UTF-8") from None
+
+
+def _parse(text: str, path: Path) -> Any:
+    """The YAML document in `text`, read safely: no aliases, no duplicate keys, no code."""
+    try:
+        # Aliases and nesting first, from the event stream, before anything is built: a config
+        # needs no alias, and a few hundred bytes of nested aliases expand to billions of values
+        # (billion laughs).
+        depth = 0
+        for event in yaml.parse(text, Loader=_SAFE_LOADER):
+            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
+            if depth > MAX_DEPTH:
+                raise ConfigError(f"config file {path}: nested deeper than {MAX_DEPTH} levels at "
+                                  f"{_at(event.start_mark)}; a config nests three")
+            if isinstance(event, yaml.AliasEvent):
+                raise ConfigError(f"config file {path}: YAML alias *{short(event.anchor, 40)} at "
+                                  f"{_at(event.start_mark)}: aliases are not allowed in a config; "
+                                  "write the values out")
+        return yaml.load(text, Loader=_ConfigLoader)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow; its position counts characters
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        raise ConfigError(f"config file {path}: not valid YAML at line {line}, column {column}: "
+                          f"{exc.reason} (character {exc.character!r})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at {_at(mark)}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"config file {path}: not valid YAML{where}: {short(problem, 200).strip(chr(39))}") from None
+
+
 def read_config_file(path: str | Path) -> dict:
     """The mapping in YAML file `path`, read with the safe loader; ConfigError naming the file otherwise.
 
-    A syntax error is reported with its line and column; a file that is
-    empty or holds a list or a scalar is refused. The settings themselves
-    are not checked here (see `check_config`).
+    Refused, each with the line and column: a file over MAX_CONFIG_BYTES
+    (before parsing), text that is not UTF-8, a YAML syntax error, an alias,
+    a duplicate key, an integer of more than MAX_INT_DIGITS digits, and a
+    templated (`__use_yte__`) config. A file that is empty or holds a list or
+    a scalar is refused too. The settings themselves are not checked here
+    (see `check_config`).
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        config = yaml.load(text, Loader=_SAFE_LOADER)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"config file {path}: not valid YAML{where}: {problem}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB; a config is a few "
+                          "hundred bytes (is this the right file?)")
+    config = _parse(_decode(data, path), path)
     if not isinstance(config, dict):
-        got = "is empty" if config is None else f"holds {_kind(config)} ({config!r}), not a mapping"
+        got = "is empty" if config is None else f"holds {_kind(config)} ({short(config)}), not a mapping"
         raise ConfigError(f"config file {path}: {got}; it must map settings to values (seed: ..., variance: ...)")
-    if "__use_yte__" in config:  # Snakemake's loader would evaluate the file's ?-expressions as Python
-        raise ConfigError(f"config file {path}: __use_yte__ (a templated config) is not allowed; "
-                          "give plain values")
+    if "__use_yte__" in config:
+        raise ConfigError(f"config file {path}: __use_yte__ is not allowed: Snakemake would evaluate this file "
+                          "as a YTE template, running its ?-expressions as Python code; give plain values")
     return config
 
 
