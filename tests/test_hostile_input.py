@@ -13,6 +13,7 @@ import yaml
 from sdpa_lab.config import (
     MAX_CONFIG_BYTES,
     ConfigError,
+    check_config,
     config_errors,
     read_config_file,
 )
@@ -122,6 +123,37 @@ def test_a_long_value_is_cut_in_messages(tiny_config, tmp_path):
     path = _write(tmp_path, yaml.safe_dump(["z" * 10_000]))
     message, _ = _refusal(path)
     assert len(message) < 400
+
+
+@pytest.mark.parametrize(
+    "path, value, where",
+    [
+        (["learning", "loss_threshold"], float("nan"), "learning.loss_threshold"),
+        (["learning", "learning_rates", 1], float("nan"), "learning.learning_rates[1]"),
+        (["learning", "learning_rates", 0], float("inf"), "learning.learning_rates[0]"),
+        (["learning", "loss_threshold"], float("-inf"), "learning.loss_threshold"),
+        (["variance", "n_pairs"], float("inf"), "variance.n_pairs"),
+        (["seed"], float("nan"), "seed"),
+    ],
+    ids=["nan threshold", "nan rate", "inf rate", "-inf threshold", "inf n_pairs", "nan seed"],
+)
+def test_non_finite_numbers_are_refused(tiny_config, path, value, where):
+    node = tiny_config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError) as info:
+        check_config(tiny_config)
+    lines = [ln.strip() for ln in str(info.value).splitlines()[1:]]
+    assert any(ln.startswith(f"config setting {where}:") and "finite" in ln for ln in lines), lines
+
+
+@pytest.mark.parametrize("spelling", [".nan", ".NaN", ".inf", "-.inf", "1.0e+400"])
+def test_non_finite_numbers_are_refused_from_a_file(tiny_config, tmp_path, spelling):
+    text = yaml.safe_dump(tiny_config).replace("loss_threshold: 0.1", f"loss_threshold: {spelling}")
+    config = read_config_file(_write(tmp_path, text))
+    with pytest.raises(ConfigError, match=r"config setting learning\.loss_threshold: .*finite"):
+        check_config(config)
 
 
 def test_deep_nesting_is_refused_before_it_is_built(tmp_path):

@@ -9,6 +9,7 @@ entry points, with a message that names each bad setting.
 
 from __future__ import annotations
 
+import math
 import reprlib
 from functools import cache
 from importlib import resources
@@ -62,10 +63,20 @@ def _is_strict_int(checker, instance) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+def _is_finite_number(checker, instance) -> bool:
+    """JSON-schema "number" without nan and the infinities, which every bound compares false against."""
+    return _is_strict_int(checker, instance) or (isinstance(instance, float) and math.isfinite(instance))
+
+
+def _is_non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
 @cache
 def _validator_class() -> type[jsonschema.protocols.Validator]:
-    """The schema's rules, except that 16.0 is not an integer: a float d_k or seed
-    would reach NumPy (and the CSVs) as a float.
+    """The schema's rules, except that 16.0 is not an integer (a float d_k or seed
+    would reach NumPy, and the CSVs, as a float) and nan, inf and -inf are not numbers
+    (a schema bound compares false against nan, so it would pass every bound).
 
     Built on first use, so importing this module stays light: the workflow
     imports it when it parses the Snakefile.
@@ -76,7 +87,8 @@ def _validator_class() -> type[jsonschema.protocols.Validator]:
 
     return jsonschema.validators.extend(
         base,
-        type_checker=base.TYPE_CHECKER.redefine("integer", _is_strict_int),
+        type_checker=base.TYPE_CHECKER.redefine_many(
+            {"integer": _is_strict_int, "number": _is_finite_number}),
     )
 
 
@@ -126,7 +138,9 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
         return [f"config: the file must be a mapping of settings (seed: ..., variance: ...), "
                 f"got {_kind(err.instance)}: {short(err.instance)}"]
     bound, value = err.validator_value, err.instance
-    if err.validator == "type":
+    if err.validator == "type" and _is_non_finite(value):
+        msg = f"got {value!r}; must be a finite number"
+    elif err.validator == "type":
         expected = {"object": "a mapping", "array": "a list", "integer": "an integer"}.get(bound, bound)
         msg = f"got {short(value)} ({_kind(value)}); expected {expected}"
     elif err.validator == "uniqueItems":
