@@ -159,3 +159,25 @@ def test_non_finite_numbers_are_refused_from_a_file(tiny_config, tmp_path, spell
 def test_deep_nesting_is_refused_before_it_is_built(tmp_path):
     message, _ = _refusal(_write(tmp_path, "seed: " + "[" * 500 + "]" * 500 + "\n"))
     assert "nested deeper than" in message and "line 1, column" in message
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [list(range(20_000)) + ["x"], [[1]] * 10_000, [0.5] * 20_000],
+    ids=["mixed", "nested", "repeated"],
+)
+def test_a_huge_list_is_refused_once_for_its_length_at_once(tiny_config, entries):
+    tiny_config["learning"]["learning_rates"] = entries
+    config_errors(tiny_config)  # the validator's one-off import and build
+    start = time.process_time()
+    lines = config_errors(tiny_config)
+    assert time.process_time() - start < 1  # checking each pair of entries for uniqueness took minutes
+    assert len(lines) == 1 and lines[0].startswith("config setting learning.learning_rates: ")
+    assert f"({len(entries)} entries); must have at most 64" in lines[0]
+
+
+def test_many_problems_are_listed_up_to_a_bound(tiny_config):
+    tiny_config["variance"].update({f"typo{i}": i for i in range(500)})
+    lines = config_errors(tiny_config)
+    assert len(lines) == 20 and lines[-1] == "... and 481 more problems"
+    assert all(line.startswith("config setting variance.typo") for line in lines[:-1])

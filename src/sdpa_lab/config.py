@@ -85,8 +85,20 @@ def _validator_class() -> type[jsonschema.protocols.Validator]:
 
     base = jsonschema.Draft202012Validator
 
+    def within_max_items(keyword):
+        """`keyword`'s check, skipped on a list longer than its maxItems (reported once, for its length):
+        checking each entry of a huge list, and uniqueItems's pairs of entries, would take minutes."""
+        check = base.VALIDATORS[keyword]
+
+        def checked(validator, value, instance, schema):
+            if not (validator.is_type(instance, "array") and len(instance) > schema.get("maxItems", math.inf)):
+                yield from check(validator, value, instance, schema)
+
+        return checked
+
     return jsonschema.validators.extend(
         base,
+        validators={keyword: within_max_items(keyword) for keyword in ("items", "uniqueItems")},
         type_checker=base.TYPE_CHECKER.redefine_many(
             {"integer": _is_strict_int, "number": _is_finite_number}),
     )
@@ -157,11 +169,17 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
     return [f"config setting {where}: {msg}" + (f" (allowed: {allowed})" if allowed else "")]
 
 
+# The most problem lines a message lists (a pasted list of thousands of bad values would drown them).
+MAX_ERROR_LINES = 20
+
+
 def config_errors(config: Any) -> list[str]:
     """Every schema violation in `config`, one line each, naming the setting, the bad value and what is allowed."""
     root = load_schema()
     errors = sorted(_validator_class()(root).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     lines = [line for err in errors for line in _lines(err, root)]
+    if len(lines) > MAX_ERROR_LINES:
+        lines[MAX_ERROR_LINES - 1:] = [f"... and {len(lines) - MAX_ERROR_LINES + 1} more problems"]
     if not lines:  # beyond the schema: limits that involve several values at once
         for i, shape in enumerate(config["forward_shape"]["shapes"]):
             if problem := forward_size_problem(shape):
