@@ -54,8 +54,7 @@ def _where(path) -> str:
 
 def _key(key: Any) -> str:
     """A mapping key as the user wrote it, cut to 40 characters."""
-    text = str(key)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return _cut(str(key), 40)
 
 
 def _is_strict_int(checker, instance) -> bool:
@@ -214,7 +213,11 @@ def short(value: Any, limit: int = 80) -> str:
     cut = reprlib.Repr()
     cut.maxlevel, cut.maxlist, cut.maxdict, cut.maxtuple = 3, 8, 6, 8
     cut.maxstring = cut.maxlong = cut.maxother = limit // 2
-    text = cut.repr(value)
+    return _cut(cut.repr(value), limit)
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    """`text` cut to `limit` characters."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -231,7 +234,7 @@ def _mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode)
             key = (key_node.tag, key_node.value)
             if key in first:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {short(key_node.value)} (first given at {_at(first[key])}); "
+                    None, None, f"duplicate key {_cut(key_node.value, 40)} (first given at {_at(first[key])}); "
                     "give each setting once", key_node.start_mark)
             first[key] = key_node.start_mark
     return loader.construct_mapping(node, deep=True)
@@ -290,7 +293,7 @@ def _parse(text: str, path: Path) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" at {_at(mark)}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"config file {path}: not valid YAML{where}: {short(problem, 200).strip(chr(39))}") from None
+        raise ConfigError(f"config file {path}: not valid YAML{where}: {_cut(problem, 200)}") from None
 
 
 def read_config_file(path: str | Path) -> dict:
