@@ -37,6 +37,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             config_path = Path(args.config) if args.config else results_dir.resolve().parent / "config" / "config.yaml"
             if args.config or config_path.is_file():
                 config = load_config(config_path)
+            else:
+                print(f"sdpa-lab check: note: no config at {config_path}; skipped the check that the results come "
+                      "from it (give one with --config FILE)", file=sys.stderr)
         decision = decide_checked(results_dir, config)
     except (ResultsError, ConfigError) as exc:
         print(f"sdpa-lab check: error: {exc}", file=sys.stderr)

@@ -36,6 +36,8 @@ def _check_column(name: str, column: str, series: pd.Series, kind: str) -> pd.Se
         raise ResultsError(f"{where}: {series.iloc[row]!r} in row {row + 2} is not a number")
     if kind == "num":
         return values
+    if series.isna().any():  # read as nan (see read_table); say what the file holds
+        raise ResultsError(f"{where}: empty in row {int(series.isna().to_numpy().argmax()) + 2}; a number is needed")
     finite = np.isfinite(values.to_numpy(dtype=float))
     if not finite.all():
         row = int((~finite).argmax())
@@ -139,7 +141,8 @@ def stale_errors(results: Results, config: Mapping) -> list[str]:
                 if got != want:
                     shown = (f"columns '{', '.join(column)}' hold" if isinstance(column, tuple)
                              else f"column '{column}' holds")
+                    name = "seed" if setting == "seed" else f"{experiment.section}.{setting}"  # seed is top-level
                     errors.append(f"{results.dir / out.file}: {shown} {sorted(got)}, but the "
-                                  f"config's {experiment.section}.{setting} is {value!r}: these results come from "
+                                  f"config's {name} is {value!r}: these results come from "
                                   "another config (rerun `snakemake --cores 4`)")
     return errors
