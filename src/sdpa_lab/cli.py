@@ -3,6 +3,9 @@
 Exit status: 0 when no claim fails, 1 when a claim fails, 2 when the results
 cannot be read (a missing file or column, a non-number, nan/inf) or come from
 another config.
+
+`sdpa-lab check-config FILE`: vet a config file (one received from someone else,
+say) without Snakemake: exit 0 with its estimated cost, or 2 with why it is refused.
 """
 
 from __future__ import annotations
@@ -12,9 +15,23 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sdpa_lab import cost
 from sdpa_lab.claims import decide_checked, summary
 from sdpa_lab.config import ConfigError, load_config
 from sdpa_lab.results import ResultsError
+
+
+def check_config_file(path: str) -> int:
+    """`sdpa-lab check-config FILE`: read FILE safely (no Snakemake, no code, no templates), check every
+    setting, and print what a run of it would cost; 0 if it is fit to run, 2 (and why not) otherwise."""
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        print(f"sdpa-lab check-config: refused: {exc}", file=sys.stderr)
+        return 2
+    print(f"{path}: ok: plain YAML (no code, no aliases, no template), every setting within the schema")
+    print("\n".join(cost.summary(cost.estimate(config))))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -26,7 +43,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "(default: config/config.yaml beside RESULTS_DIR, if there is one)")
     check.add_argument("--no-config", action="store_true", help="do not compare the results with a config")
     check.add_argument("--all", action="store_true", help="print every check, not only the closest per claim")
+    vet = sub.add_parser("check-config", help="vet a config file before running it (safely, without Snakemake)",
+                         description=check_config_file.__doc__)
+    vet.add_argument("file", help="the YAML config file, e.g. one passed as snakemake --configfile FILE")
     args = parser.parse_args(argv)
+    if args.command == "check-config":
+        return check_config_file(args.file)
 
     results_dir = Path(args.results_dir)
     try:

@@ -1,0 +1,120 @@
+"""What a sweep will cost before it runs: CPU time and disk, from a model of measured constants.
+
+Memory is bounded by the config checks (sdpa_lab.validation); time and disk grow with
+the sweep's sizes, so a run prints this estimate before any job, refuses a run whose
+disk estimate exceeds the free space, and asks for confirmation above an hour.
+
+Every constant below is a benchmark measurement on the 2-core reference machine
+(benchmarks/run.py; the files and rows named with each), divided by the work that
+job did. A machine twice as fast halves the times; the disk estimate is exact up to
+the CSVs, logs and figures (LEFTOVER_BYTES).
+Standard library only: the Snakefile imports this at parse time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from sdpa_lab.experiments.registry import EXPERIMENTS
+
+# variance: ns of CPU per (pair, dimension), two normals and their product
+# (benchmarks/scaling.csv, fit of CPU seconds against n_pairs * d_k, R^2 = 0.9997).
+NS_PER_PAIR_DIMENSION = 16.24
+# trial_scores: ns of CPU per normal drawn, (T + 1) * d_k per trial
+# (benchmarks/results_large.csv, job trial_scores dk4096: 10.03 s for 40000 * 9 * 4096 normals).
+NS_PER_NORMAL = 6.8
+# entropy_sweep, ranking_invariance: ns of CPU per (trial, key) read back and summarised
+# (results_large.csv: 0.25 s and 0.50 s for 40000 trials * 8 keys * 6 d_k).
+NS_PER_ENTROPY_SCORE = 130.0
+NS_PER_RANKING_SCORE = 260.0
+# gradient: ns of CPU per (trial, Jacobian entry), besides its value and output-gradient normals
+# ((T + 1) * d_v per trial at NS_PER_NORMAL) (results_large.csv: 1.50 s for 40000 trials * 6 d_k, T = 8,
+# of which 0.68 s of normals).
+NS_PER_JACOBIAN_ENTRY = 53.0
+# learning: ns of CPU per (run, learning rate, scale, step, key, value dimension) of gradient descent
+# (results_large.csv: 3.44 s for 256 runs * 11 rates * 2 scales * 200 steps * 8 keys * 212 value dims).
+NS_PER_DESCENT_ELEMENT = 1.8
+# forward_shape: ns of CPU per (B, T, T) weight (results_large.csv: 0.21 s for (8, 1024, 64)).
+NS_PER_WEIGHT = 25.0
+# Everything that does not grow with the config: Snakemake's start-up, each job's, the lesson
+# replications, the claims, the figures and the report (benchmarks/results.csv, pipeline_clean on
+# config/config.yaml: 15.46 s of CPU, of which the parts above model 4.6 s; on config/large.yaml the
+# model then gives 119 s against the 120 s measured, results_large.csv).
+FIXED_CPU_S = 10.9
+# A value dimension is at most this wide (sdpa_lab.experiments.gradient and .learning: D_V_MAX).
+D_V_MAX = 64
+# The CSVs, figures, report, logs and benchmark files: a few MiB whatever the sweep.
+LEFTOVER_BYTES = 16 << 20
+NPY_HEADER_BYTES = 128
+
+NS = 1e-9
+
+
+@dataclass
+class Cost:
+    """The estimated CPU seconds of each part of a run and the bytes it writes."""
+
+    cpu_s: dict[str, float] = field(default_factory=dict)
+    disk_bytes: int = 0
+
+    @property
+    def total_cpu_s(self) -> float:
+        return sum(self.cpu_s.values())
+
+
+def _d_v(d_k: int) -> int:
+    return min(d_k, D_V_MAX)
+
+
+def trial_score_files(config: Mapping) -> set[tuple[int, int, int]]:
+    """The distinct (T, trials, d_k) of the trial-score files the sweep draws (shared between experiments)."""
+    sharing = [e.section for e in EXPERIMENTS.values() if e.shares_trial_scores]
+    return {(config[s]["T"], config[s]["trials"], d_k) for s in sharing for d_k in config[s]["d_k"]}
+
+
+def estimate(config: Mapping) -> Cost:
+    """The CPU time and disk use of a clean run of `config` (a config the schema accepts)."""
+    cost = Cost()
+    v = config["variance"]
+    cost.cpu_s["variance"] = NS_PER_PAIR_DIMENSION * NS * v["n_pairs"] * sum(v["d_k"])
+    files = trial_score_files(config)
+    cost.cpu_s["trial_scores"] = NS_PER_NORMAL * NS * sum(trials * (T + 1) * d_k for T, trials, d_k in files)
+    cost.disk_bytes = sum(trials * (T + 1) * 8 + NPY_HEADER_BYTES for T, trials, _ in files) + LEFTOVER_BYTES
+    for name, ns in (("entropy_sweep", NS_PER_ENTROPY_SCORE), ("ranking_invariance", NS_PER_RANKING_SCORE)):
+        s = config[name]
+        cost.cpu_s[name] = ns * NS * s["trials"] * s["T"] * len(s["d_k"])
+    g = config["gradient"]
+    cost.cpu_s["gradient"] = NS * g["trials"] * sum(
+        NS_PER_NORMAL * (g["T"] + 1) * _d_v(d_k) + NS_PER_JACOBIAN_ENTRY * g["T"] ** 2 for d_k in g["d_k"])
+    learn = config["learning"]
+    cost.cpu_s["learning"] = (NS_PER_DESCENT_ELEMENT * NS * learn["runs"] * len(learn["learning_rates"]) * 2
+                              * learn["steps"] * learn["T"] * sum(_d_v(d_k) for d_k in learn["d_k"]))
+    cost.cpu_s["forward_shape"] = NS_PER_WEIGHT * NS * sum(B * T * T for B, T, _ in config["forward_shape"]["shapes"])
+    cost.cpu_s["fixed"] = FIXED_CPU_S
+    return cost
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a person reads them: 42 s, 3.5 min, 6.2 h, 3.1 days."""
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def size(n_bytes: float) -> str:
+    """Bytes in binary units: 16 MiB, 7.2 GiB."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes:.0f} B"
+
+
+def summary(cost: Cost) -> list[str]:
+    """The estimate in a few lines: the total, then each part that costs more than a second."""
+    lines = [f"estimated cost of a clean run: {duration(cost.total_cpu_s)} of CPU, {size(cost.disk_bytes)} on disk"]
+    for part, seconds in sorted(cost.cpu_s.items(), key=lambda kv: -kv[1]):
+        if seconds >= 1 and part != "fixed":
+            lines.append(f"  {part:<20} {duration(seconds)} of CPU")
+    return lines
