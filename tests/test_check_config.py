@@ -56,7 +56,8 @@ def test_check_config_does_not_import_snakemake(tmp_path):
     path.write_text(YTE)
     code = ("import sys; from sdpa_lab.cli import main; rc = main(['check-config', sys.argv[1]]); "
             "assert 'snakemake' not in sys.modules and 'yte' not in sys.modules; sys.exit(rc)")
-    proc = subprocess.run([sys.executable, "-c", code, str(path)], cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
     assert proc.returncode == 2, proc.stderr
     assert not (tmp_path / "PWNED").exists()
 
