@@ -53,8 +53,10 @@ def _where(path) -> str:
 
 
 def _key(key: Any) -> str:
-    """A mapping key as the user wrote it, cut to 40 characters."""
-    return _cut(str(key), 40)
+    """A mapping key as the user wrote it, cut to 40 characters; quoted if it is not plain text
+    (a line break or a control character in it would garble the message)."""
+    plain = isinstance(key, str) and key.isprintable() and key == key.strip() and key != ""
+    return _cut(key if plain else repr(key), 40)
 
 
 def _is_strict_int(checker, instance) -> bool:
