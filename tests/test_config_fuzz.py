@@ -20,6 +20,7 @@ import yaml
 from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_hostile_input import billion_laughs
 
 from sdpa_lab.config import ConfigError, check_config, load_schema, read_config_file
 
@@ -182,4 +183,19 @@ def test_snakemake_refuses_a_mutated_config_before_any_job(tmp_path, mutation, s
     assert proc.returncode != 0
     said = proc.stdout + proc.stderr  # under -n, Snakemake prints the error on stdout
     assert f"config setting {setting}" in said, said[-3000:]
+    assert tree(work / "results") == before
+
+
+@pytest.mark.pipeline
+def test_snakemake_refuses_an_alias_bomb_configfile_before_any_job(tmp_path):
+    # Snakemake reads a --configfile itself (aliases and all); the workflow's check must not spell it out.
+    work = workdir(tmp_path / "work")
+    bomb = billion_laughs().replace("seed: *a9", "seed: 7\nvariance: {d_k: *a9, n_pairs: 2000}")
+    (work / "bomb.yaml").write_text(bomb)
+    before = tree(work / "results")
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", "bomb.yaml"],
+                          cwd=work, capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode != 0
+    said = proc.stdout + proc.stderr
+    assert "config setting variance: holds more than 10,000 values" in said, said[-3000:]
     assert tree(work / "results") == before

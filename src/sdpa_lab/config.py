@@ -174,8 +174,42 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
 MAX_ERROR_LINES = 20
 
 
+# The most values (numbers, strings, lists, mappings) a config may hold, and the longest string:
+# the default holds about sixty values. Checked before the schema, whose every error message
+# spells out the whole bad value (a --configfile, which Snakemake reads itself, can hold nested
+# YAML aliases that spell out as billions of values).
+MAX_VALUES = 10_000
+MAX_STRING = 1_000
+
+
+def bulk_problem(config: Any) -> str | None:
+    """Why `config` is too large or too deep to check, naming the top-level setting where; or None.
+
+    Walks at most MAX_VALUES values, so its cost is bounded whatever `config` holds.
+    """
+    count, stack = 0, [((), config)]
+    while stack:
+        path, node = stack.pop()
+        count += 1
+        where = f"config setting {_where(path[:1])}" if path else "config"
+        if count > MAX_VALUES:
+            return (f"{where}: holds more than {MAX_VALUES:,} values (nested YAML aliases?); "
+                    "a config holds a few hundred")
+        if len(path) > MAX_DEPTH:
+            return f"{where}: nested deeper than {MAX_DEPTH} levels; a config nests three"
+        if isinstance(node, str) and len(node) > MAX_STRING:
+            return f"{where}: holds a string of {len(node):,} characters; at most {MAX_STRING:,}"
+        if isinstance(node, dict):
+            stack += [((*path, _key(k)), v) for k, v in node.items()]
+        elif isinstance(node, list):
+            stack += [((*path, i), v) for i, v in enumerate(node)]
+    return None
+
+
 def config_errors(config: Any) -> list[str]:
     """Every schema violation in `config`, one line each, naming the setting, the bad value and what is allowed."""
+    if problem := bulk_problem(config):
+        return [problem]
     root = load_schema()
     errors = sorted(_validator_class()(root).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     lines = [line for err in errors for line in _lines(err, root)]
