@@ -99,3 +99,24 @@ def test_the_npy_header_estimate_is_numpys(tmp_path):
     path = tmp_path / "scores.npy"
     write_trial_scores(seed=1, d_k=4, T=8, trials=100, path=path)
     assert path.stat().st_size == 100 * 9 * 8 + cost.NPY_HEADER_BYTES
+
+
+def test_a_run_above_an_hour_needs_confirmation(default_config):
+    default_config["variance"]["n_pairs"] = 10**9
+    estimate = cost.estimate(default_config)
+    problem = cost.run_problem(estimate, default_config, free_bytes=1 << 40)
+    assert problem.endswith("to start it anyway, add --config confirm_long_run=true") and " h of CPU" in problem
+    assert cost.run_problem(estimate, {**default_config, "confirm_long_run": True}, free_bytes=1 << 40) is None
+    assert "snakemake asks for --config confirm_long_run=true" in cost.summary(estimate)[0]
+
+
+def test_a_run_larger_than_the_free_space_is_refused(default_config):
+    default_config["entropy_sweep"]["trials"] = 10**8
+    estimate = cost.estimate(default_config)
+    problem = cost.run_problem(estimate, {**default_config, "confirm_long_run": True}, free_bytes=1 << 30)
+    assert problem.startswith(f"this run would write about {cost.size(estimate.disk_bytes)} and only 1.0 GiB is free")
+    assert cost.run_problem(estimate, {**default_config, "confirm_long_run": True}, free_bytes=1 << 40) is None
+
+
+def test_the_default_run_needs_nothing(default_config):
+    assert cost.run_problem(cost.estimate(default_config), default_config, free_bytes=1 << 30) is None

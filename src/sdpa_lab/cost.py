@@ -50,6 +50,11 @@ NPY_HEADER_BYTES = 128
 
 NS = 1e-9
 
+# A run estimated above this much CPU time starts only with this top-level switch set (it is
+# not an experiment's setting: it changes no result and reruns nothing).
+LONG_RUN_S = 3600
+CONFIRM = "confirm_long_run"
+
 
 @dataclass
 class Cost:
@@ -97,8 +102,8 @@ def estimate(config: Mapping) -> Cost:
 
 def duration(seconds: float) -> str:
     """Seconds as a person reads them: 42 s, 3.5 min, 6.2 h, 3.1 days."""
-    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= 2 * size:
+    for unit, size, from_ in (("days", 86400, 2 * 86400), ("h", 3600, 3600), ("min", 60, 120)):
+        if seconds >= from_:
             return f"{seconds / size:.1f} {unit}"
     return f"{seconds:.0f} s"
 
@@ -113,8 +118,21 @@ def size(n_bytes: float) -> str:
 
 def summary(cost: Cost) -> list[str]:
     """The estimate in a few lines: the total, then each part that costs more than a second."""
-    lines = [f"estimated cost of a clean run: {duration(cost.total_cpu_s)} of CPU, {size(cost.disk_bytes)} on disk"]
+    lines = [f"estimated cost of a clean run: {duration(cost.total_cpu_s)} of CPU, {size(cost.disk_bytes)} on disk"
+             + (f" (above {duration(LONG_RUN_S)}: snakemake asks for --config {CONFIRM}=true)"
+                if cost.total_cpu_s > LONG_RUN_S else "")]
     for part, seconds in sorted(cost.cpu_s.items(), key=lambda kv: -kv[1]):
         if seconds >= 1 and part != "fixed":
             lines.append(f"  {part:<20} {duration(seconds)} of CPU")
     return lines
+
+
+def run_problem(cost: Cost, config: Mapping, free_bytes: int) -> str | None:
+    """Why a run of `config` with estimate `cost` must not start, `free_bytes` being free where it writes; or None."""
+    if cost.disk_bytes > free_bytes:
+        return (f"this run would write about {size(cost.disk_bytes)} and only {size(free_bytes)} is free here; "
+                "free some space, or reduce trials (the trial scores take trials x (T + 1) x 8 bytes per d_k)")
+    if cost.total_cpu_s > LONG_RUN_S and config.get(CONFIRM) is not True:
+        return (f"this run is estimated at {duration(cost.total_cpu_s)} of CPU, more than {duration(LONG_RUN_S)}; "
+                f"to start it anyway, add --config {CONFIRM}=true")
+    return None
