@@ -208,3 +208,20 @@ def test_a_config_too_big_to_check_is_refused_before_the_schema(tiny_config, sec
     lines = config_errors(tiny_config)
     assert time.process_time() - start < 1  # the schema's messages spelled the bomb out: minutes, gigabytes
     assert lines == [f"config setting {section}: " + lines[0].split(": ", 1)[1]] and detail in lines[0], lines
+
+
+def test_sweep_covers_wildcard_outputs(tmp_path):
+    from sdpa_lab.previous import sweep_temporaries
+
+    scores = tmp_path / "trial_scores"
+    scores.mkdir()
+    killed = [".seed7_T8_trials100000000_dk64.npy.x1y2.tmp", ".seed1_T4_trials200_dk4.npy.q.tmp"]  # any settings
+    kept = ["seed7_T8_trials200_dk4.npy", ".seed7_T8_trials200_dk4.npy.keep", ".notes.tmp", "a[1].npy.z.tmp"]
+    for name in killed + kept:
+        (scores / name).write_text("x")
+    pattern = str(scores / "seed{seed}_T{T}_trials{trials}_dk{d_k}.npy")
+    assert sweep_temporaries([pattern]) == sorted(str(scores / name) for name in killed)
+    assert sorted(p.name for p in scores.iterdir()) == sorted(kept)
+    (tmp_path / "odd [dir]").mkdir()
+    (tmp_path / "odd [dir]" / ".x.csv.1.tmp").write_text("x")  # glob characters in a literal part are literal
+    assert sweep_temporaries([tmp_path / "odd [dir]" / "x.csv"]) == [str(tmp_path / "odd [dir]" / ".x.csv.1.tmp")]

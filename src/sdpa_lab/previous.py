@@ -25,7 +25,9 @@ the next run settles it.
 
 from __future__ import annotations
 
+import glob
 import os
+import re
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -68,18 +70,24 @@ def snapshot(paths: Iterable[str | os.PathLike], store: Path = STORE) -> list[st
     return linked
 
 
+def _as_glob(pattern: str) -> str:
+    """An output path or pattern as a glob: each {wildcard} becomes *, everything else is literal."""
+    return "*".join(glob.escape(part) for part in re.split(r"\{[^{}]*\}", pattern))
+
+
 def sweep_temporaries(paths: Iterable[str | os.PathLike]) -> list[str]:
     """Delete the hidden temporaries (.<name>.*.tmp, see sdpa_lab.io) a killed writer left next to `paths`.
 
-    Call it only when no job is running (at the start of a run): a live
-    writer's temporary has the same shape.
+    A path may be a rule's output pattern with {wildcards}: the temporaries of every file
+    it matches go, including files of settings no longer in the config (a killed draw of
+    trial scores leaves one of up to gigabytes). Call it only when no job is running (at
+    the start of a run): a live writer's temporary has the same shape.
     """
     removed = []
     for path in map(Path, paths):
-        if path.parent.is_dir():
-            for tmp in path.parent.glob(f".{path.name}.*.tmp"):
-                tmp.unlink(missing_ok=True)
-                removed.append(str(tmp))
+        for tmp in sorted(glob.glob(os.path.join(_as_glob(str(path.parent)), f".{_as_glob(path.name)}.*.tmp"))):
+            Path(tmp).unlink(missing_ok=True)
+            removed.append(tmp)
     return removed
 
 
