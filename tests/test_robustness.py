@@ -407,10 +407,13 @@ def test_same_bytes_across_cores_folders_and_touched_inputs(tmp_path):
 def test_yaml_is_read_safely_and_rules_run_no_shell():
     sources = [REPO / "Snakefile", *REPO.glob("workflow/**/*.smk"), *REPO.glob("workflow/**/*.py"),
                *REPO.glob("src/**/*.py")]
-    # yaml.load only with the config module's safe loader (LibYAML's CSafeLoader, or SafeLoader).
-    unsafe_yaml = re.compile(r"yaml\.(unsafe_load|full_load|load_all)\(|yaml\.load\((?![^\n]*Loader=_SAFE_LOADER\))"
-                             r"|Loader=yaml\.(Full|Unsafe)?Loader")
+    # yaml.load only with the config module's safe loaders (LibYAML's CSafeLoader, or SafeLoader, and
+    # the config files' loader built on it, which only adds refusals).
+    unsafe_yaml = re.compile(r"yaml\.(unsafe_load|full_load|load_all)\(|"
+                             r"yaml\.load\((?![^\n]*Loader=(_SAFE_LOADER|_ConfigLoader)\))|Loader=yaml\.(Full|Unsafe)?Loader")
     assert config_module._SAFE_LOADER in (yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    assert config_module._ConfigLoader.__bases__ == (config_module._SAFE_LOADER,)
+    assert not issubclass(config_module._ConfigLoader, yaml.constructor.FullConstructor)
     shell = re.compile(r"^\s*(shell|run)\s*:|os\.system\(|shell\s*=\s*True|os\.popen\(", re.M)
     for path in sources:
         text = path.read_text(encoding="utf-8")
