@@ -148,8 +148,8 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
         return [f"config setting {_where(path + [_key(k)])}: unknown setting "
                 f"(a typo?); allowed here: {', '.join(allowed)}" for k in unknown]
     if not path and err.validator == "type":
-        return [f"config: the file must be a mapping of settings (seed: ..., variance: ...), "
-                f"got {_kind(err.instance)}: {short(err.instance)}"]
+        return [(f"config: the file must be a mapping of settings (seed: ..., variance: ...), "
+                 f"got {_kind(err.instance)}: {short(err.instance)}")]
     bound, value = err.validator_value, err.instance
     if err.validator == "type" and _is_non_finite(value):
         msg = f"got {value!r}; must be a finite number"
