@@ -38,6 +38,7 @@ def paths(node, prefix=()) -> list[tuple]:
 
 
 PATHS = paths(DEFAULT)
+SECTIONS = [(key,) for key, value in DEFAULT.items() if isinstance(value, dict)]
 
 HUGE = [10**9, 10**12, 2**63, 2**64, 2**64 + 1, -(2**64), 10**30, 1e300, 1.7976931348623157e308, 5e-324]
 leaves = st.one_of(
@@ -57,8 +58,7 @@ values = st.recursive(
 mutations = st.one_of(
     st.tuples(st.just("set"), st.sampled_from(PATHS), values),
     st.tuples(st.just("delete"), st.sampled_from(PATHS), st.none()),
-    st.tuples(st.just("add"), st.sampled_from([(), *[p for p in PATHS if len(p) == 1 and isinstance(DEFAULT[p[0]], dict)]]),
-              st.tuples(st.text(min_size=1, max_size=30), values)),
+    st.tuples(st.just("add"), st.sampled_from([(), *SECTIONS]), st.tuples(st.text(min_size=1, max_size=30), values)),
     st.tuples(st.just("wrap"), st.sampled_from(PATHS), st.sampled_from(["list", "dict", "deep"])),
 )
 
