@@ -22,7 +22,7 @@ def test_the_shipped_configs_pass_with_their_cost(capsys):
     for name in ("config.yaml", "large.yaml"):
         assert main(["check-config", str(REPO / "config" / name)]) == 0
         out = capsys.readouterr().out
-        assert f"{name}: ok" in out and "estimated cost of a clean run:" in out and "on disk" in out
+        assert f"{name}: ok" in out and "estimated cost of a run:" in out and "on disk" in out
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,9 @@ def test_a_run_above_an_hour_needs_confirmation(default_config):
     estimate = cost.estimate(default_config)
     problem = cost.run_problem(estimate, default_config, free_bytes=1 << 40)
     assert problem.endswith("to start it anyway, add --config confirm_long_run=true") and " h of CPU" in problem
-    assert cost.run_problem(estimate, {**default_config, "confirm_long_run": True}, free_bytes=1 << 40) is None
+    for yes in (True, "true"):  # --config confirm_long_run=True, or =true (which Snakemake passes as text)
+        assert cost.run_problem(estimate, {**default_config, "confirm_long_run": yes}, free_bytes=1 << 40) is None
+    assert cost.run_problem(estimate, {**default_config, "confirm_long_run": "false"}, free_bytes=1 << 40)
     assert "snakemake asks for --config confirm_long_run=true" in cost.summary(estimate)[0]
 
 
@@ -120,3 +122,13 @@ def test_a_run_larger_than_the_free_space_is_refused(default_config):
 
 def test_the_default_run_needs_nothing(default_config):
     assert cost.run_problem(cost.estimate(default_config), default_config, free_bytes=1 << 30) is None
+
+
+def test_trial_scores_already_drawn_are_not_counted(default_config):
+    clean = cost.estimate(default_config)
+    files = list(cost.trial_score_files(default_config))
+    assert len(files) == len(set(default_config["entropy_sweep"]["d_k"]) | set(default_config["gradient"]["d_k"]))
+    again = cost.estimate(default_config, drawn=files[:2])
+    assert again.reused == 2 and again.disk_bytes == clean.disk_bytes - 2 * (4000 * 9 * 8 + cost.NPY_HEADER_BYTES)
+    assert again.cpu_s["trial_scores"] < clean.cpu_s["trial_scores"]
+    assert "reusing the 2 trial-score files already drawn" in cost.summary(again)[0]

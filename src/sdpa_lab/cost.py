@@ -13,10 +13,10 @@ Standard library only: the Snakefile imports this at parse time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from sdpa_lab.experiments.registry import EXPERIMENTS
+from sdpa_lab.experiments.registry import EXPERIMENTS, TRIAL_SCORES
 
 # variance: ns of CPU per (pair, dimension), two normals and their product
 # (benchmarks/scaling.csv, fit of CPU seconds against n_pairs * d_k, R^2 = 0.9997).
@@ -62,6 +62,7 @@ class Cost:
 
     cpu_s: dict[str, float] = field(default_factory=dict)
     disk_bytes: int = 0
+    reused: int = 0  # trial-score files already drawn, not counted
 
     @property
     def total_cpu_s(self) -> float:
@@ -72,18 +73,23 @@ def _d_v(d_k: int) -> int:
     return min(d_k, D_V_MAX)
 
 
-def trial_score_files(config: Mapping) -> set[tuple[int, int, int]]:
-    """The distinct (T, trials, d_k) of the trial-score files the sweep draws (shared between experiments)."""
+def trial_score_files(config: Mapping) -> dict[str, tuple[int, int, int]]:
+    """The trial-score files the sweep reads (shared between experiments): path -> (T, trials, d_k)."""
     sharing = [e.section for e in EXPERIMENTS.values() if e.shares_trial_scores]
-    return {(config[s]["T"], config[s]["trials"], d_k) for s in sharing for d_k in config[s]["d_k"]}
+    return {TRIAL_SCORES.format(seed=config["seed"], T=config[s]["T"], trials=config[s]["trials"], d_k=d_k):
+            (config[s]["T"], config[s]["trials"], d_k) for s in sharing for d_k in config[s]["d_k"]}
 
 
-def estimate(config: Mapping) -> Cost:
-    """The CPU time and disk use of a clean run of `config` (a config the schema accepts)."""
+def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
+    """The CPU time and disk use of a run of `config` (a config the schema accepts) in which every
+    experiment runs, except the trial-score files in `drawn` (already on disk: named after their
+    settings, they are reused)."""
     cost = Cost()
     v = config["variance"]
     cost.cpu_s["variance"] = NS_PER_PAIR_DIMENSION * NS * v["n_pairs"] * sum(v["d_k"])
-    files = trial_score_files(config)
+    planned = trial_score_files(config)
+    files = [key for path, key in planned.items() if path not in drawn]
+    cost.reused = len(planned) - len(files)
     cost.cpu_s["trial_scores"] = NS_PER_NORMAL * NS * sum(trials * (T + 1) * d_k for T, trials, d_k in files)
     cost.disk_bytes = sum(trials * (T + 1) * 8 + NPY_HEADER_BYTES for T, trials, _ in files) + LEFTOVER_BYTES
     for name, ns in (("entropy_sweep", NS_PER_ENTROPY_SCORE), ("ranking_invariance", NS_PER_RANKING_SCORE)):
@@ -118,8 +124,10 @@ def size(n_bytes: float) -> str:
 
 def summary(cost: Cost) -> list[str]:
     """The estimate in a few lines: the total, then each part that costs more than a second."""
-    lines = [f"estimated cost of a clean run: {duration(cost.total_cpu_s)} of CPU, {size(cost.disk_bytes)} on disk"
-             + (f" (above {duration(LONG_RUN_S)}: snakemake asks for --config {CONFIRM}=true)"
+    reused = f", reusing the {cost.reused} trial-score files already drawn" if cost.reused else ""
+    lines = [f"estimated cost of a run: {duration(cost.total_cpu_s)} of CPU, {size(cost.disk_bytes)} on disk "
+             f"(every experiment from scratch{reused})"
+             + (f"; above {duration(LONG_RUN_S)}, snakemake asks for --config {CONFIRM}=true"
                 if cost.total_cpu_s > LONG_RUN_S else "")]
     for part, seconds in sorted(cost.cpu_s.items(), key=lambda kv: -kv[1]):
         if seconds >= 1 and part != "fixed":
@@ -132,7 +140,7 @@ def run_problem(cost: Cost, config: Mapping, free_bytes: int) -> str | None:
     if cost.disk_bytes > free_bytes:
         return (f"this run would write about {size(cost.disk_bytes)} and only {size(free_bytes)} is free here; "
                 "free some space, or reduce trials (the trial scores take trials x (T + 1) x 8 bytes per d_k)")
-    if cost.total_cpu_s > LONG_RUN_S and config.get(CONFIRM) is not True:
+    if cost.total_cpu_s > LONG_RUN_S and config.get(CONFIRM) not in (True, "true"):  # --config passes "true"
         return (f"this run is estimated at {duration(cost.total_cpu_s)} of CPU, more than {duration(LONG_RUN_S)}; "
                 f"to start it anyway, add --config {CONFIRM}=true")
     return None

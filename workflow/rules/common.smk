@@ -2,12 +2,14 @@
 # (sdpa_lab.experiments.registry) turned into inputs, outputs and params, and the
 # hooks that keep the previous version of an output a failed run removed.
 
+import shutil
 import sys
 from pathlib import Path
 
 import sdpa_lab.report
 
 # Parse-time imports stay light (no NumPy, pandas or matplotlib): every snakemake call, a no-op too, parses this.
+from sdpa_lab import cost
 from sdpa_lab.config import ConfigError, config_errors
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
@@ -126,8 +128,28 @@ def protected_outputs():
     return [*all_outputs(), *trial_scores_files()]
 
 
+def refuse_costly_run():
+    """Print the run's estimated CPU time and disk use (sdpa_lab.cost); refuse it, before any job, if the
+    disk estimate exceeds the free space or if it exceeds an hour without --config confirm_long_run=true.
+    """
+    estimate = cost.estimate(
+        config, drawn=[path for path in trial_scores_files() if Path(path).is_file()]
+    )
+    print(
+        "\n".join(f"sdpa-lab: {line}" for line in cost.summary(estimate)),
+        file=sys.stderr,
+    )
+    problem = cost.run_problem(estimate, config, free_bytes=shutil.disk_usage(".").free)
+    if problem:
+        raise WorkflowError(f"sdpa-lab: refused before any job: {problem}")
+
+
+# Only when jobs are about to run: a dry run (-n) or an up-to-date target calls no handler.
 onstart:
-    sweep_temporaries(protected_outputs())
+    refuse_costly_run()
+    # Temporaries of every file the rules write, by their output patterns: a killed draw of
+    # trial scores leaves one under a name of its own settings, maybe no longer in the config.
+    sweep_temporaries([*protected_outputs(), *rules.trial_scores.output])
     snapshot(protected_outputs())
 
 
