@@ -85,3 +85,28 @@ def test_a_stale_seed_is_named_as_the_top_level_seed(results, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "column 'seed' holds [7], but the config's seed is 8" in err, err
     assert "variance.seed" not in err
+
+
+def test_another_learning_rate_grid_is_stale(results, tmp_path, capsys):
+    other = copy.deepcopy(TINY_CONFIG)
+    other["learning"]["learning_rates"] = [0.1, 1.0, 10.0]
+    path = tmp_path / "other.yaml"
+    path.write_text(yaml.safe_dump(other))
+    assert main(["check", str(results), "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "learning.csv: column 'lr' holds [0.1, 1.0], but the config's learning.learning_rates is [0.1, 1.0, 10.0]" \
+        in err, err
+
+
+def test_the_stale_check_compares_every_setting_of_every_section():
+    # Every setting the schema allows in an experiment's section is recorded by one of its CSVs, so the
+    # stale check (which compares what the outputs record) sees a change of any of them.
+    from sdpa_lab.config import load_schema
+    from sdpa_lab.experiments.registry import EXPERIMENTS
+
+    schema = load_schema()["properties"]
+    for experiment in EXPERIMENTS.values():
+        if experiment.section is None:
+            continue
+        recorded = {setting for out in experiment.outputs.values() for setting in out.records}
+        assert recorded == {"seed", *schema[experiment.section]["properties"]}, experiment.name
