@@ -18,6 +18,7 @@ from pathlib import Path
 from sdpa_lab import cost
 from sdpa_lab.claims import decide_checked, summary
 from sdpa_lab.config import ConfigError, load_config
+from sdpa_lab.grading import cli as grading_cli
 from sdpa_lab.results import ResultsError
 
 
@@ -46,9 +47,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     vet = sub.add_parser("check-config", help="vet a config file before running it (safely, without Snakemake)",
                          description=check_config_file.__doc__)
     vet.add_argument("file", help="the YAML config file, e.g. one passed as snakemake --configfile FILE")
+    handlers = grading_cli.add_commands(sub)
     args = parser.parse_args(argv)
     if args.command == "check-config":
         return check_config_file(args.file)
+    if args.command in handlers:
+        return handlers[args.command](args)
 
     results_dir = Path(args.results_dir)
     try:

@@ -1,0 +1,458 @@
+"""What is checked in a learner's solutions, function by function and exercise by exercise, tied to the claims.
+
+Each `grade_*` function calls one of the learner's functions (through
+`runner.Calls`, in the learner's process) on probe inputs, checks the outputs
+against the claims and the reference code (sdpa_lab.attention, the lesson's
+seeded streams), and, where a check fails, names the mistake from the
+measured outputs (sdpa_lab.grading.mistakes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+
+from sdpa_lab.attention import lesson_entropy
+from sdpa_lab.attention import scaled_dot_product_attention as reference_attention
+from sdpa_lab.attention import softmax as reference_softmax
+from sdpa_lab.claims import ALPHA_FAMILY, LESSON_WEIGHTS_6X6, bonferroni_k, variance_se
+from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, A2_D_K, A2_T, A3_SHAPE, lesson_variance_scores
+from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading.runner import Calls, Outcome
+from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream, stream
+
+EXERCISE1_D_K = 1024
+EXERCISE2_D_K = (4, 16, 64, 256)
+EXERCISE2_T = 8
+LOST = {"timeout": "hangs", "memory": "runs out of memory", "died": "crashes", "not_written": "not written yet",
+        "missing": "missing"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One checked statement about a function's outputs, with what was measured."""
+
+    claim: str  # the claim id it is tied to, or ""
+    what: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass
+class Part:
+    """The verdict on one function or exercise of the solutions file."""
+
+    name: str
+    signature: str
+    checks: list[Check] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the verdict rests on, not pass/fail
+    lost: Outcome | None = None  # a hang, memory blow-up, crash, or a function not written
+    error: str = ""  # the learner's traceback, from the first probe that raised
+    diagnosis: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.lost is None and all(c.passed for c in self.checks)
+
+    @property
+    def verdict(self) -> str:
+        if self.lost is not None:
+            return LOST[self.lost.status]
+        if self.passed:
+            return "pass"
+        return f"FAIL ({sum(not c.passed for c in self.checks)} of {len(self.checks)} checks)"
+
+
+def _shape(a) -> str:
+    return "(" + ", ".join(str(n) for n in a.shape) + ")"
+
+
+def _first_error(part: Part, names, outcomes) -> None:
+    for name, o in zip(names, outcomes):
+        if o.status == "error":
+            part.error = f"on {name}:\n{o.message}"
+            return
+
+
+def _check(claim: str, what: str, failures: list[str], measured: str = "") -> Check:
+    """A check that passes when there is no failure; the detail is the first failure, or what was measured."""
+    detail = failures[0] + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else "") if failures else measured
+    return Check(claim, what, not failures, detail)
+
+
+def _why_not(name: str, o: Outcome, n_items: int | None) -> str | None:
+    """Why an outcome has no usable arrays (raised, or returned the wrong number of things), or None."""
+    if o.status == "error":
+        return f"raised an error on {name}"
+    if n_items is None and o.sequence:
+        return f"returned a {len(o.values)}-item sequence on {name}, not one array"
+    if n_items is not None and (not o.sequence or len(o.values) != n_items):
+        return f"returned {len(o.values) if o.sequence else 'one'} item(s) on {name}, not {n_items}"
+    return None
+
+
+def _diagnose(part: Part, variants, probes, outcomes) -> None:
+    """Name the mistakes that reproduce the learner's outputs, once some check failed."""
+    if part.passed:
+        return
+    d = M.diagnose(variants, [(args, kwargs) for _, args, kwargs in probes], outcomes)
+    if d.variant is None:
+        part.diagnosis.append("none of the classic mistakes reproduces these outputs: compare your code with "
+                              f'"{M.CANONICAL_FORWARD}" line by line')
+        return
+    if not d.mistakes:
+        return
+    formula = f" {d.variant.formula()}" if hasattr(d.variant, "formula") else ""
+    part.diagnosis.append(f"measured: on all {len(probes)} probes your outputs are those of the lesson's code with "
+                          f"{' and '.join(M.MISTAKES[k].title for k in d.mistakes)}{formula}, "
+                          "to rounding (errors on the same probes)"
+                          + (f"; {d.alternatives} other variant(s) fit as well" if d.alternatives else ""))
+    for key in d.mistakes:
+        m = M.MISTAKES[key]
+        part.diagnosis.append(f"mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
+
+
+# -- softmax ------------------------------------------------------------------
+
+def softmax_probes() -> list[tuple[str, tuple, dict]]:
+    """(name, args, kwargs) of each softmax call."""
+    rng = stream(0, "grading-softmax")
+    x = rng.standard_normal((3, 7))
+    return [
+        ("x of shape (3, 7)", (x,), {}),
+        ("x of shape (4, 6), axis=0", (rng.standard_normal((4, 6)),), {"axis": 0}),
+        ("x of shape (2, 3, 5), axis=1", (rng.standard_normal((2, 3, 5)),), {"axis": 1}),
+        ("large x: the (3, 7) one times 1000", (x * 1000,), {}),
+        ("float32 x of shape (3, 7)", (x.astype(np.float32),), {}),
+    ]
+
+
+def grade_softmax(call: Calls) -> Part:
+    part = Part("softmax", "softmax(x, axis=-1)")
+    probes = softmax_probes()
+    outcomes = []
+    for name, args, kwargs in probes:
+        outcomes.append(call(*args, **kwargs))
+        if call.lost is not None:
+            part.lost = call.lost
+            return part
+    names = [p[0] for p in probes]
+    _first_error(part, names, outcomes)
+
+    shape, rows, agree = [], [], []
+    worst_sum = worst_diff = 0.0
+    for (name, (x,), kwargs), o in zip(probes, outcomes):
+        why = _why_not(name, o, None)
+        if why:
+            shape.append(why)
+            continue
+        p, axis = o.values[0], kwargs.get("axis", -1)
+        if p.shape != x.shape:
+            shape.append(f"shape {_shape(p)} for x of shape {_shape(x)} on {name}")
+            continue
+        with np.errstate(all="ignore"):
+            off = float(np.max(np.abs(p.sum(axis=axis, dtype=np.float64) - 1.0)))
+        if not (np.all(p >= 0) and off <= M.tolerance(x.dtype)):
+            rows.append(f"on {name}: min {np.min(p):.3g}, largest |sum - 1| = {off:.3g} along axis {axis}")
+        worst_sum = max(worst_sum, off)
+        diff = M.max_difference(p, reference_softmax(x, axis=axis))
+        if diff > M.tolerance(x.dtype):
+            agree.append(f"on {name}: largest difference {diff:.3g}")
+        worst_diff = max(worst_diff, diff)
+    large, f32 = outcomes[3], outcomes[4]
+    part.checks = [
+        _check("B9", "returns one array of x's shape", shape, f"on all {len(probes)} probes"),
+        _check("B9", "non-negative, sums to 1 along `axis` (including axis=0 and axis=1)", rows,
+               f"largest |sum - 1| = {worst_sum:.2g}"),
+        _check("", "agrees with the reference softmax (sdpa_lab.attention)", agree,
+               f"largest relative difference {worst_diff:.2g}"),
+        _check("", "large inputs (up to about 3000): no overflow, no nan",
+               [] if large.ok and large.values and np.all(np.isfinite(large.values[0])) else
+               ["non-finite values (inf or nan) on the large input" if large.ok else "raised an error on it"],
+               "finite, and equal to the reference"),
+        _check("", "keeps the dtype: float32 in, float32 out",
+               [] if f32.ok and f32.values and f32.values[0].dtype == np.float32 else
+               [f"float32 in, {f32.values[0].dtype} out" if f32.ok and f32.values else "raised an error on it"],
+               "float32"),
+    ]
+    _diagnose(part, M.SOFTMAX_VARIANTS, probes, outcomes)
+    return part
+
+
+# -- scaled_dot_product_attention ---------------------------------------------
+
+def attention_probes() -> list[tuple[str, tuple, dict]]:
+    """(name, (Q, K, V), {}) of each forward call: the lesson's inputs first."""
+    rng = lesson_default_rng()
+    lesson = tuple(rng.standard_normal(A3_SHAPE) for _ in "QKV")  # Q, K, V in the lesson's order
+    rng = stream(0, "grading-attention")
+    batch = tuple(rng.standard_normal((3, 5, 8)) for _ in "QKV")
+    rect = (rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 7, 8)), rng.standard_normal((2, 7, 3)))
+    cube = tuple(rng.standard_normal((4, 4, 4)) for _ in "QKV")  # where K.T still multiplies
+    large = (batch[0][:2] * 60, batch[1][:2] * 60, batch[2][:2])  # scores in the thousands
+    f32 = tuple(a[:2].astype(np.float32) for a in batch)
+    return [
+        ("the lesson's inputs (default_rng(42) Q, K, V of (1, 6, 16))", lesson, {}),
+        ("Q, K, V of (3, 5, 8)", batch, {}),
+        ("Q (2, 4, 8), K (2, 7, 8), V (2, 7, 3): T_q != T_k, d_v != d_k", rect, {}),
+        ("Q, K, V of (4, 4, 4)", cube, {}),
+        ("large scores: Q and K of (2, 5, 8) times 60", large, {}),
+        ("float32 Q, K, V of (2, 5, 8)", f32, {}),
+    ]
+
+
+def grade_attention(call: Calls) -> Part:
+    part = Part("scaled_dot_product_attention", "scaled_dot_product_attention(Q, K, V) -> (output, weights)")
+    probes = attention_probes()
+    outcomes = []
+    for _, args, _ in probes:
+        outcomes.append(call(*args))
+        if call.lost is not None:
+            part.lost = call.lost
+            return part
+    names = [p[0] for p in probes]
+    _first_error(part, names, outcomes)
+
+    shapes, rows, agree, good = [], [], [], {}
+    worst_sum = worst_diff = 0.0
+    for i, ((name, (Q, K, V), _), o) in enumerate(zip(probes, outcomes)):
+        why = _why_not(name, o, 2)
+        if why:
+            shapes.append(why)
+            continue
+        out, w = o.values
+        want_out, want_w = (*Q.shape[:-1], V.shape[-1]), (*Q.shape[:-1], K.shape[-2])
+        if out.shape != want_out or w.shape != want_w:
+            shapes.append(f"output {_shape(out)}, weights {_shape(w)} on {name}; expected "
+                          f"output ({', '.join(map(str, want_out))}), weights ({', '.join(map(str, want_w))})")
+            continue
+        good[i] = (out, w)
+        with np.errstate(all="ignore"):
+            off = float(np.max(np.abs(w.sum(axis=-1, dtype=np.float64) - 1.0)))
+        if not (np.all(w >= 0) and off <= M.tolerance(Q.dtype)):
+            rows.append(f"on {name}: min weight {np.min(w):.3g}, largest |row sum - 1| = {off:.3g}")
+        worst_sum = max(worst_sum, off)
+        ref_out, ref_w = reference_attention(Q, K, V)
+        diff = max(M.max_difference(out, ref_out), M.max_difference(w, ref_w))
+        if diff > M.tolerance(Q.dtype):
+            agree.append(f"on {name}: largest relative difference {diff:.3g}")
+        worst_diff = max(worst_diff, diff)
+
+    if 0 in good:
+        printed = np.array(LESSON_WEIGHTS_6X6)
+        dev = np.abs(good[0][1][0] - printed)
+        a3 = [] if np.all(dev <= 0.0005) else [
+            f"{int(np.sum(dev > 0.0005))} of 36 entries of weights[0] differ from the printed matrix "
+            f"by more than 0.0005 (largest {dev.max():.3f})"]
+    else:
+        a3 = ["no (1, 6, 6) weights on the lesson's inputs"]
+    large = good.get(4)
+    f32 = outcomes[5]
+    f32_dtypes = [str(v.dtype) for v in f32.values] if 5 in good else []
+    part.checks = [
+        _check("B9", "shapes: Q (B, T_q, d_k) -> weights (B, T_q, T_k), output (B, T_q, d_v)", shapes,
+               f"on all {len(probes)} probes"),
+        _check("A3", "the lesson's printed forward: weights[0] on default_rng(42) Q, K, V of (1, 6, 16), "
+               "to the 3 places printed", a3, "all 36 entries"),
+        _check("B9", "weight rows are non-negative and sum to 1", rows, f"largest |row sum - 1| = {worst_sum:.2g}"),
+        _check("", "agrees with the reference forward (sdpa_lab.attention), batches, T_q != T_k, d_v != d_k",
+               agree, f"largest relative difference {worst_diff:.2g}"),
+        _check("", "large scores: no overflow, no nan",
+               [] if large is not None and all(np.all(np.isfinite(a)) for a in large) else
+               [f"no usable output on {names[4]}" if large is None else f"non-finite values on {names[4]}"],
+               "finite"),
+        _check("", "keeps the dtype: float32 in, float32 out",
+               [] if f32_dtypes == ["float32", "float32"] else
+               [f"float32 in, output {f32_dtypes[0]} and weights {f32_dtypes[1]} out" if f32_dtypes else
+                f"no usable output on {names[5]}"], "float32"),
+    ]
+    _diagnose(part, M.ATTENTION_VARIANTS, probes, outcomes)
+    return part
+
+
+# -- the exercises ------------------------------------------------------------
+
+def _floats(o: Outcome) -> np.ndarray:
+    """Everything a function returned, as one flat float64 array (nan if it is not numbers)."""
+    try:
+        return np.concatenate([np.ravel(v) for v in o.values]).astype(np.float64) if o.values else np.array([])
+    except (TypeError, ValueError):
+        return np.array([np.nan])
+
+
+@cache
+def exercise1_reference(n_samples: int, continued: bool) -> tuple[float, float]:
+    """Exercise 1 on the lesson's seeding: raw and scaled variance at d_k = 1024.
+
+    continued: np.random.seed(42), then the lesson's d_k = 4, 16, 64, 256 and 1024 in one
+    stream (the exercise as written); otherwise seed(42) and d_k = 1024 alone.
+    """
+    rs = lesson_legacy_stream()
+    if continued:
+        for d_k in A1_D_K:
+            lesson_variance_scores(rs, n_samples, d_k)
+    scores = lesson_variance_scores(rs, n_samples, EXERCISE1_D_K)
+    return float(scores.var()), float((scores / np.sqrt(EXERCISE1_D_K)).var())
+
+
+def _same(a: np.ndarray, b, tol: float) -> bool:
+    return a.shape == np.shape(b) and M.max_difference(a, np.asarray(b, dtype=np.float64)) <= tol
+
+
+def grade_exercise_1(call: Calls, n_samples: int = A1_N_SAMPLES) -> Part:
+    part = Part("exercise_1", "exercise_1(n_samples=100_000) -> (raw variance, scaled variance) at d_k = 1024")
+    o = call(n_samples=n_samples)
+    if call.lost is not None:
+        part.lost = call.lost
+        return part
+    if o.status == "error":
+        part.error = o.message
+        part.checks = [Check("B4", "returns (raw variance, scaled variance)", False, "raised an error")]
+        return part
+    n = n_samples if "n_samples" in o.kwargs else A1_N_SAMPLES
+    v = _floats(o)
+    if v.shape != (2,) or not np.all(np.isfinite(v)):
+        part.checks = [Check("B4", "returns (raw variance, scaled variance), two finite numbers", False,
+                             f"returned {v.size} number(s): {np.array2string(v, precision=4)}")]
+        return part
+    raw, scaled = v
+    d = EXERCISE1_D_K
+    tol = M.tolerance(np.float64)
+    for continued, how in ((True, "the lesson's seed-42 stream continued (d_k = 4, 16, 64, 256, then 1024)"),
+                           (False, "np.random.seed(42), then d_k = 1024 alone")):
+        if _same(v, exercise1_reference(n, continued), tol):
+            part.notes.append(f"your draws are {how}: the variances equal the reference's exactly (to {tol:.1g})")
+            break
+    else:
+        part.notes.append("your draws are not the lesson's seed-42 stream: decided statistically only")
+    k = bonferroni_k(1)  # raw and scaled are one piece of evidence: the scaled is the raw / d_k
+    se = variance_se(d, n)
+    part.notes.append(f"n = {n} pairs, SE of the raw variance {se:.3g}; tolerance k = {k:.2f} SE, so a correct "
+                      f"solution fails by chance less than once in {1 / ALPHA_FAMILY:,.0f} draws")
+    ratio = raw / scaled if scaled else float("inf")
+    part.checks = [
+        Check("B4", f"raw variance near d_k = {d}", abs(raw - d) <= k * se,
+              f"{raw:.6g}: {(raw - d) / se:+.2f} SE from {d}"),
+        Check("B4", "scaled variance near 1", abs(scaled - 1) <= k * se / d,
+              f"{scaled:.6g}: {(scaled - 1) / (se / d):+.2f} SE from 1"),
+        Check("B2", f"scaled = raw / {d}: the same scores divided by sqrt(d_k) = {math.isqrt(d)}",
+              abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
+    ]
+    if not part.checks[2].passed:
+        for want, says in ((1.0, "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
+                           (float(d) ** 2, "the scores are divided by d_k (their variance falls to 1/d_k): "
+                                           + M.MISTAKES["divides_by_dk"].fix),
+                           (math.sqrt(d), "the variance, not the scores, is divided by sqrt(d_k): "
+                                          "divide the scores, and the variance falls by d_k")):
+            if abs(ratio / want - 1) <= 1e-6:
+                part.diagnosis.append(f"measured: raw / scaled = {ratio:.6g} = {want:.6g}: {says}. "
+                                      f'Reread "{M.DOT_PRODUCT_GROWS}".')
+    return part
+
+
+@cache
+def exercise2_reference(reseed: bool) -> dict[str, np.ndarray]:
+    """Exercise 2 on the lesson's seeding: per d_k one query against 8 keys, entropy of the softmax weights.
+
+    One np.random.seed(42) stream for all d_k (the lesson's pattern), or reseeded before each d_k.
+    Returns the unscaled and scaled entropies, the lesson's -sum p log(p + 1e-12).
+    """
+    rs = lesson_legacy_stream()
+    out = {"unscaled": [], "scaled": []}
+    for d_k in EXERCISE2_D_K:
+        if reseed:
+            rs = lesson_legacy_stream()
+        q, K = rs.randn(d_k), rs.randn(EXERCISE2_T, d_k)  # (d_k,), (T, d_k)
+        raw = K @ q  # (T,)
+        out["unscaled"].append(lesson_entropy(reference_softmax(raw)))
+        out["scaled"].append(lesson_entropy(reference_softmax(raw / np.sqrt(d_k))))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def grade_exercise_2(call: Calls) -> Part:
+    part = Part("exercise_2", "exercise_2() -> unscaled entropies for d_k = 4, 16, 64, 256")
+    o = call()
+    if call.lost is not None:
+        part.lost = call.lost
+        return part
+    if o.status == "error":
+        part.error = o.message
+        part.checks = [Check("B5", "returns 4 entropies", False, "raised an error")]
+        return part
+    h = _floats(o)
+    bound = math.log(EXERCISE2_T)
+    shape_ok = h.shape == (4,) and bool(np.all(np.isfinite(h)))
+    part.checks = [Check("B5", "returns 4 entropies, one per d_k, each between 0 and log 8",
+                         shape_ok and bool(np.all((h >= 0) & (h <= bound + 1e-12))),
+                         np.array2string(h, precision=4))]
+    if not shape_ok:
+        return part
+    lesson = exercise2_reference(reseed=False)
+    tol = 1e-9  # the lesson's log(p + 1e-12) and an exact entropy differ by at most 8e-12
+    same = _same(h, lesson["unscaled"], tol)
+    part.checks.append(Check("B5", "the lesson's single draw: np.random.seed(42) once, then per d_k q = randn(d_k), "
+                             "Kmat = randn(8, d_k)", same,
+                             f"reference {np.array2string(lesson['unscaled'], precision=4)}"))
+    if not same:
+        for ref, says in ((lesson["scaled"], "these are the entropies of the scaled softmax: the exercise takes the "
+                           "softmax of the unscaled raw scores Kmat @ q"),
+                          (exercise2_reference(reseed=True)["unscaled"], "the stream is reseeded before each d_k: "
+                           "seed once, before the loop, so the draws continue as in the lesson"),
+                          (lesson["unscaled"] / math.log(2), "the entropies are in bits (log2): the lesson uses the "
+                           "natural log, np.log")):
+            if _same(h, ref, 1e-6):
+                part.diagnosis.append(f'measured: {says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
+    if np.any(np.diff(h) > 0):
+        part.notes.append("the entropy does not fall at every step: one draw need not (B5's caveat; the lesson's own "
+                          "draw rises from d_k = 4 to 16). B5 is decided on the mean over many draws")
+    return part
+
+
+@cache
+def exercise3_reference() -> np.ndarray:
+    """argsort of the lesson's softmax weights at d_k = 256: np.random.seed(42), q = randn(256), K = randn(8, 256)."""
+    rs = lesson_legacy_stream()
+    q, K = rs.randn(A2_D_K), rs.randn(A2_T, A2_D_K)
+    return np.argsort(reference_softmax(K @ q))
+
+
+def grade_exercise_3(call: Calls) -> Part:
+    part = Part("exercise_3", "exercise_3() -> (argsort of unscaled weights, argsort of scaled weights)")
+    o = call()
+    if call.lost is not None:
+        part.lost = call.lost
+        return part
+    if o.status == "error":
+        part.error = o.message
+        part.checks = [Check("B6", "returns two argsorts", False, "raised an error")]
+        return part
+    perm = np.arange(A2_T)
+    arrays = [np.asarray(v) for v in o.values] if o.sequence else []
+    ok = len(arrays) == 2 and all(a.shape == (A2_T,) and np.array_equal(np.sort(a), perm) for a in arrays)
+    part.checks = [Check("B6", "returns two argsorts, each an ordering of the 8 positions", ok,
+                         ", ".join(np.array2string(a) for a in arrays) if arrays else f"{len(o.values)} item(s)")]
+    if not ok:
+        return part
+    unscaled, scaled = arrays
+    ref = exercise3_reference()
+    same = np.array_equal(unscaled, scaled)
+    part.checks.append(Check("B6", "scaling does not change the ranking: the two argsorts are equal", same,
+                             f"unscaled {unscaled}, scaled {scaled}"))
+    lesson = np.array_equal(unscaled, ref) or np.array_equal(scaled, ref)
+    part.checks.append(Check("B6", "the lesson's draw: np.random.seed(42), q = randn(256), Kmat = randn(8, 256)",
+                             lesson, f"reference {ref}"))
+    if not same:
+        if np.array_equal(unscaled, scaled[::-1]):
+            part.diagnosis.append("measured: one argsort is the other reversed: sort both the same way")
+        else:
+            part.diagnosis.append("measured: the orders differ. A positive scale never reorders the scores; the "
+                                  "argsort of the *weights* can differ only where exp underflowed to exactly 0 "
+                                  "and weights tie (float32 at large d_k): rank the raw scores, or sort with "
+                                  f'kind="stable". Reread "{M.EXERCISE_3}".')
+    elif not lesson and np.array_equal(unscaled, ref[::-1]):
+        part.diagnosis.append("measured: your argsorts are the lesson's reversed (descending): use np.argsort's "
+                              "ascending order, as the exercise compares")
+    return part

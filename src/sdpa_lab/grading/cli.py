@@ -1,0 +1,59 @@
+"""`sdpa-lab new-solutions FILE` and `sdpa-lab grade FILE`: the subcommands for a learner's own solutions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+
+def new_solutions(args: argparse.Namespace) -> int:
+    from sdpa_lab.grading.skeleton import write_skeleton
+
+    try:
+        path = write_skeleton(args.file)
+    except FileExistsError:
+        print(f"sdpa-lab new-solutions: error: {args.file} exists; not overwriting it", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"sdpa-lab new-solutions: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}: fill in its five functions, then run `sdpa-lab grade {path}`")
+    return 0
+
+
+def grade(args: argparse.Namespace) -> int:
+    from sdpa_lab.grading.grade import format_grade
+    from sdpa_lab.grading.grade import grade as run
+
+    g = run(args.file, time_limit=args.time_limit, memory_mib=args.memory_limit, n_samples=args.n_samples)
+    print(format_grade(g))
+    return g.exit_status
+
+
+def _positive(kind):
+    def parse(text: str):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+    return parse
+
+
+def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add `new-solutions` and `grade` to the CLI's subparsers; returns {command: handler}."""
+    from sdpa_lab.experiments.replication import A1_N_SAMPLES
+    from sdpa_lab.grading.grade import DEFAULT_MEMORY_MIB, DEFAULT_TIME_LIMIT
+
+    new = subparsers.add_parser("new-solutions", help="write a skeleton of the lesson's functions and exercises")
+    new.add_argument("file", help="the file to write (never overwritten)")
+    g = subparsers.add_parser("grade", help="check your own solutions file: a verdict per function and exercise",
+                              description="Exit status: 0 all pass, 1 some fail, 2 the file could not be used.")
+    g.add_argument("file", help="your solutions file (start from `sdpa-lab new-solutions FILE`)")
+    g.add_argument("--time-limit", type=_positive(float), default=DEFAULT_TIME_LIMIT,
+                   help=f"seconds each call of your code may take (default {DEFAULT_TIME_LIMIT:g})")
+    g.add_argument("--memory-limit", type=_positive(int), default=DEFAULT_MEMORY_MIB,
+                   help=f"MiB of memory your code may use (default {DEFAULT_MEMORY_MIB})")
+    g.add_argument("--n-samples", type=_positive(int), default=A1_N_SAMPLES,
+                   help=f"pairs Exercise 1 is asked to draw (default the lesson's {A1_N_SAMPLES})")
+    return {"new-solutions": new_solutions, "grade": grade}

@@ -1,0 +1,230 @@
+"""The classic mistakes, as runnable variants of the lesson's code, and the diagnosis that names them.
+
+A diagnosis is a measurement, never a reading of the learner's source: the
+learner's outputs on probe inputs are compared with what each variant (the
+lesson's forward with some of the mistakes made) returns on the same inputs.
+The variant with the fewest mistakes that reproduces every output, errors
+included, names the mistakes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from sdpa_lab.grading.runner import Outcome
+
+# Section titles of the lesson, to reread.
+FULL_FORMULA = "The Full Formula, Piece by Piece"
+DOT_PRODUCT_GROWS = "Why a Dot Product Grows With Dimension"
+VARIANCE_TRACKS = "Proving It: Score Variance Tracks d_k"
+LARGE_SCORES = "Why Large Scores Break Softmax"
+CANONICAL_FORWARD = "The Canonical Forward in NumPy"
+EXERCISE_1 = "Exercise 1: Measure the Variance at d_k = 1024"
+EXERCISE_2 = "Exercise 2: Sweep the Softmax Entropy Across d_k"
+EXERCISE_3 = "Exercise 3: Confirm Scaling Does Not Change the Ranking"
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One classic mistake: what the code does, how to fix it, and where the lesson explains it."""
+
+    title: str
+    does: str
+    fix: str
+    reread: str
+
+
+MISTAKES = {
+    "no_scale": Mistake(
+        "no scale", "the scores Q K^T go into the softmax undivided",
+        "divide the scores by sqrt(d_k) before the softmax",
+        f'"{FULL_FORMULA}" (Step 2) and "{LARGE_SCORES}"'),
+    "divides_by_dk": Mistake(
+        "divides by d_k instead of sqrt(d_k)", "the scores are divided by d_k, which shrinks their variance to 1/d_k",
+        "divide by sqrt(d_k), the standard deviation of the scores",
+        f'"{DOT_PRODUCT_GROWS}"'),
+    "wrong_axis": Mistake(
+        "softmax over the wrong axis", "the softmax normalizes over the queries: the columns of the weights sum to 1, "
+        "not the rows", "take the softmax over the last axis (axis=-1), the keys",
+        f'"{FULL_FORMULA}" (Step 3)'),
+    "batch_axis": Mistake(
+        "softmax over the batch axis", "the softmax normalizes over axis 0, across the sequences of the batch",
+        "take the softmax over the last axis (axis=-1), the keys", f'"{FULL_FORMULA}" (Step 3)'),
+    "ignores_axis": Mistake(
+        "softmax ignores its axis argument", "the softmax always normalizes over the last axis, whatever `axis` says",
+        "pass `axis` on to max and sum", f'"{LARGE_SCORES}" (the softmax function)'),
+    "no_max_subtraction": Mistake(
+        "no max subtraction", "exp overflows on large scores: the weights come out inf or nan there, "
+        "while small scores give the right weights",
+        "subtract the row max (keepdims=True) before exp; softmax does not change",
+        f'"{FULL_FORMULA}" (Step 3: the numerically stable softmax)'),
+    "k_transpose": Mistake(
+        "K.T on a 3-D array", "K.T reverses all three axes, (B, T, d_k) -> (d_k, T, B), so the batch and feature "
+        "axes trade places: the matmul fails on most shapes and mixes batches on the rest",
+        "swap only the last two axes: K.transpose(0, 2, 1) or np.swapaxes(K, -1, -2)",
+        f'"{FULL_FORMULA}" (Step 1: K^T has shape (B, d_k, T)) and "{CANONICAL_FORWARD}"'),
+    "swapped": Mistake(
+        "output and weights swapped", "it returns (weights, output)",
+        "return out, weights, in that order", f'"{CANONICAL_FORWARD}"'),
+    "upcast": Mistake(
+        "float32 silently upcast", "float32 inputs come back as float64: the numbers are those of a float64 "
+        "computation. The lesson's `/ np.sqrt(d_k)` does this: np.sqrt returns a float64 NumPy scalar, and "
+        "NumPy 2 promotes a float32 array divided by it to float64",
+        "scale by a Python float (math.sqrt(d_k)) or by a scalar of the input's dtype (Q.dtype.type(np.sqrt(d_k)))",
+        f'"{CANONICAL_FORWARD}"'),
+}
+
+
+# -- comparing outputs ------------------------------------------------------
+
+ERROR = "error"  # a variant that raises on a probe
+
+
+def tolerance(dtype) -> float:
+    """How close two computations of the same formula must agree: sqrt(eps) of the dtype
+    (1.5e-8 for float64, 3.5e-4 for float32), far above rounding and far below any of the mistakes."""
+    return float(np.sqrt(np.finfo(dtype).eps))
+
+
+def max_difference(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest |a - b| relative to max(1, |b|), where both are finite; inf where one is finite and the other not."""
+    fa, fb = np.isfinite(a), np.isfinite(b)
+    if not np.array_equal(fa, fb):
+        return float("inf")
+    if not fa.any():
+        return 0.0
+    a64, b64 = a[fa].astype(np.float64), b[fb].astype(np.float64)
+    return float(np.max(np.abs(a64 - b64) / np.maximum(1.0, np.abs(b64))))
+
+
+def same_arrays(got: Sequence[np.ndarray], want: Sequence[np.ndarray]) -> bool:
+    """Same number of arrays, each of the same shape and dtype and equal to rounding (non-finite entries alike)."""
+    if len(got) != len(want):
+        return False
+    for a, b in zip(got, want):
+        if a.shape != b.shape or a.dtype != b.dtype or a.dtype.kind != "f":
+            return False
+        if max_difference(a, b) > tolerance(b.dtype):
+            return False
+    return True
+
+
+def reproduces(outcome: Outcome, predicted) -> bool:
+    """Whether a learner's outcome on a probe is what a variant predicts: both raise, or the same arrays."""
+    if isinstance(predicted, str):
+        return outcome.status == "error"
+    return outcome.ok and same_arrays(outcome.values, predicted)
+
+
+# -- the variants -----------------------------------------------------------
+
+def _softmax(x: np.ndarray, axis: int, stable: bool) -> np.ndarray:
+    if stable:
+        x = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@dataclass(frozen=True)
+class Softmax:
+    """softmax(x, axis), with or without the mistakes a softmax can make."""
+
+    stable: bool = True
+    ignores_axis: bool = False
+    upcast: bool = False
+
+    def mistakes(self) -> list[str]:
+        return ([] if self.stable else ["no_max_subtraction"]) + (["ignores_axis"] if self.ignores_axis else []) + (
+            ["upcast"] if self.upcast else [])
+
+    def __call__(self, x: np.ndarray, axis: int = -1):
+        if self.upcast:
+            x = x.astype(np.float64)
+        with np.errstate(all="ignore"):
+            return (_softmax(x, -1 if self.ignores_axis else axis, self.stable),)
+
+
+@dataclass(frozen=True)
+class Attention:
+    """The lesson's forward softmax(Q K^T / sqrt(d_k)) V, with or without each classic mistake."""
+
+    scale: str = "sqrt_dk"  # or "none", "dk"
+    axis: int = -1  # or -2 (the queries), 0 (the batch)
+    stable: bool = True
+    k_transpose: bool = False  # K.T instead of swapping the last two axes
+    swapped: bool = False
+    upcast: bool = False
+
+    def mistakes(self) -> list[str]:
+        named = {"none": ["no_scale"], "dk": ["divides_by_dk"], "sqrt_dk": []}[self.scale]
+        named += {-1: [], -2: ["wrong_axis"], 0: ["batch_axis"]}[self.axis]
+        named += [] if self.stable else ["no_max_subtraction"]
+        named += ["k_transpose"] if self.k_transpose else []
+        named += ["swapped"] if self.swapped else []
+        named += ["upcast"] if self.upcast else []
+        return named
+
+    def formula(self) -> str:
+        scale = {"none": "", "dk": " / d_k", "sqrt_dk": " / sqrt(d_k)"}[self.scale]
+        kt = "K.T" if self.k_transpose else "K^T"
+        axis = "" if self.axis == -1 else f", axis={self.axis}"
+        soft = "softmax" if self.stable else "softmax-without-max-subtraction"
+        w = f"{soft}(Q {kt}{scale}{axis})"
+        return f"({w}, {w} V)" if self.swapped else f"({w} V, {w})"
+
+    def __call__(self, Q: np.ndarray, K: np.ndarray, V: np.ndarray):
+        if self.upcast:
+            Q, K, V = (a.astype(np.float64) for a in (Q, K, V))
+        d_k = Q.shape[-1]
+        c = {"none": 1.0, "dk": 1.0 / d_k, "sqrt_dk": 1.0 / np.sqrt(d_k)}[self.scale]
+        Kt = K.T if self.k_transpose else np.swapaxes(K, -1, -2)
+        with np.errstate(all="ignore"):
+            try:
+                scores = Q @ Kt * Q.dtype.type(c)
+                weights = _softmax(scores, self.axis, self.stable)
+                out = weights @ V
+            except ValueError:  # shapes that do not multiply
+                return ERROR
+        return (weights, out) if self.swapped else (out, weights)
+
+
+def _all(cls) -> list:
+    """Every combination of a variant class's settings, correct one first."""
+    options = {
+        "scale": ("sqrt_dk", "none", "dk"), "axis": (-1, -2, 0),
+        "stable": (True, False), "ignores_axis": (False, True), "k_transpose": (False, True),
+        "swapped": (False, True), "upcast": (False, True),
+    }
+    names = [f.name for f in fields(cls)]
+    return [cls(**dict(zip(names, combo))) for combo in itertools.product(*(options[n] for n in names))]
+
+
+SOFTMAX_VARIANTS = _all(Softmax)
+ATTENTION_VARIANTS = _all(Attention)
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The mistakes whose variant reproduces every output of the learner's function ([] for the correct one)."""
+
+    mistakes: tuple[str, ...]
+    variant: object | None  # the variant that matched; None when no variant reproduces the outputs
+    alternatives: int = 0  # other variants with as few mistakes that match too
+
+
+def diagnose(variants: Sequence, probes: Sequence[tuple[tuple, dict]], outcomes: Sequence[Outcome]) -> Diagnosis:
+    """The variant with the fewest mistakes that reproduces the learner's outcome on every probe.
+
+    probes[i] = (args, kwargs) of call i, outcomes[i] what the learner's function gave for them.
+    """
+    matching = [v for v in variants
+                if all(reproduces(o, v(*args, **kwargs)) for (args, kwargs), o in zip(probes, outcomes))]
+    if not matching:
+        return Diagnosis((), None)
+    fewest = min(len(v.mistakes()) for v in matching)
+    best = [v for v in matching if len(v.mistakes()) == fewest]
+    return Diagnosis(tuple(best[0].mistakes()), best[0], len(best) - 1)
