@@ -105,10 +105,10 @@ def _diagnose(part: Part, variants, probes, outcomes) -> None:
         return
     if not d.mistakes:
         return
-    formula = f" {d.variant.formula()}" if hasattr(d.variant, "formula") else ""
-    part.diagnosis.append(f"measured: on all {len(probes)} probes your outputs are those of the lesson's code with "
-                          f"{' and '.join(M.MISTAKES[k].title for k in d.mistakes)}{formula}, "
-                          "to rounding (errors on the same probes)"
+    formula = f" {d.variant.formula()}," if hasattr(d.variant, "formula") else ""
+    part.diagnosis.append(f"measured: on all {len(probes)} probes your outputs equal{formula} the lesson's code "
+                          f"with the mistake{'s' if len(d.mistakes) > 1 else ''} below, to rounding "
+                          "(and raise where it raises)"
                           + (f"; {d.alternatives} other variant(s) fit as well" if d.alternatives else ""))
     for key in d.mistakes:
         m = M.MISTAKES[key]
@@ -342,13 +342,13 @@ def grade_exercise_1(call: Calls, n_samples: int = A1_N_SAMPLES) -> Part:
               abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
     ]
     if not part.checks[2].passed:
-        for want, says in ((1.0, "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
-                           (float(d) ** 2, "the scores are divided by d_k (their variance falls to 1/d_k): "
-                                           + M.MISTAKES["divides_by_dk"].fix),
-                           (math.sqrt(d), "the variance, not the scores, is divided by sqrt(d_k): "
-                                          "divide the scores, and the variance falls by d_k")):
-            if abs(ratio / want - 1) <= 1e-6:
-                part.diagnosis.append(f"measured: raw / scaled = {ratio:.6g} = {want:.6g}: {says}. "
+        for want, name, says in ((1.0, "1", "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
+                                 (float(d) ** 2, "d_k^2", "the scores are divided by d_k (their variance falls to "
+                                  "1/d_k): " + M.MISTAKES["divides_by_dk"].fix),
+                                 (math.sqrt(d), "sqrt(d_k)", "the variance, not the scores, is divided by sqrt(d_k): "
+                                  "divide the scores, and the variance falls by d_k")):
+            if abs(ratio / want - 1) <= tol:
+                part.diagnosis.append(f"measured: raw / scaled = {name} = {want:g}: {says}. "
                                       f'Reread "{M.DOT_PRODUCT_GROWS}".')
     return part
 
