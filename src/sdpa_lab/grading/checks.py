@@ -52,6 +52,7 @@ class Part:
     lost: Outcome | None = None  # a hang, memory blow-up, crash, or a function not written
     error: str = ""  # the learner's traceback, from the first probe that raised
     diagnosis: list[str] = field(default_factory=list)
+    mistakes: list[str] = field(default_factory=list)  # keys of mistakes.MISTAKES, measured
 
     @property
     def passed(self) -> bool:
@@ -105,6 +106,7 @@ def _diagnose(part: Part, variants, probes, outcomes) -> None:
         return
     if not d.mistakes:
         return
+    part.mistakes = list(d.mistakes)
     formula = f" {d.variant.formula()}," if hasattr(d.variant, "formula") else ""
     part.diagnosis.append(f"measured: on all {len(probes)} probes your outputs equal{formula} the lesson's code "
                           f"with the mistake{'s' if len(d.mistakes) > 1 else ''} below, to rounding "
@@ -342,12 +344,14 @@ def grade_exercise_1(call: Calls, n_samples: int = A1_N_SAMPLES) -> Part:
               abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
     ]
     if not part.checks[2].passed:
-        for want, name, says in ((1.0, "1", "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
-                                 (float(d) ** 2, "d_k^2", "the scores are divided by d_k (their variance falls to "
-                                  "1/d_k): " + M.MISTAKES["divides_by_dk"].fix),
-                                 (math.sqrt(d), "sqrt(d_k)", "the variance, not the scores, is divided by sqrt(d_k): "
-                                  "divide the scores, and the variance falls by d_k")):
+        for want, name, key, says in (
+                (1.0, "1", "no_scale", "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
+                (float(d) ** 2, "d_k^2", "divides_by_dk", "the scores are divided by d_k (their variance falls to "
+                 "1/d_k): " + M.MISTAKES["divides_by_dk"].fix),
+                (math.sqrt(d), "sqrt(d_k)", "variance_divided", "the variance, not the scores, is divided by "
+                 "sqrt(d_k): divide the scores, and the variance falls by d_k")):
             if abs(ratio / want - 1) <= tol:
+                part.mistakes.append(key)
                 part.diagnosis.append(f"measured: raw / scaled = {name} = {want:g}: {says}. "
                                       f'Reread "{M.DOT_PRODUCT_GROWS}".')
     return part
@@ -397,13 +401,15 @@ def grade_exercise_2(call: Calls) -> Part:
                              "Kmat = randn(8, d_k)", same,
                              f"reference {np.array2string(lesson['unscaled'], precision=4)}"))
     if not same:
-        for ref, says in ((lesson["scaled"], "these are the entropies of the scaled softmax: the exercise takes the "
-                           "softmax of the unscaled raw scores Kmat @ q"),
-                          (exercise2_reference(reseed=True)["unscaled"], "the stream is reseeded before each d_k: "
-                           "seed once, before the loop, so the draws continue as in the lesson"),
-                          (lesson["unscaled"] / math.log(2), "the entropies are in bits (log2): the lesson uses the "
-                           "natural log, np.log")):
+        for ref, key, says in (
+                (lesson["scaled"], "scaled_entropies", "these are the entropies of the scaled softmax: the exercise "
+                 "takes the softmax of the unscaled raw scores Kmat @ q"),
+                (exercise2_reference(reseed=True)["unscaled"], "reseeded", "the stream is reseeded before each d_k: "
+                 "seed once, before the loop, so the draws continue as in the lesson"),
+                (lesson["unscaled"] / math.log(2), "bits", "the entropies are in bits (log2): the lesson uses the "
+                 "natural log, np.log")):
             if _same(h, ref, 1e-6):
+                part.mistakes.append(key)
                 part.diagnosis.append(f'measured: {says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
     if np.any(np.diff(h) > 0):
         part.notes.append("the entropy does not fall at every step: one draw need not (B5's caveat; the lesson's own "
@@ -446,6 +452,7 @@ def grade_exercise_3(call: Calls) -> Part:
                              lesson, f"reference {ref}"))
     if not same:
         if np.array_equal(unscaled, scaled[::-1]):
+            part.mistakes.append("reversed")
             part.diagnosis.append("measured: one argsort is the other reversed: sort both the same way")
         else:
             part.diagnosis.append("measured: the orders differ. A positive scale never reorders the scores; the "
@@ -453,6 +460,7 @@ def grade_exercise_3(call: Calls) -> Part:
                                   "and weights tie (float32 at large d_k): rank the raw scores, or sort with "
                                   f'kind="stable". Reread "{M.EXERCISE_3}".')
     elif not lesson and np.array_equal(unscaled, ref[::-1]):
+        part.mistakes.append("descending")
         part.diagnosis.append("measured: your argsorts are the lesson's reversed (descending): use np.argsort's "
                               "ascending order, as the exercise compares")
     return part
