@@ -111,13 +111,16 @@ def test_exercise_1_other_draws_are_decided_statistically():
 
 
 def test_exercise_1_names_an_unscaled_or_d_k_scaled_variance():
-    assert checks.grade_exercise_1(Answer(1030.0, 1030.0), 2000).mistakes == ["no_scale"]
-    assert checks.grade_exercise_1(Answer(1030.0, 1030.0 / 1024**2), 2000).mistakes == ["divides_by_dk"]
+    n = ("n_samples",)
+    assert checks.grade_exercise_1(Answer(1030.0, 1030.0, kwargs=n), 2000).mistakes == ["no_scale"]
+    assert checks.grade_exercise_1(Answer(1030.0, 1030.0 / 1024**2, kwargs=n), 2000).mistakes == ["divides_by_dk"]
 
 
-def test_exercise_1_without_n_samples_is_judged_at_the_lessons_n():
+def test_exercise_1_without_n_samples_is_judged_at_the_lessons_n(monkeypatch):
+    drawn = []
+    monkeypatch.setattr(checks, "exercise1_reference", lambda n, continued: drawn.append(n) or (0.0, 0.0))
     part = checks.grade_exercise_1(Answer(1030.0, 1030.0 / 1024), 2000)  # kwargs=(): n_samples not accepted
-    assert "n = 100000" in part.notes[1]
+    assert set(drawn) == {100_000} and "n = 100000" in part.notes[1]
 
 
 def test_exercise_2_literal_draw_and_its_classic_slips():
