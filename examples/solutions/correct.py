@@ -1,4 +1,5 @@
-"""A correct solution to Lesson 2's functions and exercises (`sdpa-lab grade` passes every check)."""
+"""A correct solution to Lesson 2's functions and exercises (`sdpa-lab grade` passes every check).
+"""
 
 import math
 

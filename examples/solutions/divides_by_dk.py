@@ -1,4 +1,6 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: the scores are divided by d_k instead of sqrt(d_k), in the forward and in Exercise 1."""
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: the scores are divided by d_k
+instead of sqrt(d_k), in the forward and in Exercise 1.
+"""
 
 
 import numpy as np

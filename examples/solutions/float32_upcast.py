@@ -1,4 +1,6 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: the lesson's `/ np.sqrt(d_k)`: a float64 NumPy scalar, so float32 inputs come back as float64."""
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: the lesson's `/ np.sqrt(d_k)`: a
+float64 NumPy scalar, so float32 inputs come back as float64.
+"""
 
 
 import numpy as np

@@ -1,4 +1,6 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: K.T on a 3-D array reverses all three axes instead of swapping the last two."""
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: K.T on a 3-D array reverses all
+three axes instead of swapping the last two.
+"""
 
 
 import math

@@ -1,4 +1,6 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: the softmax does not subtract the max: exp overflows for large scores."""
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: the softmax does not subtract the
+max: exp overflows for large scores.
+"""
 
 
 import math

@@ -1,4 +1,6 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: the scores are not divided by sqrt(d_k)."""
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: the scores are not divided by
+sqrt(d_k).
+"""
 
 
 import numpy as np
@@ -12,7 +14,6 @@ def softmax(x, axis=-1):
 
 def scaled_dot_product_attention(Q, K, V):
     # Q: (B, T_q, d_k), K: (B, T_k, d_k), V: (B, T_k, d_v)
-    d_k = Q.shape[-1]
     scores = Q @ K.transpose(0, 2, 1)  # (B, T_q, T_k)
     weights = softmax(scores, axis=-1)  # (B, T_q, T_k)
     out = weights @ V  # (B, T_q, d_v)

@@ -1,4 +1,6 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: the forward returns (weights, output) instead of (output, weights)."""
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: the forward returns (weights,
+output) instead of (output, weights).
+"""
 
 
 import math

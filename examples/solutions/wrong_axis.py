@@ -1,4 +1,6 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: the softmax runs over axis 1, the queries, so the columns of the weights sum to 1."""
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: the softmax runs over axis 1, the
+queries, so the columns of the weights sum to 1.
+"""
 
 
 import math

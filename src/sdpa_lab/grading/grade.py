@@ -107,6 +107,6 @@ def format_grade(g: Grade) -> str:
             lines.append(_wrap(d, "    "))
         lines.append("")
     passed = sum(p.passed for p in g.parts)
-    lines.append(f"{passed} of {len(g.parts)} pass" + ("" if passed == len(g.parts) else
-                                                       f"; to fix: {', '.join(p.name for p in g.parts if not p.passed)}"))
+    to_fix = ", ".join(p.name for p in g.parts if not p.passed)
+    lines.append(f"{passed} of {len(g.parts)} pass" + (f"; to fix: {to_fix}" if to_fix else ""))
     return "\n".join(lines)

@@ -72,8 +72,8 @@ MISTAKES = {
         "return out, weights, in that order", f'"{CANONICAL_FORWARD}"'),
     "upcast": Mistake(
         "float32 silently upcast", "float32 inputs come back as float64: the float32 scores are scaled by a "
-        "float64 scalar, which promotes them and everything after them. The lesson's `/ np.sqrt(d_k)` does this: np.sqrt returns a float64 NumPy scalar, and "
-        "NumPy 2 promotes a float32 array divided by it to float64",
+        "float64 scalar, which promotes them and everything after them. The lesson's `/ np.sqrt(d_k)` does this: "
+        "np.sqrt returns a float64 NumPy scalar, and NumPy 2 promotes a float32 array divided by it to float64",
         "scale by a Python float (math.sqrt(d_k)) or by a scalar of the input's dtype (Q.dtype.type(np.sqrt(d_k)))",
         f'"{CANONICAL_FORWARD}"'),
 }
@@ -222,8 +222,8 @@ def diagnose(variants: Sequence, probes: Sequence[tuple[tuple, dict]], outcomes:
     """
     # Agreement to the rounding of the coarsest dtype going in (float32 inputs upcast later carry float32 rounding).
     tols = [max(tolerance(a.dtype) for a in args) for args, _ in probes]
-    matching = [v for v in variants
-                if all(reproduces(o, v(*args, **kwargs), tol) for (args, kwargs), o, tol in zip(probes, outcomes, tols))]
+    matching = [v for v in variants if all(reproduces(o, v(*args, **kwargs), tol)
+                                           for (args, kwargs), o, tol in zip(probes, outcomes, tols))]
     if not matching:
         return Diagnosis((), None)
     fewest = min(len(v.mistakes()) for v in matching)
