@@ -276,3 +276,30 @@ def test_the_learners_files_land_in_a_temporary_folder(tmp_path, monkeypatch):
     g = grade(path, time_limit=20)
     assert g.exit_status == UNUSABLE  # defines none of the functions
     assert not (tmp_path / "results").exists()
+
+
+# -- the table the workflow writes (results/solutions.csv) ----------------------------------
+
+def test_rows_hold_every_verdict_check_and_diagnosis(examples):
+    from sdpa_lab.grading.grade import COLUMNS, rows
+
+    table = rows(grade(examples / "no_scale.py", time_limit=30, n_samples=N_SAMPLES))
+    assert all(tuple(r) == COLUMNS for r in table)
+    verdicts = {r["part"]: r for r in table if r["item"] == "verdict"}
+    assert verdicts["softmax"]["verdict"] == "pass"
+    assert verdicts["scaled_dot_product_attention"]["detail"] == "no_scale"
+    assert any(r["item"] == "diagnosis" and "mistake: no scale" in r["detail"] for r in table)
+
+
+def test_grade_rows_records_an_unusable_file_or_a_grader_failure_instead_of_raising(tmp_path, monkeypatch):
+    from sdpa_lab.grading import grade as grade_module
+
+    [row] = grade_module.grade_rows(tmp_path / "missing.py")
+    assert row["verdict"] == "unusable" and "no such file" in row["detail"]
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(grade_module, "grade", broken)
+    [row] = grade_module.grade_rows(tmp_path / "x.py")
+    assert row["verdict"] == "unusable" and "OSError: disk full" in row["detail"]

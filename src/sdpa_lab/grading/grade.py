@@ -110,3 +110,35 @@ def format_grade(g: Grade) -> str:
     to_fix = ", ".join(p.name for p in g.parts if not p.passed)
     lines.append(f"{passed} of {len(g.parts)} pass" + (f"; to fix: {to_fix}" if to_fix else ""))
     return "\n".join(lines)
+
+
+# -- results/solutions.csv ----------------------------------------------------------
+
+COLUMNS = ("part", "item", "claim", "verdict", "detail")
+
+
+def rows(g: Grade) -> list[dict]:
+    """The verdicts as table rows (results/solutions.csv): per part its verdict, then its checks, notes,
+    the learner's error and the diagnosis; a file that cannot be used is one row."""
+    if not g.usable:
+        return [{"part": "file", "item": "load", "claim": "", "verdict": "unusable", "detail": g.load.message}]
+    out = []
+    for p in g.parts:
+        out.append({"part": p.name, "item": "verdict", "claim": "", "verdict": p.verdict,
+                    "detail": p.lost.message if p.lost is not None else ";".join(p.mistakes)})
+        out += [{"part": p.name, "item": c.what, "claim": c.claim, "verdict": "ok" if c.passed else "FAIL",
+                 "detail": c.detail} for c in p.checks]
+        out += [{"part": p.name, "item": "note", "claim": "", "verdict": "", "detail": n} for n in p.notes]
+        if p.error:
+            out.append({"part": p.name, "item": "error", "claim": "", "verdict": "", "detail": p.error})
+        out += [{"part": p.name, "item": "diagnosis", "claim": "", "verdict": "", "detail": d} for d in p.diagnosis]
+    return out
+
+
+def grade_rows(path: str | os.PathLike, **limits) -> list[dict]:
+    """rows(grade(path, **limits)), and never raises: a failure of the grader itself is a row too."""
+    try:
+        return rows(grade(path, **limits))
+    except Exception as exc:  # noqa: BLE001 - recorded, so a bad solutions file never breaks a pipeline
+        return [{"part": "file", "item": "grader", "claim": "", "verdict": "unusable",
+                 "detail": f"the grader could not run: {type(exc).__name__}: {exc}"}]
