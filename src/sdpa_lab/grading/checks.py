@@ -148,12 +148,13 @@ def grade_softmax(call: Calls) -> Part:
     worst_sum = worst_diff = 0.0
     for (name, (x,), kwargs), o in zip(probes, outcomes):
         why = _why_not(name, o, None)
+        p, axis = (o.values[0], kwargs.get("axis", -1)) if why is None else (None, None)
+        if why is None and p.shape != x.shape:
+            why = f"shape {_shape(p)} for x of shape {_shape(x)} on {name}"
         if why:
             shape.append(why)
-            continue
-        p, axis = o.values[0], kwargs.get("axis", -1)
-        if p.shape != x.shape:
-            shape.append(f"shape {_shape(p)} for x of shape {_shape(x)} on {name}")
+            rows.append(f"not measured on {name}")
+            agree.append(f"not measured on {name}")
             continue
         with np.errstate(all="ignore"):
             off = float(np.max(np.abs(p.sum(axis=axis, dtype=np.float64) - 1.0)))
@@ -174,7 +175,7 @@ def grade_softmax(call: Calls) -> Part:
         _check("", "large inputs (up to about 3000): no overflow, no nan",
                [] if large.ok and large.values and np.all(np.isfinite(large.values[0])) else
                ["non-finite values (inf or nan) on the large input" if large.ok else "raised an error on it"],
-               "finite, and equal to the reference"),
+               "finite"),
         _check("", "keeps the dtype: float32 in, float32 out",
                [] if f32.ok and f32.values and f32.values[0].dtype == np.float32 else
                [f"float32 in, {f32.values[0].dtype} out" if f32.ok and f32.values else "raised an error on it"],
@@ -222,14 +223,16 @@ def grade_attention(call: Calls) -> Part:
     worst_sum = worst_diff = 0.0
     for i, ((name, (Q, K, V), _), o) in enumerate(zip(probes, outcomes)):
         why = _why_not(name, o, 2)
+        want_out, want_w = (*Q.shape[:-1], V.shape[-1]), (*Q.shape[:-1], K.shape[-2])
+        if why is None:
+            out, w = o.values
+            if out.shape != want_out or w.shape != want_w:
+                why = (f"output {_shape(out)}, weights {_shape(w)} on {name}; expected output "
+                       f"({', '.join(map(str, want_out))}), weights ({', '.join(map(str, want_w))})")
         if why:
             shapes.append(why)
-            continue
-        out, w = o.values
-        want_out, want_w = (*Q.shape[:-1], V.shape[-1]), (*Q.shape[:-1], K.shape[-2])
-        if out.shape != want_out or w.shape != want_w:
-            shapes.append(f"output {_shape(out)}, weights {_shape(w)} on {name}; expected "
-                          f"output ({', '.join(map(str, want_out))}), weights ({', '.join(map(str, want_w))})")
+            rows.append(f"not measured on {name}")
+            agree.append(f"not measured on {name}")
             continue
         good[i] = (out, w)
         with np.errstate(all="ignore"):
