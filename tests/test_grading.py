@@ -303,3 +303,10 @@ def test_grade_rows_records_an_unusable_file_or_a_grader_failure_instead_of_rais
     monkeypatch.setattr(grade_module, "grade", broken)
     [row] = grade_module.grade_rows(tmp_path / "x.py")
     assert row["verdict"] == "unusable" and "OSError: disk full" in row["detail"]
+
+
+def test_a_solutions_file_may_import_its_own_helper_module(tmp_path, examples):
+    (tmp_path / "my_softmax.py").write_text((examples / "correct.py").read_text())
+    path = write(tmp_path, "from my_softmax import softmax\n")
+    g = grade(path, time_limit=20)
+    assert g.parts[0].passed and g.parts[1].verdict == "missing"

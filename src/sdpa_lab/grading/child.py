@@ -55,6 +55,7 @@ def load(path: str):
                       "text": (exc.text or "").rstrip()}
     module = type(sys)("solutions")
     module.__file__ = path
+    sys.path.insert(0, str(Path(path).parent))  # the learner's own helper modules, beside the file
     sys.modules["solutions"] = module
     try:
         exec(code, module.__dict__)
