@@ -27,6 +27,11 @@ include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
 
 
+if "solutions" in config:
+
+    include: "workflow/rules/solutions.smk"
+
+
 rule all:
     default_target: True
     input:

@@ -18,6 +18,6 @@ rule claims:
         mem_mb=200,
         runtime=2,
     params:
-        config=config,
+        config=sweep_config(),
     script:
         "../scripts/decide_claims.py"

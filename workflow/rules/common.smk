@@ -108,7 +108,35 @@ REPORT_HTML = "reports/report.html"
 def all_outputs():
     """Every file the default target builds."""
     figures = [path for name in FIGURES for path in figure_files(name).values()]
-    return [*experiment_outputs(), "results/claims.csv", *figures, REPORT_HTML]
+    return [
+        *experiment_outputs(),
+        "results/claims.csv",
+        *figures,
+        REPORT_HTML,
+        *solutions_outputs(),
+    ]
+
+
+# A learner's solutions (config `solutions`, optional; rule in solutions.smk): limits per call of their code.
+SOLUTIONS_CSV = "results/solutions.csv"
+GRADING_TIME_LIMIT = 120  # seconds
+GRADING_MEMORY_MIB = 4096
+
+
+def solutions_outputs():
+    """results/solutions.csv when the config names a solutions file, else nothing."""
+    return [SOLUTIONS_CSV] if "solutions" in config else []
+
+
+def solutions_file():
+    """The solutions file as an input when it exists (a missing one is graded as missing, not a missing input)."""
+    path = Path(config["solutions"])
+    return [str(path)] if path.is_file() else []
+
+
+def sweep_config():
+    """The config without `solutions`: what the claims depend on (naming a solutions file reruns no claim)."""
+    return {key: value for key, value in config.items() if key != "solutions"}
 
 
 def benchmarks_before_report():

@@ -33,6 +33,7 @@ rule report:
         benchmarks=benchmarks_before_report(),
         code=code_of("sdpa_lab.report.jobs", "sdpa_lab.report.html"),
         templates=templates(),
+        solutions=solutions_outputs(),
     output:
         html=report(REPORT_HTML, caption="../report/report_html.rst", category="Report"),
     log:

@@ -11,4 +11,5 @@ report_job(
     snakemake.output.html,  # noqa: F821
     snakemake.input.benchmarks,  # noqa: F821
     snakemake.log[0],  # noqa: F821
+    solutions=next(iter(snakemake.input.solutions), None),  # noqa: F821 (results/solutions.csv, if graded)
 )

@@ -142,3 +142,20 @@ def grade_rows(path: str | os.PathLike, **limits) -> list[dict]:
     except Exception as exc:  # noqa: BLE001 - recorded, so a bad solutions file never breaks a pipeline
         return [{"part": "file", "item": "grader", "claim": "", "verdict": "unusable",
                  "detail": f"the grader could not run: {type(exc).__name__}: {exc}"}]
+
+
+def solutions_job(solutions: str | os.PathLike, out: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT,
+                  memory_mib: int = DEFAULT_MEMORY_MIB, log_path: str | None = None) -> None:
+    """The workflow's job: grade `solutions` and write the verdicts to `out` (results/solutions.csv).
+
+    Whatever the file does, the verdicts are written and the job succeeds: a bad
+    solutions file never breaks the rest of the pipeline.
+    """
+    from sdpa_lab.io import write_csv
+    from sdpa_lab.joblog import job_log
+
+    with job_log("solutions", log_path) as logger:
+        table = grade_rows(solutions, time_limit=time_limit, memory_mib=memory_mib)
+        write_csv(table, out)
+        verdicts = [f"{r['part']}: {r['verdict']}" for r in table if r["item"] in ("verdict", "load", "grader")]
+        logger.info("solutions %s: %s; wrote %s", solutions, "; ".join(verdicts), out)

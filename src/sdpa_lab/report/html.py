@@ -9,6 +9,7 @@ the CSS is inline, so the file works offline and when mailed alone.
 from __future__ import annotations
 
 import base64
+import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -204,9 +205,29 @@ def environment() -> Environment:
     return env
 
 
+def solutions_view(path: str | Path) -> list[dict]:
+    """results/solutions.csv (sdpa_lab.grading) grouped by part: its verdict, checks, notes, error and diagnosis."""
+    parts: dict[str, dict] = {}
+    with open(path, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            part = parts.setdefault(row["part"], {"name": row["part"], "verdict": "", "passed": False, "detail": "",
+                                                  "checks": [], "notes": [], "error": "", "diagnosis": []})
+            item, verdict, detail = row["item"], row["verdict"], row["detail"]
+            if item in ("verdict", "load", "grader"):
+                part.update(verdict=verdict, passed=verdict == "pass", detail=detail)
+            elif item in ("note", "diagnosis"):
+                part["notes" if item == "note" else "diagnosis"].append(detail)
+            elif item == "error":
+                part["error"] = detail
+            else:
+                part["checks"].append({"claim": row["claim"], "what": item, "ok": verdict == "ok", "detail": detail})
+    return list(parts.values())
+
+
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
-                  claims: Iterable[Claim] | None = None) -> str:
-    """The report's HTML: summary, one section per claim (registry order), further figures, provenance."""
+                  claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None) -> str:
+    """The report's HTML: summary, one section per claim (registry order), a learner's solutions if
+    graded (solutions_view), further figures, provenance."""
     claims = list(claims if claims is not None else registry().values())
     figures = figure_views(pngs, decision.k, [c.id for c in claims])
     views = claim_views(decision, claims, figures)
@@ -214,7 +235,8 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
     return environment().get_template("report.html.j2").render(
         claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
         badges=BADGES, verdict_order=VERDICT_ORDER,
-        per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST)
+        per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
+        solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views})
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
@@ -231,11 +253,14 @@ def recorded_seeds(results: Results) -> dict[str, list[int]]:
 
 
 def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
-                 benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".") -> Decision:
-    """Decide every claim from `results_dir` (refusing results of another config) and write the report to `out`."""
+                 benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".",
+                 solutions: str | Path | None = None) -> Decision:
+    """Decide every claim from `results_dir` (refusing results of another config) and write the report to `out`;
+    with `solutions` (results/solutions.csv), a "Your solutions" section too."""
     decision = decide_checked(results_dir, dict(config))
     pngs = {name: (Path(figures_dir) / f"{name}.png").read_bytes()
             for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
     prov = provenance(config, benchmarks, repo_dir, recorded_seeds(Results(results_dir)))
-    write_text(render_report(decision, pngs, prov), out)
+    graded = solutions_view(solutions) if solutions is not None else None
+    write_text(render_report(decision, pngs, prov, solutions=graded), out)
     return decision
