@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 
 import numpy as np
@@ -37,7 +38,7 @@ def _probes(make):
 
 
 def test_correct_variants_are_the_reference_code():
-    for args, kwargs in _probes(checks.attention_probes):
+    for args, _ in _probes(checks.attention_probes):
         want = scaled_dot_product_attention(*args)
         assert M.same_arrays(M.Attention()(*args), want, 1e-12)
     for args, kwargs in _probes(checks.softmax_probes):
@@ -310,3 +311,62 @@ def test_a_solutions_file_may_import_its_own_helper_module(tmp_path, examples):
     path = write(tmp_path, "from my_softmax import softmax\n")
     g = grade(path, time_limit=20)
     assert g.parts[0].passed and g.parts[1].verdict == "missing"
+
+
+# -- the workflow: --config solutions=FILE -------------------------------------------------
+
+def test_the_config_accepts_a_solutions_path_and_nothing_else_there(tiny_config):
+    from sdpa_lab.config import config_errors
+
+    assert config_errors({**tiny_config, "solutions": "my_solutions.py"}) == []
+    for bad in (3, "", ["a.py"]):
+        [line] = config_errors({**tiny_config, "solutions": bad})
+        assert line.startswith("config setting solutions:")
+
+
+def test_the_report_section_adds_nothing_else_to_the_report(tmp_path, examples, tiny_config):
+    from conftest import write_run
+
+    from sdpa_lab.claims import decide
+    from sdpa_lab.grading.grade import rows
+    from sdpa_lab.io import write_csv
+    from sdpa_lab.report import html as H
+    from sdpa_lab.report.provenance import provenance
+
+    results = write_run(tmp_path, tiny_config)
+    decision, prov = decide(results), provenance(tiny_config, [], tmp_path)
+    write_csv(rows(grade(examples / "wrong_axis.py", time_limit=30, n_samples=N_SAMPLES)), tmp_path / "s.csv")
+    without = H.render_report(decision, {}, prov)
+    with_section = H.render_report(decision, {}, prov, solutions=H.solutions_view(tmp_path / "s.csv"))
+    assert "your-solutions" not in without
+    section = re.search(r'<section class="claim v-fails" id="your-solutions">.*?</section>\n', with_section, re.S)
+    assert section and "mistake: softmax over the wrong axis" in section.group(0)
+    assert '<a href="#A3">A3</a>' in section.group(0)  # each check next to the reference run's claim
+    assert with_section.replace(section.group(0), "") == without
+
+
+@pytest.mark.pipeline
+def test_snakemake_with_a_bad_solutions_file_reruns_nothing_else_and_records_it(repo, tmp_path, tiny_config):
+    import hashlib
+
+    from test_pipeline import make_workdir, snakemake
+
+    work = make_workdir(repo, tmp_path, tiny_config)
+    assert snakemake(work).returncode == 0
+    assert not (work / "results/solutions.csv").exists()
+    before = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in (work / "results").glob("*.csv")}
+    (work / "s.py").write_text("def softmax(x, axis=-1)\n    return x\n")
+
+    dry = snakemake(work, "--dry-run", "--config", "solutions=s.py")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    jobs = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout, re.M))
+    assert jobs == {"solutions", "report", "all"}, jobs  # no experiment, no claim reruns
+
+    proc = snakemake(work, "--config", "solutions=s.py")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    table = (work / "results/solutions.csv").read_text()
+    assert "unusable" in table and "line 1" in table and "SyntaxError" in table
+    html = (work / "reports/report.html").read_text()
+    assert 'id="your-solutions"' in html and "SyntaxError" in html
+    after = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in (work / "results").glob("*.csv")}
+    assert {k: v for k, v in after.items() if k != "solutions.csv"} == before

@@ -117,7 +117,7 @@ def all_outputs():
     ]
 
 
-# A learner's solutions (config `solutions`, optional; rule in solutions.smk): limits per call of their code.
+# A learner's solutions (config `solutions`, optional; graded by solutions.smk) and the limits on their code.
 SOLUTIONS_CSV = "results/solutions.csv"
 GRADING_TIME_LIMIT = 120  # seconds
 GRADING_MEMORY_MIB = 4096

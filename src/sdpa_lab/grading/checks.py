@@ -73,7 +73,7 @@ def _shape(a) -> str:
 
 
 def _first_error(part: Part, names, outcomes) -> None:
-    for name, o in zip(names, outcomes):
+    for name, o in zip(names, outcomes, strict=True):
         if o.status == "error":
             part.error = f"on {name}:\n{o.message}"
             return
@@ -137,7 +137,7 @@ def grade_softmax(call: Calls) -> Part:
     part = Part("softmax", "softmax(x, axis=-1)")
     probes = softmax_probes()
     outcomes = []
-    for name, args, kwargs in probes:
+    for _, args, kwargs in probes:
         outcomes.append(call(*args, **kwargs))
         if call.lost is not None:
             part.lost = call.lost
@@ -147,7 +147,7 @@ def grade_softmax(call: Calls) -> Part:
 
     shape, rows, agree = [], [], []
     worst_sum = worst_diff = 0.0
-    for (name, (x,), kwargs), o in zip(probes, outcomes):
+    for (name, (x,), kwargs), o in zip(probes, outcomes, strict=True):
         why = _why_not(name, o, None)
         p, axis = (o.values[0], kwargs.get("axis", -1)) if why is None else (None, None)
         if why is None and p.shape != x.shape:
@@ -222,7 +222,7 @@ def grade_attention(call: Calls) -> Part:
 
     shapes, rows, agree, good = [], [], [], {}
     worst_sum = worst_diff = 0.0
-    for i, ((name, (Q, K, V), _), o) in enumerate(zip(probes, outcomes)):
+    for i, ((name, (Q, K, V), _), o) in enumerate(zip(probes, outcomes, strict=True)):
         why = _why_not(name, o, 2)
         want_out, want_w = (*Q.shape[:-1], V.shape[-1]), (*Q.shape[:-1], K.shape[-2])
         if why is None:

@@ -105,7 +105,7 @@ def same_arrays(got: Sequence[np.ndarray], want: Sequence[np.ndarray], tol: floa
     """Same number of arrays, each of the same shape and dtype and equal to `tol` (non-finite entries alike)."""
     if len(got) != len(want):
         return False
-    for a, b in zip(got, want):
+    for a, b in zip(got, want, strict=True):
         if a.shape != b.shape or a.dtype != b.dtype or a.dtype.kind != "f":
             return False
         if max_difference(a, b) > tol:
@@ -199,7 +199,8 @@ def _all(cls) -> list:
         "swapped": (False, True), "upcast": (False, True),
     }
     names = [f.name for f in fields(cls)]
-    return [cls(**dict(zip(names, combo))) for combo in itertools.product(*(options[n] for n in names))]
+    combos = itertools.product(*(options[n] for n in names))
+    return [cls(**dict(zip(names, combo, strict=True))) for combo in combos]
 
 
 SOFTMAX_VARIANTS = _all(Softmax)
@@ -222,8 +223,8 @@ def diagnose(variants: Sequence, probes: Sequence[tuple[tuple, dict]], outcomes:
     """
     # Agreement to the rounding of the coarsest dtype going in (float32 inputs upcast later carry float32 rounding).
     tols = [max(tolerance(a.dtype) for a in args) for args, _ in probes]
-    matching = [v for v in variants if all(reproduces(o, v(*args, **kwargs), tol)
-                                           for (args, kwargs), o, tol in zip(probes, outcomes, tols))]
+    cases = list(zip(probes, outcomes, tols, strict=True))
+    matching = [v for v in variants if all(reproduces(o, v(*args, **kwargs), tol) for (args, kwargs), o, tol in cases)]
     if not matching:
         return Diagnosis((), None)
     fewest = min(len(v.mistakes()) for v in matching)
