@@ -11,7 +11,7 @@ rule solutions:
         solutions=solutions_file(),
         code=code_of("sdpa_lab.grading.grade", "sdpa_lab.grading.child"),
     output:
-        csv=report(SOLUTIONS_CSV, caption="../report/result.rst", category="Results"),
+        csv=report(SOLUTIONS_CSV, caption="../report/solutions.rst", category="Results"),
     log:
         log_of("solutions"),
     benchmark:
