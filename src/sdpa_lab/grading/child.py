@@ -128,6 +128,9 @@ def main(argv: list[str]) -> int:
         sys.stdout.flush()
         replies.write(json.dumps(reply) + "\n")
 
+    import numpy  # noqa: F401 - the grader's own start, timed apart from the learner's code
+
+    send({"status": "started"})
     module, status = load(path)
     send(status)
     if module is None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 OK = "ok"
+STARTUP_TIME_LIMIT = 60.0  # seconds for the learner's process to start Python and import NumPy, on a loaded machine
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,9 @@ class LearnerProcess:
             start_new_session=True,  # its own process group, so a kill reaches anything it started
         )
         self._buffer = b""
+        started = self._receive("starting Python and NumPy", startup=True)  # before any of the learner's code
+        if isinstance(started, Outcome):
+            return started
         reply = self._receive("importing the file")
         if isinstance(reply, Outcome):
             return reply
@@ -150,9 +154,11 @@ class LearnerProcess:
             values = tuple(data[f"item{i}"] for i in range(reply["n"]))
         return Outcome(OK, values, reply["sequence"], kwargs=tuple(reply.get("kwargs", ())))
 
-    def _receive(self, doing: str) -> dict | Outcome:
-        """The next JSON line from the process, or the Outcome of a hang or a crash."""
-        deadline = time.monotonic() + self.time_limit
+    def _receive(self, doing: str, startup: bool = False) -> dict | Outcome:
+        """The next JSON line from the process within the time limit (the learner's, or STARTUP_TIME_LIMIT for
+        the process's own start), or the Outcome of a hang or a crash."""
+        time_limit = STARTUP_TIME_LIMIT if startup else self.time_limit
+        deadline = time.monotonic() + time_limit
         fd = self._proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
@@ -160,9 +166,10 @@ class LearnerProcess:
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(timeout=left):
                     self.close()
+                    why = " (the machine is overloaded?)" if startup else \
+                        " (an endless loop, or far more work than the exercise needs?)"
                     return Outcome("timeout", message=(
-                        f"did not finish within the time limit of {self.time_limit:g} s while {doing} "
-                        "(an endless loop, or far more work than the exercise needs?): stopped"))
+                        f"did not finish within the time limit of {time_limit:g} s while {doing}{why}: stopped"))
                 chunk = os.read(fd, 65536)
                 if not chunk:
                     return self._lost(doing)
