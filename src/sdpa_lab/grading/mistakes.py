@@ -173,7 +173,8 @@ class Attention:
         axis = "" if self.axis == -1 else f", axis={self.axis}"
         soft = "softmax" if self.stable else "naive_softmax"
         w = f"{soft}(Q {kt}{scale}{axis})"
-        return f"({w}, {w} V)" if self.swapped else f"({w} V, {w})"
+        pair = f"({w}, {w} V)" if self.swapped else f"({w} V, {w})"
+        return pair + (" in float64 from float32 inputs" if self.upcast else "")
 
     def __call__(self, Q: np.ndarray, K: np.ndarray, V: np.ndarray):
         d_k = Q.shape[-1]
