@@ -34,6 +34,16 @@ is_running() {
     [[ -r /proc/$pid/comm ]] && [[ "$(cat "/proc/$pid/comm")" == "$name" ]]
 }
 
+# Does any daemon recorded in DIR/pids still run?
+any_running() {
+    local name pid
+    [[ -f $1/pids ]] || return 1
+    while read -r name pid; do
+        is_running "$name" "$pid" && return 0
+    done <"$1/pids"
+    return 1
+}
+
 write_conf() {
     local dir=$1
     local cpus mem_mb ctld_port slurmd_port
@@ -92,10 +102,10 @@ link_default_conf() {
     local dir=$1 target
     if [[ -L $DEFAULT_CONF ]]; then
         target=$(readlink "$DEFAULT_CONF")
-        if [[ -e $(dirname "$target")/pids ]]; then
+        if any_running "$(dirname "$target")"; then
             fail "$dir" "$DEFAULT_CONF points to a test cluster that is still running: $target"
         fi
-        rm -f "$DEFAULT_CONF"  # left by a test cluster that was not stopped
+        rm -f "$DEFAULT_CONF"  # left by a test cluster whose daemons are gone
     elif [[ -e $DEFAULT_CONF ]]; then
         fail "$dir" "$DEFAULT_CONF exists (a real SLURM installation?): not starting a test cluster beside it"
     fi
