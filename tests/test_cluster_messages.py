@@ -141,6 +141,14 @@ def test_relative_slurm_log_paths_are_read_from_the_workdir(tmp_path: Path):
         "rule variance ran out of memory (mem_mb=20); rerun with --set-resources variance:mem_mb=500"]
 
 
+def test_report_takes_the_list_of_logs_an_onerror_hook_gets(tmp_path: Path):
+    (tmp_path / ".snakemake" / "slurm_logs" / "rule_variance").mkdir(parents=True)
+    (tmp_path / ".snakemake" / "slurm_logs" / "rule_variance" / "11.log").write_text(EARLY_SLURM_LOG)
+    main = tmp_path / "run.log"
+    main.write_text(MAIN_LOG.format(work=tmp_path).split("[Mon Nov 30 22:51:42 2026]\n")[1])
+    assert out_of_memory_report([str(main)]) == out_of_memory_report(main) != []
+
+
 def test_no_failed_job_no_report(tmp_path: Path):
     main = tmp_path / "run.log"
     main.write_text("Building DAG of jobs...\n17 of 17 steps (100%) done\n")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,21 +112,22 @@ def failed_jobs(snakemake_log: str) -> dict[str, tuple[str, ...]]:
     return jobs
 
 
-def out_of_memory_report(snakemake_log: str | Path, workdir: str | Path = ".") -> list[str]:
+def out_of_memory_report(snakemake_log: str | Path | Iterable[str | Path], workdir: str | Path = ".") -> list[str]:
     """One line per failed SLURM job of this run that was killed for memory (none if no such job).
 
-    `snakemake_log` is the path of the run's Snakemake log (an onerror hook's `log`);
-    SLURM log paths in it that are relative are taken from `workdir`. A job killed
-    before any of its rules started is reported with all its rules.
+    `snakemake_log` is the run's Snakemake log file, or a list of them (an onerror
+    hook's `log`); SLURM log paths in it that are relative are taken from `workdir`.
+    A job killed before any of its rules started is reported with all its rules.
     """
-    text = Path(snakemake_log).read_text(errors="replace")
+    logs = [snakemake_log] if isinstance(snakemake_log, (str, Path)) else list(snakemake_log)
     lines = []
-    for path, job_rules in failed_jobs(text).items():
-        slurm_log = Path(workdir, path)
-        if not slurm_log.is_file():
-            continue
-        for kill in kills_in_slurm_log(slurm_log.read_text(errors="replace")):
-            rules = kill.rules or job_rules
-            if rules:
-                lines.append(OutOfMemory(rules, kill.limit_mb, kill.used_mb).message())
+    for log in logs:
+        for path, job_rules in failed_jobs(Path(log).read_text(errors="replace")).items():
+            slurm_log = Path(workdir, path)
+            if not slurm_log.is_file():
+                continue
+            for kill in kills_in_slurm_log(slurm_log.read_text(errors="replace")):
+                rules = kill.rules or job_rules
+                if rules:
+                    lines.append(OutOfMemory(rules, kill.limit_mb, kill.used_mb).message())
     return lines
