@@ -153,3 +153,4 @@ def test_no_failed_job_no_report(tmp_path: Path):
     main = tmp_path / "run.log"
     main.write_text("Building DAG of jobs...\n17 of 17 steps (100%) done\n")
     assert out_of_memory_report(main) == []
+    assert out_of_memory_report([tmp_path / "never-written.log"]) == []

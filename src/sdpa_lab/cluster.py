@@ -122,6 +122,8 @@ def out_of_memory_report(snakemake_log: str | Path | Iterable[str | Path], workd
     logs = [snakemake_log] if isinstance(snakemake_log, (str, Path)) else list(snakemake_log)
     lines = []
     for log in logs:
+        if not Path(log).is_file():  # a run stopped before Snakemake opened its log
+            continue
         for path, job_rules in failed_jobs(Path(log).read_text(errors="replace")).items():
             slurm_log = Path(workdir, path)
             if not slurm_log.is_file():
