@@ -1,4 +1,4 @@
-"""sdpa_lab.cluster: the out-of-memory report, on log text shaped like the real logs (tests/test_slurm.py runs it on a cluster)."""
+"""sdpa_lab.cluster: the out-of-memory report, on text shaped like real logs (tests/test_slurm.py: on a cluster)."""
 
 from __future__ import annotations
 
@@ -33,17 +33,19 @@ slurmstepd-localhost: error: Exceeded job memory limit
 """
 
 # Killed while the job's own Snakemake was starting: no rule had begun.
-EARLY_SLURM_LOG = f"""slurmstepd-localhost: error: StepId=11.batch exceeded memory limit ({58630144} > {20 * MIB}), being killed
+EARLY_SLURM_LOG = f"""\
+slurmstepd-localhost: error: StepId=11.batch exceeded memory limit ({58630144} > {20 * MIB}), being killed
 slurmstepd-localhost: error: Exceeded job memory limit
 slurmstepd-localhost: error: *** JOB 11 ON localhost CANCELLED AT 2026-11-30T22:51:31 ***
 """
 
 # The main Snakemake log of a run with a failed group job and a failed single-rule job.
-MAIN_LOG = """Job 73194daa has been submitted with SLURM jobid 10 (log: {work}/.snakemake/slurm_logs/group_sweeps_forward_shape_lesson_forward/10.log).
+MAIN_LOG = """\
+Job 73194daa submitted with SLURM jobid 10 (log: {work}/.snakemake/slurm_logs/group_sweeps_forward_shape_.../10.log).
 Job 0 has been submitted with SLURM jobid 11 (log: {work}/.snakemake/slurm_logs/rule_variance/11.log).
 [Mon Nov 30 22:50:47 2026]
     message: Error in group sweeps
-    log: {work}/.snakemake/slurm_logs/group_sweeps_forward_shape_lesson_forward/10.log (check log file(s) for error details)
+    log: {work}/.snakemake/slurm_logs/group_sweeps_forward_shape_.../10.log (check log file(s) for error details)
     jobs:
         rule forward_shape:
             jobid: 0
@@ -92,7 +94,7 @@ def test_a_log_without_kills_has_none():
 def test_failed_jobs_pairs_each_slurm_log_with_its_rules():
     jobs = failed_jobs(MAIN_LOG.format(work="/w"))
     assert jobs == {
-        "/w/.snakemake/slurm_logs/group_sweeps_forward_shape_lesson_forward/10.log": ("forward_shape", "lesson_forward"),
+        "/w/.snakemake/slurm_logs/group_sweeps_forward_shape_.../10.log": ("forward_shape", "lesson_forward"),
         "/w/.snakemake/slurm_logs/rule_variance/11.log": ("variance",),
     }  # rule_report/99.log is in no error block: that job did not fail
 
@@ -105,8 +107,8 @@ def test_suggestion_doubles_the_limit_or_more():
 
 def test_report_reads_the_failed_jobs_slurm_logs(tmp_path: Path):
     slurm = tmp_path / ".snakemake" / "slurm_logs"
-    (slurm / "group_sweeps_forward_shape_lesson_forward").mkdir(parents=True)
-    (slurm / "group_sweeps_forward_shape_lesson_forward" / "10.log").write_text(
+    (slurm / "group_sweeps_forward_shape_...").mkdir(parents=True)
+    (slurm / "group_sweeps_forward_shape_..." / "10.log").write_text(
         GROUP_SLURM_LOG.replace("lesson_variance", "lesson_forward"))
     (slurm / "rule_variance").mkdir()
     (slurm / "rule_variance" / "11.log").write_text(EARLY_SLURM_LOG)
@@ -121,7 +123,7 @@ def test_report_reads_the_failed_jobs_slurm_logs(tmp_path: Path):
 
 
 def test_report_names_every_rule_of_a_job_killed_before_its_rules(tmp_path: Path):
-    log_dir = tmp_path / ".snakemake" / "slurm_logs" / "group_sweeps_forward_shape_lesson_forward"
+    log_dir = tmp_path / ".snakemake" / "slurm_logs" / "group_sweeps_forward_shape_..."
     log_dir.mkdir(parents=True)
     (log_dir / "10.log").write_text(EARLY_SLURM_LOG)
     main = tmp_path / "run.log"

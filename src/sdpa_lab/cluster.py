@@ -79,7 +79,7 @@ def kills_in_slurm_log(text: str) -> list[OutOfMemory]:
 
 
 def _error_blocks(snakemake_log: str) -> list[list[str]]:
-    """The 'Error in rule ...' / 'Error in group ...' blocks of a Snakemake log: each such line and the indented lines after it."""
+    """The 'Error in rule/group ...' blocks of a Snakemake log: each such line and the indented lines after it."""
     blocks: list[list[str]] = []
     inside = False
     for line in snakemake_log.splitlines():
