@@ -23,6 +23,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.pipeline]
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
 SMALL_CONFIG = REPO / "tests" / "slurm" / "config.yaml"
+CALIBRATION_STUDY = REPO / "tests" / "slurm" / "calibration.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # No run of the small config comes near this; a hung run (status polling gone wrong) fails instead of blocking CI.
 RUN_TIMEOUT = 240
@@ -105,12 +106,17 @@ def test_every_csv_is_byte_identical_to_a_local_run(runs):
 
 
 def test_calibration_target_runs_on_the_cluster(runs, cluster):
-    rules = snakemake(runs["cluster"], "--list-rules").stdout.split()
-    if "calibration" not in rules:
+    work = runs["cluster"]
+    if "calibration" not in snakemake(work, "--list-rules").stdout.split():
         pytest.skip("no `calibration` target in the workflow yet (the calibration study is issue 14)")
-    done = snakemake(runs["cluster"], "calibration", "--profile", "profiles/slurm", env=cluster)
+    (work / "config" / "calibration").mkdir(exist_ok=True)
+    shutil.copy(CALIBRATION_STUDY, work / "config" / "calibration" / "tiny.yaml")
+    done = snakemake(work, "calibration", "--profile", "profiles/slurm", env=cluster)
     assert done.returncode == 0, done.stderr[-5000:]
     assert "submitted with SLURM jobid" in done.stderr
+    batches = sorted((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))
+    assert len(batches) == 4 and all(p.stat().st_size > 0 for p in batches)  # 2 + 1 + 1 batches of the study
+    assert (work / "reports" / "calibration.html").is_file()
 
 
 def test_out_of_memory_names_the_rule_and_a_rerun_with_more_fixes_it(runs, cluster):
