@@ -1,7 +1,7 @@
 """Expected wall time of a run on a SLURM cluster of C cores, from the per-job benchmark files of a run.
 
-    snakemake --cores 4 calibration          # or any target; leaves benchmarks/rules/**.tsv
-    python benchmarks/cluster.py --under benchmarks/rules/calibration --local-seconds 600
+    snakemake --cores 4 calibration          # or any target; leaves logs/benchmarks/**.tsv
+    python benchmarks/cluster.py --under logs/benchmarks/calibration --local-seconds 600
 
 Each job of the run left a Snakemake benchmark file (its wall time t_j, column `s`). On a
 cluster where each job is a one-CPU SLURM job, C cores run the N jobs in ceil(N / C) waves:
@@ -48,8 +48,8 @@ def expected_wall(seconds: list[float], cores: int, latency: float) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--under", type=Path, default=Path("benchmarks/rules"),
-                        help="folder of the run's benchmark files (default: benchmarks/rules)")
+    parser.add_argument("--under", type=Path, default=Path("logs/benchmarks"),
+                        help="folder of the run's benchmark files (default: logs/benchmarks)")
     parser.add_argument("--cores", type=int, nargs="+", default=[2, 8, 32, 128])
     parser.add_argument("--latency", type=float, default=DEFAULT_LATENCY, help="seconds each wave of jobs adds")
     parser.add_argument("--local-seconds", type=float, help="the measured local wall time of the same run")
