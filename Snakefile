@@ -32,6 +32,15 @@ if "solutions" in config:
     include: "workflow/rules/solutions.smk"
 
 
+# On a cluster (profiles/slurm) these run on the submitting machine: seconds each, after
+# every experiment, as SLURM jobs they would add a job's start-up and status checks to
+# the end of every run.
+localrules:
+    claims,
+    figures,
+    report,
+
+
 rule all:
     default_target: True
     input:

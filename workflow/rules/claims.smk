@@ -15,7 +15,7 @@ rule claims:
         benchmark_of("claims")
     threads: 1
     resources:
-        mem_mb=200,
+        mem_mb=job_mem_mb(200),
         runtime=2,
     params:
         config=sweep_config(),

@@ -10,6 +10,7 @@ import sdpa_lab.report
 
 # Parse-time imports stay light (no NumPy, pandas or matplotlib): every snakemake call, a no-op too, parses this.
 from sdpa_lab import cost
+from sdpa_lab.cluster import out_of_memory_report
 from sdpa_lab.config import ConfigError, config_errors
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
@@ -188,12 +189,27 @@ onsuccess:
 onerror:
     for line in aside_messages(settle(protected_outputs())):
         print(line, file=sys.stderr)
+    # On a cluster that killed a job for memory: the rule and its limit (SLURM says only FAILED).
+    for line in out_of_memory_report(log):
+        print(line, file=sys.stderr)
 
 
 def templates():
     """The report's Jinja template and stylesheet: the report reruns when they change."""
     folder = Path(sdpa_lab.report.__file__).parent / "templates"
     return sorted(str(p) for p in folder.iterdir() if p.is_file())
+
+
+# What a job holds besides its own work when it runs as a SLURM job (profiles/slurm): the
+# job's Snakemake (the batch step, 143 MB) and the one that runs the rule (its srun step,
+# 130-150 MB before the rule's code), measured with sstat on the test cluster
+# (tests/slurm/cluster.sh). A cluster that enforces memory counts them against mem_mb.
+SNAKEMAKE_IN_JOB_MB = 300
+
+
+def job_mem_mb(own_mb):
+    """A rule's mem_mb: its own peak memory and the Snakemake processes of its job on a cluster."""
+    return own_mb + SNAKEMAKE_IN_JOB_MB
 
 
 def mem_mb_forward(settings):

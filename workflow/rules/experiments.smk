@@ -5,7 +5,8 @@
 # resources (for a cluster profile; a local run does not limit them): each job's peak
 # memory, measured at the default config (max RSS of the job's process: 36-76 MiB for the
 # experiments, 63 MiB for a trial draw; logs/benchmarks/<rule>.tsv's max_rss samples too
-# seldom to catch jobs this short), with a margin of at least half; runtime in minutes,
+# seldom to catch jobs this short), with a margin of at least half, plus what its SLURM
+# job's own Snakemake processes take (job_mem_mb in common.smk); runtime in minutes,
 # every job measured under 20 s on a loaded 2-core machine. The experiments stream their
 # draws in chunks of about 8 MiB, so their memory does not grow with the sweep; B9's
 # forward grows with its shapes (mem_mb_forward in common.smk).
@@ -31,7 +32,7 @@ rule trial_scores:
     priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
     threads: 1
     resources:
-        mem_mb=150,
+        mem_mb=job_mem_mb(150),
         runtime=2,
     script:
         "../scripts/draw_trial_scores.py"
@@ -49,7 +50,7 @@ rule variance:
     priority: 1  # one of the longest jobs: started first, it does not end the run late
     threads: 1
     resources:
-        mem_mb=150,
+        mem_mb=job_mem_mb(150),
         runtime=2,
     params:
         settings=settings_of("variance"),
@@ -69,7 +70,7 @@ rule entropy_sweep:
         benchmark_of("entropy_sweep")
     threads: 1
     resources:
-        mem_mb=100,
+        mem_mb=job_mem_mb(100),
         runtime=2,
     params:
         settings=settings_of("entropy_sweep"),
@@ -89,7 +90,7 @@ rule ranking_invariance:
         benchmark_of("ranking_invariance")
     threads: 1
     resources:
-        mem_mb=100,
+        mem_mb=job_mem_mb(100),
         runtime=2,
     params:
         settings=settings_of("ranking_invariance"),
@@ -108,7 +109,7 @@ rule forward_shape:
         benchmark_of("forward_shape")
     threads: 1
     resources:
-        mem_mb=mem_mb_forward(settings_of("forward_shape")),
+        mem_mb=job_mem_mb(mem_mb_forward(settings_of("forward_shape"))),
         runtime=2,
     params:
         settings=settings_of("forward_shape"),
@@ -128,7 +129,7 @@ rule gradient:
         benchmark_of("gradient")
     threads: 1
     resources:
-        mem_mb=150,
+        mem_mb=job_mem_mb(150),
         runtime=2,
     params:
         settings=settings_of("gradient"),
@@ -148,7 +149,7 @@ rule learning:
     priority: 1  # one of the longest jobs: started first, it does not end the run late
     threads: 1
     resources:
-        mem_mb=150,
+        mem_mb=job_mem_mb(150),
         runtime=2,
     params:
         settings=settings_of("learning"),
@@ -168,7 +169,7 @@ rule lesson_variance:
     priority: 1  # one of the longest jobs: started first, it does not end the run late
     threads: 1
     resources:
-        mem_mb=150,
+        mem_mb=job_mem_mb(150),
         runtime=2,
     params:
         settings=settings_of("lesson_variance"),
@@ -187,7 +188,7 @@ rule lesson_softmax_collapse:
         benchmark_of("lesson_softmax_collapse")
     threads: 1
     resources:
-        mem_mb=100,
+        mem_mb=job_mem_mb(100),
         runtime=2,
     params:
         settings=settings_of("lesson_softmax_collapse"),
@@ -206,7 +207,7 @@ rule lesson_forward:
         benchmark_of("lesson_forward")
     threads: 1
     resources:
-        mem_mb=100,
+        mem_mb=job_mem_mb(100),
         runtime=2,
     params:
         settings=settings_of("lesson_forward"),

@@ -17,7 +17,7 @@ rule figures:
         benchmark_of("figures")
     threads: 1
     resources:
-        mem_mb=300,
+        mem_mb=job_mem_mb(300),
         runtime=2,
     params:
         captions={name: spec.caption_generic() for name, spec in FIGURES.items()},  # for Snakemake's report
@@ -42,7 +42,7 @@ rule report:
         benchmark_of("report")
     threads: 1
     resources:
-        mem_mb=200,
+        mem_mb=job_mem_mb(200),
         runtime=2,
     params:
         config=config,
