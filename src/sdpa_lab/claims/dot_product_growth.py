@@ -9,7 +9,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from sdpa_lab.claims.model import Check, missing, statistical
+from sdpa_lab.claims.model import Check, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import log_std_var, variance_se
 from sdpa_lab.results import Results
 
@@ -32,12 +32,18 @@ def decide_b1(R: Results) -> list[Check]:
     return out
 
 
+def raw_variance_check(d: int, n: int) -> str:
+    """How a derived check names the B1 check it repeats."""
+    return f"B1 variance of raw scores [d_k={d}, n={n}]"
+
+
 def decide_b2(R: Results) -> list[Check]:
+    # variance.csv's scaled variance is the raw one times 1/d_k: B1's evidence again, not new evidence.
     src = "variance.csv"
     return [
-        statistical("B2", "variance of scores / sqrt(d_k)", f"d_k={d}, n={n}",
-                    R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0, variance_se(d, n) / d,
-                    "within", src)
+        derived("B2", "variance of scores / sqrt(d_k)", f"d_k={d}, n={n}",
+                R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0, variance_se(d, n) / d,
+                "within", src, of=raw_variance_check(d, n))
         for d, n in variance_points(R)
     ]
 
@@ -76,11 +82,11 @@ def decide_b4(R: Results) -> list[Check]:
         return [missing("B4", "raw variance at d_k = 1024", "d_k=1024", src, why),
                 missing("B4", "scaled variance at d_k = 1024", "d_k=1024", src, why)]
     n = points[1024]
-    return [
-        statistical("B4", "raw variance at d_k = 1024", f"d_k=1024, n={n}",
-                    R.value(src, d_k=1024, scale="none", statistic="variance"), 1024, variance_se(1024, n),
-                    "within", src),
-        statistical("B4", "scaled variance at d_k = 1024", f"d_k=1024, n={n}",
-                    R.value(src, d_k=1024, scale="inv_sqrt_dk", statistic="variance"), 1.0,
-                    variance_se(1024, n) / 1024, "within", src),
+    return [  # the configured sweep's d_k = 1024 point: B1's evidence again
+        derived("B4", "raw variance at d_k = 1024", f"d_k=1024, n={n}",
+                R.value(src, d_k=1024, scale="none", statistic="variance"), 1024, variance_se(1024, n),
+                "within", src, of=raw_variance_check(1024, n)),
+        derived("B4", "scaled variance at d_k = 1024", f"d_k=1024, n={n}",
+                R.value(src, d_k=1024, scale="inv_sqrt_dk", statistic="variance"), 1.0,
+                variance_se(1024, n) / 1024, "within", src, of=raw_variance_check(1024, n)),
     ]

@@ -60,10 +60,10 @@ class Check:
     relation: str  # a key of RELATIONS
     expected: float
     measured: float
-    basis: str  # "printed" | "statistical" | "exact" | "rounding" | "missing"
+    basis: str  # "printed" | "statistical" | "derived" | "exact" | "rounding" | "missing"
     source: str  # the CSV the measured number comes from
     tolerance: float = 0.0
-    se: float = float("nan")  # standard error, for statistical checks (tolerance = k * se)
+    se: float = float("nan")  # standard error, for statistical and derived checks (tolerance = k * se)
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
     note: str = ""
     cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
@@ -129,6 +129,15 @@ def statistical(claim, check, parameters, measured, expected, se, relation, sour
                  se=float(se), cell=cell, **kw)
 
 
+def derived(claim, check, parameters, measured, expected, se, relation, source, of: str, **kw) -> Check:
+    """A statistic that is a fixed function of another check's (`of`), so the same evidence: decided like a
+    statistical check, but not counted again in the Bonferroni split (it fails exactly when `of` does)."""
+    cell = _cell(measured, kw)
+    note = f"derived from {of}: the same evidence, counted once in the Bonferroni split"
+    return Check(claim, check, parameters, relation, float(expected), float(measured), "derived", source,
+                 se=float(se), cell=cell, note=note, **kw)
+
+
 def exact(claim, check, parameters, measured, expected, source, relation="equals", **kw) -> Check:
     cell = _cell(measured, kw)
     return Check(claim, check, parameters, relation, float(expected), float(measured), "exact", source,
@@ -192,9 +201,9 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
         if not (np.isfinite(c.measured) or c.basis == "missing"):
             raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
                                f"measured a non-finite value {c.measured}")
-    n_stat = sum(c.basis == "statistical" for c in checks)
+    n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
     k = bonferroni_k(n_stat, alpha_family) if k is None else k
-    checks = [replace(c, tolerance=k * c.se) if c.basis == "statistical" else c for c in checks]
+    checks = [replace(c, tolerance=k * c.se) if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 
 

@@ -55,7 +55,9 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B2", "Dividing by sqrt(d_k) brings the variance back to 1",
           "After dividing the scores by sqrt(d_k), their variance is 1 at every d_k.",
           "dividing by sqrt(d_k) keeps the score variance at roughly 1 no matter how wide the head is",
-          "Why a Dot Product Grows With Dimension", ("variance.csv",), SE_VARIANCE + ", divided by d", decide_b2),
+          "Why a Dot Product Grows With Dimension", ("variance.csv",), SE_VARIANCE + ", divided by d. Derived: variance.csv's scaled variance is B1's raw variance times 1/d_k, "
+          "so each check repeats B1's evidence at its d_k and is not counted again in the Bonferroni split",
+          decide_b2),
     Claim("B3", "Score magnitude grows like sqrt(d_k)",
           "The standard deviation of the scores grows like sqrt(d_k): the slope of log std against log d_k is 1/2, "
           "and each step of the sweep spreads the scores by sqrt of the ratio of the d_k (16 -> 256: 4x).",
@@ -66,7 +68,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B4", "Exercise 1: d_k = 1024",
           "At d_k = 1024 the raw variance is 1024 and the scaled variance 1.",
           "confirm the raw variance is near 1024 while the scaled variance stays near 1", "Exercise 1",
-          ("variance.csv",), SE_VARIANCE, decide_b4),
+          ("variance.csv",), SE_VARIANCE + " (scaled: divided by d). Derived: these are B1's and B2's checks at "
+          "d_k = 1024, not counted again in the Bonferroni split", decide_b4),
     Claim("B5", "Exercise 2: unscaled entropy collapses as d_k grows; scaled stays high",
           "Averaged over many independent draws, the entropy of the unscaled softmax falls at every step of the "
           "sweep, toward 0 like a negative power of d_k, while the scaled softmax keeps at least the entropy of "
@@ -101,7 +104,8 @@ CLAIMS: tuple[Claim, ...] = (
           "grows, while dividing by sqrt(d_k) keeps the variance at 1 (B2) and the entropy stable (B5).",
           "divide by sqrt(d_k), not d_k: the standard deviation grows like sqrt(d_k)", "Summary",
           ("variance.csv", "entropy_sweep.csv"),
-          SE_VARIANCE + ", divided by d^2; entropy differences between d_k values: k root-sum-square SEs; "
+          SE_VARIANCE + ", divided by d^2 (derived: B1's raw variance times 1/d_k^2, not counted again in the "
+          "Bonferroni split); entropy differences between d_k values: k root-sum-square SEs; "
           "between 1/d_k and 1/sqrt(d_k) on the same trials: k SEs of the per-trial difference", decide_b8),
     Claim("B9", "Softmax rows are distributions; the forward's shapes",
           "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), keeps the "

@@ -71,7 +71,7 @@ def num(x: float, digits: int = 6) -> str:
 
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
-    if c.basis == "statistical":
+    if c.basis in ("statistical", "derived"):
         return f"± {num(c.tolerance, 3)}", f"{k:.2f} × SE {num(c.se, 3)}"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
@@ -183,7 +183,7 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
             describe(checks[0]) if checks else "no checks",
-            sum(c.basis == "statistical" for c in checks),
+            sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id]))
     return views
 
