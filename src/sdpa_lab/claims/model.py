@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
 from sdpa_lab.io import write_csv
 from sdpa_lab.results import Results, ResultsError, stale_errors
 
@@ -63,7 +63,9 @@ class Check:
     basis: str  # "printed" | "statistical" | "derived" | "exact" | "rounding" | "missing"
     source: str  # the CSV the measured number comes from
     tolerance: float = 0.0
-    se: float = float("nan")  # standard error, for statistical and derived checks (tolerance = k * se)
+    se: float = float("nan")  # standard error, for statistical and derived checks (tolerance = k' * se)
+    skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
+    excess_kurtosis: float = 0.0
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
     note: str = ""
     cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
@@ -184,7 +186,8 @@ class Decision:
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
            alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
-    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k.
+    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
+    (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher).
 
     `k` may be given to decide a subset of the claims with the k of the whole run.
     """
@@ -203,7 +206,8 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
                                f"measured a non-finite value {c.measured}")
     n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
     k = bonferroni_k(n_stat, alpha_family) if k is None else k
-    checks = [replace(c, tolerance=k * c.se) if c.basis in ("statistical", "derived") else c for c in checks]
+    checks = [replace(c, tolerance=c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis))
+              if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 
 

@@ -55,7 +55,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B2", "Dividing by sqrt(d_k) brings the variance back to 1",
           "After dividing the scores by sqrt(d_k), their variance is 1 at every d_k.",
           "dividing by sqrt(d_k) keeps the score variance at roughly 1 no matter how wide the head is",
-          "Why a Dot Product Grows With Dimension", ("variance.csv",), SE_VARIANCE + ", divided by d. Derived: variance.csv's scaled variance is B1's raw variance times 1/d_k, "
+          "Why a Dot Product Grows With Dimension", ("variance.csv",),
+          SE_VARIANCE + ", divided by d. Derived: variance.csv's scaled variance is B1's raw variance times 1/d_k, "
           "so each check repeats B1's evidence at its d_k and is not counted again in the Bonferroni split",
           decide_b2),
     Claim("B3", "Score magnitude grows like sqrt(d_k)",

@@ -10,7 +10,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from sdpa_lab.claims.dot_product_growth import raw_variance_check, variance_points
+from sdpa_lab.claims.dot_product_growth import raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import scaled_minus_unit_variance
 from sdpa_lab.claims.model import Check, derived, exact, statistical
 from sdpa_lab.claims.standard_errors import variance_se
@@ -133,7 +133,8 @@ def decide_b8(R: Results) -> list[Check]:
     for d, n in variance_points(R):  # the raw variance times 1/d_k^2: B1's evidence again
         out.append(derived("B8", "variance of scores / d_k", f"d_k={d}, n={n}",
                            R.value(src, d_k=d, scale="inv_dk", statistic="variance"), 1.0 / d,
-                           variance_se(d, n) / d**2, "within", src, of=raw_variance_check(d, n)))
+                           variance_se(d, n) / d**2, "within", src, of=raw_variance_check(d, n),
+                           **variance_shape(d, n)))
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
     T = int(R[src]["T"].iloc[0])

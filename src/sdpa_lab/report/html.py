@@ -72,7 +72,7 @@ def num(x: float, digits: int = 6) -> str:
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
-        return f"± {num(c.tolerance, 3)}", f"{k:.2f} × SE {num(c.se, 3)}"
+        return f"± {num(c.tolerance, 3)}", f"{c.tolerance / c.se:.2f} × SE {num(c.se, 3)}"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
     if c.basis == "rounding":
