@@ -305,3 +305,10 @@ def test_cornish_fisher_tolerance_keeps_the_tail_rate_of_a_small_sample_variance
     assert 0.5e-3 < np.mean(z > k_cf) < 1.5e-3
     assert np.mean(z < -k_cf) < 1.5e-3
     assert cornish_fisher(k) == k
+
+
+def test_entropy_exponent_is_reported_with_its_interval(results_dir):
+    (c,) = [c for c in C.decide(results_dir).checks if c.check.startswith("power-law exponent")]
+    se = c.se
+    assert f"fitted exponent {c.measured:.3f}, 95% interval {c.measured - 1.96 * se:.3f}" in c.note
+    assert "theory: -1/2" in c.note
