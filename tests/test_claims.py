@@ -312,3 +312,16 @@ def test_entropy_exponent_is_reported_with_its_interval(results_dir):
     se = c.se
     assert f"fitted exponent {c.measured:.3f}, 95% interval {c.measured - 1.96 * se:.3f}" in c.note
     assert "theory: -1/2" in c.note
+
+
+def test_b10_says_when_its_runs_are_too_few_to_decide(results_dir):
+    tables = load_tables(results_dir)
+    d = C.decide(Results("mem", tables), claims=[C.registry()["B10"]], k=4.8)
+    assert [c.check.split(" (")[0] for c in d.checks] == [
+        "slope of unscaled success fraction vs log d_k", "slope of scaled success fraction vs log d_k",
+        "scaled minus unscaled success fraction at the widest head"]
+    assert not any("cannot be decided" in c.note for c in d.checks)  # 64 runs: every check can go either way
+    few = dict(tables)
+    few["learning.csv"] = tables["learning.csv"].assign(runs=5)
+    d = C.decide(Results("mem", few), claims=[C.registry()["B10"]], k=4.8)
+    assert all("cannot be decided at this sample size" in c.note for c in d.checks)

@@ -66,6 +66,7 @@ class Check:
     se: float = float("nan")  # standard error, for statistical and derived checks (tolerance = k' * se)
     skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
     excess_kurtosis: float = 0.0
+    reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
     note: str = ""
     cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
@@ -184,6 +185,15 @@ class Decision:
         return [c for c in self.checks if c.verdict == FAILS]
 
 
+def _with_tolerance(c: Check, tolerance: float) -> Check:
+    """`c` with its tolerance, saying so when the tolerance reaches past every value the statistic can take."""
+    if tolerance < c.reach:
+        return replace(c, tolerance=tolerance)
+    why = (f"cannot be decided at this sample size: the tolerance {tolerance:.3g} is at least the largest "
+           f"deviation the statistic can show ({c.reach:.3g}); more samples needed")
+    return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))))
+
+
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
            alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
     """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
@@ -206,7 +216,7 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
                                f"measured a non-finite value {c.measured}")
     n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
     k = bonferroni_k(n_stat, alpha_family) if k is None else k
-    checks = [replace(c, tolerance=c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis))
+    checks = [_with_tolerance(c, c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis))
               if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 

@@ -126,11 +126,17 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("B10", "Without the scale, a wide head stops learning",
           "In a small training task (gradient descent on a query so the attention output picks a target value "
           "among T), with the learning rate tuned separately for each, the unscaled head succeeds less and less "
-          "often as d_k grows while the scaled head keeps succeeding.",
+          "often as d_k grows (a falling trend over the whole sweep) while the scaled head keeps succeeding (no "
+          "falling trend) and beats the unscaled one at the widest head.",
           "without it, a self-attention layer stops learning as soon as the head grows wide",
           "Welcome to Scaled Dot-Product Attention", ("learning.csv",),
-          "k standard errors of a difference of two success fractions over `runs` runs each, using the "
-          "worst-case binomial SE sqrt(1/4 / runs) per fraction", decide_b10),
+          "k standard errors, with the worst-case binomial SE sqrt(1/4 / runs) per success fraction (valid whatever "
+          "the true fractions): the trends are OLS slopes of the fraction against log d_k over the whole sweep, "
+          "d_k values independent; the widest head's scaled minus unscaled difference treats the two fractions as "
+          "independent, which overstates its SE when the two scales' runs on the same draws succeed together "
+          "(positively correlated) and is not a paired SE: learning.csv does not record per-run outcomes. At few runs "
+          "a tolerance can exceed the largest deviation a check can show (about runs < 2.3 k^2 / 2 for the "
+          "difference): the check then says it cannot be decided", decide_b10),
 )
 
 
