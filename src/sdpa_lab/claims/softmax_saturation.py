@@ -12,10 +12,14 @@ import numpy as np
 
 from sdpa_lab.claims.dot_product_growth import raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import scaled_minus_unit_variance
-from sdpa_lab.claims.model import Check, derived, exact, statistical
+from sdpa_lab.claims.model import Check, derived, exact, missing, statistical
 from sdpa_lab.claims.standard_errors import variance_se
 from sdpa_lab.results import Results
 from sdpa_lab.scales import scale_difference
+
+
+# The largest relative SE of a mean entropy that the power-law fit takes (delta method for its log).
+MAX_RELATIVE_SE = 0.2
 
 
 def _entropy(R: Results, d: int, scale: str, statistic: str, quantity: str = "entropy") -> float:
@@ -37,25 +41,37 @@ def decide_b5(R: Results) -> list[Check]:
         se = math.hypot(_entropy(R, a, "none", "se"), _entropy(R, b, "none", "se"))
         out.append(statistical("B5", "fall of mean unscaled entropy", f"d_k={a}->{b}, T={T}", drop, 0.0, se,
                                "above", src, cell=later.cell))
-    if len(ds) >= 2:  # ... toward 0, like a power of d_k: fit log mean = a + b log d_k
-        x = np.log(ds)
-        cells = [_entropy(R, d, "none", "mean") for d in ds]
-        means = np.array(cells)
-        var_log = np.array([(_entropy(R, d, "none", "se") / m) ** 2 for d, m in zip(ds, means, strict=True)])
+    # ... toward 0, like a power of d_k: fit log mean = a + b log d_k, on the d_k whose mean is known to within
+    # MAX_RELATIVE_SE (the delta method for log mean needs that; at large d_k and few trials the mean entropy
+    # rests on a handful of near-tied trials, its sample SE is itself unreliable, and the point is left out)
+    cells = {d: _entropy(R, d, "none", "mean") for d in ds}
+    rel_se = {d: _entropy(R, d, "none", "se") / cells[d] if cells[d] > 0 else math.inf for d in ds}
+    fitted = [d for d in ds if rel_se[d] <= MAX_RELATIVE_SE]
+    left_out = [d for d in ds if d not in fitted]
+    skipped = (f"; left out (mean entropy's relative SE above {MAX_RELATIVE_SE}: too few trials): d_k="
+               + ",".join(map(str, left_out))) if left_out else ""
+    if len(fitted) < 2:
+        out.append(missing("B5", "power-law exponent of mean unscaled entropy vs d_k", f"T={T}", src,
+                           "needs two d_k whose mean unscaled entropy is known to within "
+                           f"{MAX_RELATIVE_SE:.0%}" + skipped))
+    else:
+        x = np.log(fitted)
+        means = np.array([cells[d] for d in fitted])
+        var_log = np.array([rel_se[d] ** 2 for d in fitted])
         c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
         slope, slope_se = float(c @ np.log(means)), math.sqrt(float(c**2 @ var_log))
-        span = math.log(ds[-1] / ds[-2])  # the local exponent between the two widest d_k, nearest the limit
+        span = math.log(fitted[-1] / fitted[-2])  # the local exponent between the two widest d_k, nearest the limit
         local, local_se = math.log(means[-1] / means[-2]) / span, math.sqrt(var_log[-1] + var_log[-2]) / span
         # Theory gives the exponent only as d_k -> infinity (-1/2: the entropy is carried by near-ties of the
         # top two scores, whose density at 0 falls like 1 / sqrt(d_k)); a fit over a finite sweep is bent by the
         # small d_k, so its sign is decided and its value reported beside -1/2 with its interval.
         out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
-                               f"d_k={ds[0]}..{ds[-1]}, T={T}", slope, 0.0, slope_se, "below", src,
-                               cell=cells[-1].cell,
+                               f"d_k={fitted[0]}..{fitted[-1]}, T={T}", slope, 0.0, slope_se, "below", src,
+                               cell=cells[fitted[-1]],
                                note=f"fitted exponent {slope:.3f}, 95% interval {slope - 1.96 * slope_se:.3f} to "
-                                    f"{slope + 1.96 * slope_se:.3f}; between d_k={ds[-2]} and {ds[-1]}: {local:.3f} "
-                                    f"({local - 1.96 * local_se:.3f} to {local + 1.96 * local_se:.3f}); "
-                                    "theory: -1/2 as d_k -> infinity"))
+                                    f"{slope + 1.96 * slope_se:.3f}; between d_k={fitted[-2]} and {fitted[-1]}: "
+                                    f"{local:.3f} ({local - 1.96 * local_se:.3f} to {local + 1.96 * local_se:.3f}); "
+                                    "theory: -1/2 as d_k -> infinity" + skipped))
     paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")  # same trials: the per-trial difference
     for d in ds:  # the scaled entropy sits at its exact finite-d_k value relative to unit-variance scores
         gap, gap_se = scaled_minus_unit_variance("entropy", d, T)
