@@ -67,7 +67,7 @@ def decide_b5(R: Results) -> list[Check]:
         # small d_k, so its sign is decided and its value reported beside -1/2 with its interval.
         out.append(statistical("B5", "power-law exponent of mean unscaled entropy vs d_k",
                                f"d_k={fitted[0]}..{fitted[-1]}, T={T}", slope, 0.0, slope_se, "below", src,
-                               cell=cells[fitted[-1]],
+                               cell=cells[fitted[-1]].cell,
                                note=f"fitted exponent {slope:.3f}, 95% interval {slope - 1.96 * slope_se:.3f} to "
                                     f"{slope + 1.96 * slope_se:.3f}; between d_k={fitted[-2]} and {fitted[-1]}: "
                                     f"{local:.3f} ({local - 1.96 * local_se:.3f} to {local + 1.96 * local_se:.3f}); "
