@@ -17,7 +17,6 @@ from sdpa_lab.claims.standard_errors import variance_se
 from sdpa_lab.results import Results
 from sdpa_lab.scales import scale_difference
 
-
 # The largest relative SE of a mean entropy that the power-law fit takes (delta method for its log).
 MAX_RELATIVE_SE = 0.2
 
