@@ -69,3 +69,33 @@ def test_sixteen_gauss_nodes_suffice(monkeypatch):
     finally:
         E.scaled_minus_unit_variance.cache_clear()
     assert abs(fine - gap) < 0.2 * gap_se
+
+
+def test_jacobian_norm_is_accurate_when_the_softmax_saturates():
+    # near one-hot rows: ||J||_F is about sqrt(2) times the second weight, which 1 - p_max cannot resolve
+    s = np.array([[0.0, -30.0, -40.0], [0.0, -700.0, -5.0], [3.0, 3.0, -800.0]])
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    J = p[:, :, None] * np.eye(3) - p[:, :, None] * p[:, None, :]
+    np.testing.assert_allclose(E.softmax_statistic("jacobian_norm", s), np.linalg.norm(J, axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(E.softmax_statistic("log10_jacobian_norm", s),
+                               np.log10(np.linalg.norm(J, axis=(1, 2))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, d_k, T, scaled", [("jacobian_norm", 1, 16, False), ("jacobian_norm", 2, 16, False),
+                                                  ("log10_jacobian_norm", 64, 8, False),
+                                                  ("jacobian_norm", 3, 5, True)])
+def test_mean_statistic_matches_a_brute_force_simulation(name, d_k, T, scaled):
+    mean, se = E.mean_statistic(name, d_k, T, scaled)
+    rng = np.random.default_rng(d_k + T)
+    q = rng.standard_normal((100_000, d_k))
+    raw = np.einsum("ntd,nd->nt", rng.standard_normal((100_000, T, d_k)), q)
+    sim = E.softmax_statistic(name, raw / math.sqrt(d_k) if scaled else raw)
+    assert abs(sim.mean() - mean) < 4.5 * math.hypot(se, sim.std() / math.sqrt(len(sim)))
+
+
+def test_the_unscaled_jacobian_norm_first_rises_at_many_keys():
+    # from near-uniform weights over 16 keys (norm about 1/4) the norm rises as the scores spread, then falls
+    rising = [E.mean_statistic("jacobian_norm", d, 16, False)[0] for d in (1, 2)]
+    falling = [E.mean_statistic("jacobian_norm", d, 16, False)[0] for d in (64, 256)]
+    assert rising[1] > rising[0] and falling[1] < falling[0]

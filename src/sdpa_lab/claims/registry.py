@@ -111,7 +111,9 @@ CLAIMS: tuple[Claim, ...] = (
           "and so does the gradient reaching the scores from a loss on the attention output, relative to the "
           "scaled head's, in the mean and in the typical trial (mean log10 norm). The scaled softmax keeps the "
           "Jacobian norm of unit-variance scores (its d_k -> infinity limit) at every d_k, up to the small "
-          "finite-d_k difference theory gives, and stays far above the unscaled one.",
+          "finite-d_k difference theory gives, and stays far above the unscaled one. (Where the unscaled softmax "
+          "is not yet saturated, at small d_k against many keys, its Jacobian norm first rises from its "
+          "near-uniform value: there each comparison is held to theory's exact expectation instead.)",
           "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
           "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
           "k standard errors of mean norms (and mean log10 norms) over independent trials; differences between d_k "
@@ -119,7 +121,9 @@ CLAIMS: tuple[Claim, ...] = (
           "(for log10 norms, not recorded per trial, by root-sum-square, which overstates it); the scaled norm is "
           "compared with its exact finite-d_k expectation relative to unit-variance scores (about -0.028 / d_k at "
           "T = 8; an average over the chi-square law of |q|^2 by Gauss quadrature and seeded Monte Carlo, whose "
-          "SE is added), so the check has no d_k -> infinity bias at any d_k, T or trials; ratios "
+          "SE is added), so the check has no d_k -> infinity bias at any d_k, T or trials. The unscaled falls and the "
+          "widest head's differences are claimed ('above 0') where their exact expectation (same quadrature) is "
+          "clearly positive, and held 'within' that expectation elsewhere; ratios "
           "by the delta method, ignoring the positive correlation of the two scales' norms on the same trials "
           "(gradient.csv has no per-trial difference of the score gradients), which overstates the ratio's SE "
           "(up to 2.7x at d_k = 4): conservative, not exact. tests/test_standard_errors.py checks the other SEs "
