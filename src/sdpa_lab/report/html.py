@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from sdpa_lab.claims import (
+from sdpa_lab.claims.model import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -26,8 +26,8 @@ from sdpa_lab.claims import (
     Claim,
     Decision,
     decide_checked,
-    registry,
 )
+from sdpa_lab.claims.registry import registry
 from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe
 from sdpa_lab.io import write_text
 from sdpa_lab.report.provenance import provenance
