@@ -338,3 +338,26 @@ def test_b7_holds_where_the_unscaled_jacobian_norm_first_rises():
     first = [c for c in d.checks if c.parameters == "d_k=1->2, T=16"]
     assert {c.relation for c in first} == {"within"} and all("not yet saturated" in c.note for c in first)
     assert [c.parameters for c in d.checks if c.check.startswith("fall of unscaled / scaled")] == ["d_k=2->256, T=16"]
+
+
+def test_paired_standard_errors_match_simulation():
+    from sdpa_lab.claims.standard_errors import paired_proportion_se, paired_ratio_se
+
+    rng = np.random.default_rng(3)
+    n, reps = 400, 4000
+    # two positively correlated positive quantities on the same trials
+    z = rng.standard_normal((reps, n))
+    a = np.exp(0.5 * z + 0.3 * rng.standard_normal((reps, n)))
+    b = 2.0 + z + 0.5 * rng.standard_normal((reps, n)) + 3.0
+    ratios = a.mean(axis=1) / b.mean(axis=1)
+    se = np.mean([paired_ratio_se(x.mean(), y.mean(), x.std(ddof=1), y.std(ddof=1), (x - y).std(ddof=1), n)
+                  for x, y in zip(a[:200], b[:200], strict=True)])
+    assert se == pytest.approx(ratios.std(), rel=0.08)
+    # paired successes: a succeeds with b most of the time
+    u = rng.random((reps, n))
+    sa, sb = u < 0.6, u < 0.5
+    flip = rng.random((reps, n)) < 0.1
+    sb = sb ^ flip
+    diffs = sa.mean(axis=1) - sb.mean(axis=1)
+    ses = [paired_proportion_se(int((x & ~y).sum()), int((~x & y).sum()), n) for x, y in zip(sa, sb, strict=True)]
+    assert np.mean(ses) == pytest.approx(diffs.std(), rel=0.08)

@@ -70,3 +70,24 @@ def cornish_fisher(k: float, skewness: float = 0.0, excess_kurtosis: float = 0.0
                 - (2 * z**3 - 5 * z) * skewness**2 / 36)
 
     return max(quantile(k), -quantile(-k))
+
+
+# --------------------------------------------------------------------------
+# Paired designs: two scales measured on the same trials or runs.
+
+def paired_ratio_se(mean_a: float, mean_b: float, sd_a: float, sd_b: float, sd_diff: float, n: int) -> float:
+    """SE of mean_a / mean_b over n trials that give both, by the delta method with their covariance:
+    Var(a/b) = (a/b)^2 (Var a / a^2 + Var b / b^2 - 2 Cov(a, b) / (a b)) / n, Cov from the per-trial difference's
+    spread: Var(a - b) = Var a + Var b - 2 Cov."""
+    cov = (sd_a**2 + sd_b**2 - sd_diff**2) / 2.0
+    ratio = mean_a / mean_b
+    rel = sd_a**2 / mean_a**2 + sd_b**2 / mean_b**2 - 2.0 * cov / (mean_a * mean_b)
+    return abs(ratio) * math.sqrt(max(rel, 0.0) / n)
+
+
+def paired_proportion_se(only_a: int, only_b: int, n: int) -> float:
+    """SE of the difference of two success fractions over the same n runs, from the discordant runs (a succeeds
+    and b does not: only_a; the reverse: only_b): Var = ((only_a + only_b) / n - ((only_a - only_b) / n)^2) / n,
+    floored at the worst case of a single discordant run (so that no discordance does not read as certainty)."""
+    diff = (only_a - only_b) / n
+    return math.sqrt(max((only_a + only_b) / n - diff * diff, 1.0 / n) / n)
