@@ -8,11 +8,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import TINY_CONFIG, write_run
 
 from sdpa_lab import claims as C
 from sdpa_lab.cli import main
-
-from conftest import TINY_CONFIG, write_run
 
 CONFIG = copy.deepcopy(TINY_CONFIG)
 CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 4000}

@@ -92,7 +92,7 @@ def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, fl
     x, w = gamma_rule(d_k / 2.0)
     c = np.sqrt(2.0 * x / d_k) if scaled else np.sqrt(2.0 * x)  # (nodes,)
     u = _draws(name, d_k, T, 1 + scaled)
-    return _pair_mean(sum(wj * softmax_statistic(name, cj * u) for cj, wj in zip(c, w)))
+    return _pair_mean(sum(wj * softmax_statistic(name, cj * u) for cj, wj in zip(c, w, strict=True)))
 
 
 @lru_cache(maxsize=256)
@@ -102,5 +102,5 @@ def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, floa
     r = np.sqrt(2.0 * x / d_k)  # (nodes,) values of |q| / sqrt(d_k)
     u = _draws(name, d_k, T, 0)
     at_one = softmax_statistic(name, u)  # (2 pairs,)
-    mixed = sum(wj * softmax_statistic(name, rj * u) for rj, wj in zip(r, w))  # (2 pairs,)
+    mixed = sum(wj * softmax_statistic(name, rj * u) for rj, wj in zip(r, w, strict=True))  # (2 pairs,)
     return _pair_mean(mixed - at_one)
