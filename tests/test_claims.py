@@ -260,17 +260,18 @@ def test_missing_results_folder(tmp_path, capsys):
 
 def test_derived_checks_repeat_their_source_and_are_counted_once(results_dir):
     # variance.csv's scaled variances are the raw ones times c^2: B2, B4 and B8's variance checks are B1's
-    # evidence again, so they move with B1's margin and stay out of the Bonferroni count.
+    # evidence again (B4's Exercise-1 scaled variance: B4's own raw one), so they move with their source's
+    # margin and stay out of the Bonferroni count.
     d = C.decide(results_dir)
     derived = [c for c in d.checks if c.basis == "derived"]
     assert {c.claim for c in derived} == {"B2", "B4", "B8"}
     assert d.n_statistical == sum(c.basis == "statistical" for c in d.checks)
     assert d.k == pytest.approx(C.bonferroni_k(d.n_statistical))
-    raw = {c.parameters: c for c in d.checks if c.claim == "B1" and c.check == "variance of raw scores"}
+    sources = {f"{c.claim} {c.check} [{c.parameters}]": c for c in d.checks if c.basis == "statistical"}
     for c in derived:
-        assert c.note.startswith("derived from B1 variance of raw scores")
-        assert c.margin == pytest.approx(raw[c.parameters].margin, rel=1e-9, abs=1e-12)
-        assert c.tolerance / c.se == pytest.approx(raw[c.parameters].tolerance / raw[c.parameters].se)
+        source = sources[c.note.removeprefix("derived from ").split(": the same evidence")[0]]
+        assert c.margin == pytest.approx(source.margin, rel=1e-9, abs=1e-12)
+        assert c.tolerance / c.se == pytest.approx(source.tolerance / source.se)
 
 
 def test_variance_shape_matches_simulation():

@@ -95,19 +95,29 @@ def decide_b3(R: Results) -> list[Check]:
 
 
 def decide_b4(R: Results) -> list[Check]:
-    src = "variance.csv"
-    points = dict(variance_points(R))
-    if 1024 not in points:
-        why = "d_k = 1024 is not in the configured variance sweep"
-        return [missing("B4", "raw variance at d_k = 1024", "d_k=1024", src, why),
-                missing("B4", "scaled variance at d_k = 1024", "d_k=1024", src, why)]
-    n = points[1024]
-    return [  # the configured sweep's d_k = 1024 point: B1's evidence again
-        derived("B4", "raw variance at d_k = 1024", f"d_k=1024, n={n}",
-                R.value(src, d_k=1024, scale="none", statistic="variance"), 1024, variance_se(1024, n),
-                "within", src, of=raw_variance_check(1024, n), **variance_shape(1024, n)),
-        derived("B4", "scaled variance at d_k = 1024", f"d_k=1024, n={n}",
-                R.value(src, d_k=1024, scale="inv_sqrt_dk", statistic="variance"), 1.0,
-                variance_se(1024, n) / 1024, "within", src, of=raw_variance_check(1024, n),
-                **variance_shape(1024, n)),
+    # Exercise 1 as written: the lesson's seed-42 stream continued with d_k = 1024 (lesson_variance.csv), always
+    src, d = "lesson_variance.csv", 1024
+    n = int(R.value(src, "n_samples", d_k=d, quantity="raw_variance"))
+    raw = R.value(src, d_k=d, quantity="raw_variance")
+    exercise = f"d_k={d}, n={n}, lesson seed"
+    out = [
+        statistical("B4", "raw variance at d_k = 1024 (Exercise 1)", exercise, raw, d, variance_se(d, n), "within",
+                    src, note="the lesson's np.random.seed(42) stream continued past d_k = 256",
+                    **variance_shape(d, n)),
+        derived("B4", "scaled variance at d_k = 1024 (Exercise 1)", exercise,
+                R.value(src, d_k=d, quantity="scaled_variance"), 1.0, variance_se(d, n) / d, "within", src,
+                of=f"B4 raw variance at d_k = 1024 (Exercise 1) [{exercise}]", **variance_shape(d, n)),
     ]
+    points = dict(variance_points(R))
+    if d in points:  # the configured sweep's d_k = 1024 point too: B1's evidence again
+        n = points[d]
+        src = "variance.csv"
+        out += [
+            derived("B4", "raw variance at d_k = 1024", f"d_k={d}, n={n}",
+                    R.value(src, d_k=d, scale="none", statistic="variance"), d, variance_se(d, n),
+                    "within", src, of=raw_variance_check(d, n), **variance_shape(d, n)),
+            derived("B4", "scaled variance at d_k = 1024", f"d_k={d}, n={n}",
+                    R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0,
+                    variance_se(d, n) / d, "within", src, of=raw_variance_check(d, n), **variance_shape(d, n)),
+        ]
+    return out

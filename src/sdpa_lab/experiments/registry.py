@@ -116,7 +116,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
         "lesson_variance", "sdpa_lab.experiments.replication:lesson_variance_tables",
         {"table": Output("lesson_variance.csv",
                          {"d_k": "int", "n_samples": "int", "quantity": "str", "value": "float"})},
-        claims=("A1",)),
+        claims=("A1", "B4")),
     Experiment(
         "lesson_softmax_collapse", "sdpa_lab.experiments.replication:lesson_softmax_collapse_tables",
         {"table": Output("lesson_softmax_collapse.csv",

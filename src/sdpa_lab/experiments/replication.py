@@ -13,6 +13,7 @@ from sdpa_lab.tables import Rows
 
 # The lesson's parameters: fixed, whatever the sweep config says.
 A1_D_K = (4, 16, 64, 256)
+EXERCISE1_D_K = 1024  # B4, Exercise 1: the same loop with d_k = 1024 appended (the stream continues)
 A1_N_SAMPLES = 100_000
 A2_D_K, A2_T = 256, 8
 A3_SHAPE = (1, 6, 16)  # (B, T, d_k)
@@ -46,10 +47,11 @@ def lesson_variance_scores(rs: np.random.RandomState, n: int, d_k: int) -> np.nd
 
 
 def replicate_variance_rows() -> Rows:
-    """A1: raw and scaled score variance for d_k = 4, 16, 64, 256 on one global seeded stream."""
+    """A1: raw and scaled score variance for d_k = 4, 16, 64, 256 on one global seeded stream; then B4, the
+    lesson's Exercise 1: the same stream continued with d_k = 1024."""
     rs = lesson_legacy_stream()
     rows = []
-    for d_k in A1_D_K:
+    for d_k in (*A1_D_K, EXERCISE1_D_K):
         scores = lesson_variance_scores(rs, A1_N_SAMPLES, d_k)
         rows.append({"d_k": d_k, "n_samples": A1_N_SAMPLES, "quantity": "raw_variance",
                      "value": float(scores.var())})
@@ -107,7 +109,7 @@ def replicate_forward_rows() -> Rows:
 
 
 def lesson_variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """A1's table (registry.EXPERIMENTS["lesson_variance"]): the lesson's own parameters, no settings."""
+    """A1's and B4's table (registry.EXPERIMENTS["lesson_variance"]): the lesson's own parameters, no settings."""
     return {"table": replicate_variance_rows()}
 
 
