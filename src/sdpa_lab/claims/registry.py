@@ -122,17 +122,17 @@ CLAIMS: tuple[Claim, ...] = (
           "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
           "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
           "k standard errors of mean norms (and mean log10 norms) over independent trials; differences between d_k "
-          "values by root-sum-square, between two scales of the same trials by the SE of the per-trial difference "
-          "(for log10 norms, not recorded per trial, by root-sum-square, which overstates it); the scaled norm is "
+          "values by root-sum-square, between two scales of the same trials by the SE of the per-trial difference, "
+          "which gradient.csv records; the scaled norm is "
           "compared with its exact finite-d_k expectation relative to unit-variance scores (about -0.028 / d_k at "
           "T = 8; an average over the chi-square law of |q|^2 by Gauss quadrature and seeded Monte Carlo, whose "
           "SE is added), so the check has no d_k -> infinity bias at any d_k, T or trials. The unscaled falls and the "
           "widest head's differences are claimed ('above 0') where their exact expectation (same quadrature) is "
-          "clearly positive, and held 'within' that expectation elsewhere; ratios "
-          "by the delta method, ignoring the positive correlation of the two scales' norms on the same trials "
-          "(gradient.csv has no per-trial difference of the score gradients), which overstates the ratio's SE "
-          "(up to 2.7x at d_k = 4): conservative, not exact. tests/test_standard_errors.py checks the other SEs "
-          "against the spread over seeds at the schema's edges", decide_b7),
+          "clearly positive, and held 'within' that expectation elsewhere; the unscaled / scaled ratio of mean "
+          "score gradients by the delta method with the two scales' covariance on the same trials (from the "
+          "recorded per-trial difference; leaving it out overstated the SE up to 2.7x), decided on the steps where "
+          "theory says the unscaled softmax saturates. tests/test_standard_errors.py checks every SE against the "
+          "spread over seeds at the schema's edges", decide_b7),
     Claim("B8", "Divide by sqrt(d_k), not by d_k",
           "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k "
           "grows, while dividing by sqrt(d_k) keeps the variance at 1 (B2) and the entropy stable (B5).",

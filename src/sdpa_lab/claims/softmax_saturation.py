@@ -14,7 +14,7 @@ import numpy as np
 from sdpa_lab.claims.dot_product_growth import raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.model import Check, derived, exact, missing, statistical
-from sdpa_lab.claims.standard_errors import variance_se
+from sdpa_lab.claims.standard_errors import paired_ratio_se, variance_se
 from sdpa_lab.results import Results
 from sdpa_lab.scales import scale_difference
 
@@ -113,7 +113,7 @@ def decide_b7(R: Results) -> list[Check]:
     src = "gradient.csv"
     t = R[src]
     ds = [int(d) for d in sorted(t.d_k.unique())]
-    T = int(t["T"].iloc[0])
+    T, trials = int(t["T"].iloc[0]), int(t["trials"].iloc[0])
     out = []
     saturating = []  # the steps where theory says the mean unscaled Jacobian norm falls
     for quantity, check in (("jacobian_norm", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F"),
@@ -144,26 +144,23 @@ def decide_b7(R: Results) -> list[Check]:
     widest = "scaled minus unscaled Jacobian norm at the widest head"
     for quantity, check in (("jacobian_norm", f"mean {widest}"), ("log10_jacobian_norm", f"mean log10 {widest}")):
         scaled, unscaled = (_gradient(R, d, sc, quantity, "mean") for sc in ("inv_sqrt_dk", "none"))
-        if quantity == "jacobian_norm":  # same trials: the recorded per-trial difference
-            diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "mean")
-            se = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "se")
-        else:  # no per-trial difference recorded: root-sum-square, which overstates the SE of a positive correlation
-            diff = scaled - unscaled
-            se = math.hypot(*(_gradient(R, d, sc, quantity, "se") for sc in ("inv_sqrt_dk", "none")))
+        # same trials: the recorded per-trial difference and its own SE
+        diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "mean")
+        se = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "se")
         (ms, ss), (mu, su) = (mean_statistic(quantity, d, T, scaled=sc) for sc in (True, False))
         c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, se, ms - mu, math.hypot(ss, su), src,
-                                getattr(diff, "cell", None) or unscaled.cell)
+                                diff.cell)
         if quantity == "log10_jacobian_norm":
             typical = f"typical unscaled norm {10 ** float(unscaled):.3g} vs scaled {10 ** float(scaled):.3g}"
             c = replace(c, note="; ".join(filter(None, (c.note, typical + " (geometric means)"))))
         out.append(c)
 
     def grad_ratio(d: int):
-        """Unscaled / scaled mean gradient at the scores, with its delta-method SE."""
+        """Unscaled / scaled mean gradient at the scores, with its delta-method SE for the same trials."""
         u, s = (_gradient(R, d, sc, "score_grad_norm", "mean") for sc in ("none", "inv_sqrt_dk"))
-        su, ss = (_gradient(R, d, sc, "score_grad_norm", "se") for sc in ("none", "inv_sqrt_dk"))
-        r = u / s
-        return r, r * math.hypot(su / u, ss / s), u
+        sd_u, sd_s = (_gradient(R, d, sc, "score_grad_norm", "std") for sc in ("none", "inv_sqrt_dk"))
+        sd_diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), "score_grad_norm", "std")
+        return u / s, paired_ratio_se(u, s, sd_u, sd_s, sd_diff, trials), u
 
     # The gradient reaching the scores, relative to the scaled head's, falls: decided on the steps where theory
     # says the unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made.
