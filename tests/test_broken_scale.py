@@ -61,8 +61,12 @@ def _break_the_scale(monkeypatch, factor) -> None:
 
 @pytest.fixture(scope="module", params=sorted(BROKEN))
 def broken_run(request, tmp_path_factory):
-    import sdpa_lab.pipeline  # noqa: F401 (every experiment module imported, so all are patched)
+    import importlib
 
+    from sdpa_lab.experiments.registry import EXPERIMENTS
+
+    for experiment in EXPERIMENTS.values():  # import every experiment module first, so that all are patched
+        importlib.import_module(experiment.module)  # (one imported while patched would keep the broken scale)
     with pytest.MonkeyPatch.context() as mp:
         _break_the_scale(mp, BROKEN[request.param])
         results = write_run(tmp_path_factory.mktemp(f"broken_{request.param}"), CONFIG)
