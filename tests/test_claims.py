@@ -106,8 +106,9 @@ def test_a_correct_run_holds(results_dir):
     verdicts = {c.verdict for c in d.checks if not c.literal}
     assert verdicts == {C.HOLDS}, [c for c in d.checks if c.verdict != C.HOLDS and not c.literal]
     (literal,) = [c for c in d.checks if c.literal]
-    assert literal.verdict == C.NOT_PER_DRAW  # the lesson's own single draws are not monotone: 1.08, 1.48, ...
-    assert literal.measured == 2
+    # Exercise 2 as written: about a third of learners see the entropy fall at every step
+    assert literal.verdict == C.NOT_PER_DRAW and 0.25 < literal.measured < 0.5
+    assert "entropies 1.08, 1.48, 0.014, 0.103, 2 of 3 steps not falling" in literal.note  # the lesson's own draw
 
 
 def test_bonferroni_k():

@@ -78,7 +78,11 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                          {**_SWEEP, "scale": "str", "quantity": "str", "statistic": "str", "value": "float"},
                          _SWEEP_RECORDS),
          "single_draw": Output("entropy_single_draw.csv",
-                               {"d_k": "int", "T": "int", "scale": "str", "entropy": "float"})},
+                               {"d_k": "int", "T": "int", "scale": "str", "entropy": "float"}),
+         "exercise2": Output("entropy_exercise2.csv",
+                             {"seed": "int", "T": "int", "trials": "int", "quantity": "str", "count": "int",
+                              "fraction": "float"},
+                             {"seed": "seed", "trials": "trials"})},
         claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True),
     Experiment(
         "ranking_invariance", "sdpa_lab.experiments.ranking_invariance:ranking_invariance_tables",
