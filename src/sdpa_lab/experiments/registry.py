@@ -125,7 +125,7 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
         "lesson_softmax_collapse", "sdpa_lab.experiments.replication:lesson_softmax_collapse_tables",
         {"table": Output("lesson_softmax_collapse.csv",
                          {"d_k": "int", "T": "int", "quantity": "str", "key": "num", "value": "float"})},
-        claims=("A2",)),
+        claims=("A2", "B6")),
     Experiment(
         "lesson_forward", "sdpa_lab.experiments.replication:lesson_forward_tables",
         {"table": Output("lesson_forward.csv",

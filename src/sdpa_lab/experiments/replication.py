@@ -61,7 +61,7 @@ def replicate_variance_rows() -> Rows:
 
 
 def replicate_softmax_collapse_rows() -> Rows:
-    """A2: one query against T = 8 keys at d_k = 256, softmax of raw vs scaled scores."""
+    """A2: one query against T = 8 keys at d_k = 256, softmax of raw vs scaled scores; and B6, Exercise 3 on them."""
     rs = lesson_legacy_stream()
     q = rs.randn(A2_D_K)  # (d_k,)
     K = rs.randn(A2_T, A2_D_K)  # (T, d_k)
@@ -84,6 +84,13 @@ def replicate_softmax_collapse_rows() -> Rows:
         {"quantity": "scaled_entropy", "key": "", "value": float(lesson_entropy(w_scaled))},
         {"quantity": "uniform_entropy", "key": "", "value": float(np.log(A2_T))},
     ]
+    # B6, Exercise 3 on this query and these keys: do the two softmaxes' weights give the same argsort? In the
+    # lesson's float64, and in float32 (where exp underflows sooner and weights can tie)
+    for dtype in ("float64", "float32"):
+        r = raw.astype(dtype)
+        w_u, w_s = softmax(r), softmax(r / r.dtype.type(np.sqrt(A2_D_K)))
+        rows.append({"quantity": f"weight_argsort_agrees_{dtype}", "key": "",
+                     "value": float(np.array_equal(np.argsort(w_u), np.argsort(w_s)))})
     return [{"d_k": A2_D_K, "T": A2_T, **row} for row in rows]
 
 
