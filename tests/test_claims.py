@@ -326,7 +326,7 @@ def test_b10_says_when_its_runs_are_too_few_to_decide(results_dir):
     few = dict(tables)
     few["learning.csv"] = tables["learning.csv"].assign(runs=5)
     d = C.decide(Results("mem", few), claims=[C.registry()["B10"]], k=4.8)
-    assert all("cannot be decided at this sample size" in c.note for c in d.checks)
+    assert all("cannot be decided at this sample size" in c.note for c in d.checks if c.check.startswith("slope"))
 
 
 def test_b7_holds_where_the_unscaled_jacobian_norm_first_rises():

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from sdpa_lab.claims.model import Check, missing, statistical
+from sdpa_lab.claims.standard_errors import paired_proportion_se
 from sdpa_lab.results import Results, ResultsError
 
 
@@ -52,8 +53,14 @@ def decide_b10(R: Results) -> list[Check]:
             out.append(statistical("B10", check + " (best learning rate each)", span, slope, 0.0, se, relation,
                                    src, cell=fractions[-1].cell, reach=reach, note=note if scale == "none" else ""))
     (u1, lr_u), (s1, lr_s) = success[ds[-1], "none"], success[ds[-1], "inv_sqrt_dk"]
-    se_diff = math.sqrt(0.25 / runs + 0.25 / runs)  # two success fractions, worst-case binomial p = 1/2
+    # the same runs under both scales: the paired SE, from the runs only one of the two heads learns
+    only_s, only_u = (int(R.value(src, d_k=ds[-1], scale="inv_sqrt_dk_minus_none", statistic=f"only_{sc}_succeeds"))
+                      for sc in ("scaled", "unscaled"))
+    on_target = R.value(src, d_k=ds[-1], scale="none", lr=lr_u, statistic="starts_on_target")
     out.append(statistical("B10", "scaled minus unscaled success fraction at the widest head",
-                           f"d_k={ds[-1]}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0, se_diff, "above",
-                           src, cell=s1.cell, reach=1.0))
+                           f"d_k={ds[-1]}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0,
+                           paired_proportion_se(only_s, only_u, runs), "above", src, cell=s1.cell, reach=1.0,
+                           note=f"paired: {only_s} runs only the scaled head learns, {only_u} only the unscaled; "
+                                f"{round(float(on_target) * runs)} unscaled runs start on their target (loss 0: a "
+                                "success at step 0)"))
     return out

@@ -161,15 +161,16 @@ CLAIMS: tuple[Claim, ...] = (
           "falling trend) and beats the unscaled one at the widest head.",
           "without it, a self-attention layer stops learning as soon as the head grows wide",
           "Welcome to Scaled Dot-Product Attention", ("learning.csv",),
-          "k standard errors, with the worst-case binomial SE sqrt(1/4 / runs) per success fraction (valid whatever "
-          "the true fractions): the trends are OLS slopes of the fraction against log d_k over the whole sweep, "
-          "d_k values independent; the widest head's scaled minus unscaled difference treats the two fractions as "
-          "independent, which overstates its SE when the two scales' runs on the same draws succeed together "
-          "(positively correlated) and is not a paired SE: learning.csv does not record per-run outcomes. At few runs "
-          "a tolerance can exceed the largest deviation a check can show (the widest-head difference for runs <= "
-          "k^2 / 2, about 11 at k = 4.8; the slopes below about 2 k^2 / (number of d_k)): the check then says that it "
-          "cannot be decided. The best learning rate is picked on the same runs it is scored on (a selection "
-          "bias that favours both heads alike)", decide_b10),
+          "k standard errors. The trends: OLS slopes of the success fraction (best learning rate each) against "
+          "log d_k over the whole sweep, with the worst-case binomial SE sqrt(1/4 / runs) per fraction (valid "
+          "whatever the true fractions), d_k values independent. The widest head's scaled minus unscaled "
+          "difference: the same runs under both scales, so the paired SE from the runs only one head learns "
+          "(floored at one discordant run). Each best learning rate is picked on separate selection runs, so "
+          "the scored fractions carry no selection bias. A run that starts on its target (loss 0 in float64: an "
+          "unscaled wide head saturated on the right key) counts as a success at step 0; learning.csv counts "
+          "them (starts_on_target). At few runs a tolerance can exceed the largest deviation a check can show "
+          "(the slopes below about 2 k^2 / (number of d_k) runs): the check then says that it cannot be decided",
+          decide_b10),
 )
 
 
