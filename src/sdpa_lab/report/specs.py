@@ -73,7 +73,8 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
                uses_k=True),
     FigureSpec("learning_success", ("learning.csv",), ("B10",),
                "Gradient descent on one query: fraction of runs whose loss falls below the success threshold, at "
-               "the best learning rate of each (d_k, scale) (labelled). Intervals: Wilson score intervals at "
+               "the best learning rate of each (d_k, scale) (labelled; picked on separate selection runs). "
+               "Intervals: Wilson score intervals at "
                "{band}.", uses_k=True),
     FigureSpec("learning_curves", ("learning_curves.csv", "learning.csv"), ("B10",),
                "Mean loss relative to its initial value along the descent, at the best learning rate of each "
