@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sdpa_lab import claims as C
-from sdpa_lab.experiments.entropy_sweep import entropy_single_draw_rows, entropy_sweep_rows
+from sdpa_lab.experiments.entropy_sweep import entropy_single_draw_rows, entropy_sweep_rows, exercise2_rows
 from sdpa_lab.experiments.gradient import gradient_rows
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.results import Results
@@ -31,6 +31,7 @@ def _decide(seed: int, variance, entropy, gradient) -> list[C.Check]:
         "variance.csv": pd.DataFrame(variance_rows(seed, *variance)),
         "entropy_sweep.csv": pd.DataFrame(entropy_sweep_rows(seed, *entropy)),
         "entropy_single_draw.csv": pd.DataFrame(entropy_single_draw_rows()),
+        "entropy_exercise2.csv": pd.DataFrame(exercise2_rows(seed, entropy[2])),
         "gradient.csv": pd.DataFrame(gradient_rows(seed, *gradient)),
     }
     registry = C.registry()
