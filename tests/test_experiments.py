@@ -173,3 +173,19 @@ def test_forward_shape_rows():
         assert (v[dtype, "output_B"], v[dtype, "output_T"], v[dtype, "output_d"]) == (2, 5, 3)
         assert v[dtype, "dtype_kept"] == 1.0
         assert v[dtype, "max_row_sum_error"] < (1e-6 if dtype == "float32" else 1e-12)
+
+
+def test_exercise2_counts_the_sequences_that_fall_at_every_step():
+    from sdpa_lab.attention import lesson_entropy, softmax
+    from sdpa_lab.experiments.entropy_sweep import EXERCISE2_D_K, exercise2_rows
+    from sdpa_lab.seeding import stream
+
+    rows = {r["quantity"]: r for r in exercise2_rows(5, 300)}
+    rng = stream(5, "exercise2")  # one chunk: the draws in the order the experiment makes them
+    h = []
+    for d in EXERCISE2_D_K:
+        q, K = rng.standard_normal((300, d)), rng.standard_normal((300, 8, d))
+        h.append([lesson_entropy(softmax(K[i] @ q[i])) for i in range(300)])
+    falls = sum(all(h[j + 1][i] < h[j][i] for j in range(3)) for i in range(300))
+    assert rows["sequences"]["count"] == 300 and rows["falls_at_every_step"]["count"] == falls
+    assert 0 < falls < 300 and rows["falls_at_every_step"]["fraction"] == falls / 300

@@ -77,7 +77,7 @@ def test_run_gradient_against_direct_computation():
     seed, d, T, trials = 3, 16, 6, 200
     t = pd.DataFrame(gradient.gradient_rows(seed, [d], T, trials))
     assert list(t.columns) == ["seed", "d_k", "T", "trials", "scale", "quantity", "statistic", "value"]
-    assert len(t) == (len(gradient.GRADIENT_SCALES) * len(gradient.QUANTITIES) + len(gradient.PAIRED_SCALES)) * 3
+    assert len(t) == (len(gradient.GRADIENT_SCALES) * len(gradient.QUANTITIES) + len(gradient.PAIRED)) * 3
     rng_q, rng_k = stream(seed, "trial_scores", d, T).spawn(2)  # the shared trial scores, all at once, no chunks
     rng_v, rng_g = stream(seed, "gradient", d, T).spawn(2)
     q, K = rng_q.standard_normal((trials, d)), rng_k.standard_normal((trials, T, d))
@@ -100,12 +100,12 @@ def test_run_gradient_against_direct_computation():
         assert v[scale, "raw_score_grad_norm", "mean"] == pytest.approx((c * gn).mean(), rel=1e-10)
         assert v[scale, "log10_score_grad_norm", "mean"] == pytest.approx(np.log10(gn).mean(), rel=1e-10)
         assert v[scale, "log10_raw_score_grad_norm", "mean"] == pytest.approx(np.log10(c * gn).mean(), rel=1e-10)
-        jacobian_norms[scale] = jn
-    for other in ("unit_variance_reference", "none"):  # same trials: the paired difference and its own SE
-        diff = jacobian_norms["inv_sqrt_dk"] - jacobian_norms[other]
-        label = f"inv_sqrt_dk_minus_{other}"
-        assert v[label, "jacobian_norm", "mean"] == pytest.approx(diff.mean(), rel=1e-8, abs=1e-14)
-        assert v[label, "jacobian_norm", "se"] == pytest.approx(diff.std(ddof=1) / np.sqrt(trials), rel=1e-8)
+        jacobian_norms[scale] = {"jacobian_norm": jn, "log10_jacobian_norm": np.log10(jn), "score_grad_norm": gn}
+    for a, other, quantity in gradient.PAIRED:  # same trials: the paired difference and its own SE
+        diff = jacobian_norms[a][quantity] - jacobian_norms[other][quantity]
+        label = f"{a}_minus_{other}"
+        assert v[label, quantity, "mean"] == pytest.approx(diff.mean(), rel=1e-8, abs=1e-14)
+        assert v[label, quantity, "se"] == pytest.approx(diff.std(ddof=1) / np.sqrt(trials), rel=1e-8)
 
 
 def test_value_width_is_capped():

@@ -147,7 +147,14 @@ def test_run_learning_tables():
     assert list(table.columns) == ["seed", "d_k", "T", "runs", "steps", "loss_threshold", "scale", "lr",
                                    "best_lr", "statistic", "value"]
     assert list(curves.columns) == ["seed", "d_k", "T", "runs", "scale", "lr", "step", "mean_relative_loss"]
-    assert len(table) == 2 * 2 * len(lrs) * len(learning.STATISTICS)
+    assert len(table) == 2 * 2 * len(lrs) * len(learning.STATISTICS) + 2 * len(learning.PAIRED_STATISTICS)
+    # the paired counts: (only scaled - only unscaled) / runs is the difference of the best-lr success fractions
+    at_best = table[(table.best_lr == 1) & (table.statistic == "success_fraction")].set_index(["d_k", "scale"]).value
+    paired = table[table.scale == learning.PAIRED_SCALE].set_index(["d_k", "statistic"]).value
+    for d_k in (4, 32):
+        diff = paired[d_k, "only_scaled_succeeds"] - paired[d_k, "only_unscaled_succeeds"]
+        assert diff / 6 == pytest.approx(at_best[d_k, "inv_sqrt_dk"] - at_best[d_k, "none"], abs=1e-12)
+    table = table[table.scale != learning.PAIRED_SCALE]
     assert np.isfinite(table.value).all() and np.isfinite(curves.mean_relative_loss).all()
     best = table[table.best_lr == 1].groupby(["d_k", "scale"]).lr.unique()
     assert all(len(v) == 1 for v in best)  # one best lr per (d_k, scale)

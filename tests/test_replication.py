@@ -36,6 +36,17 @@ def test_a1_variance_table():
         assert round(v[d, "scaled_variance"], 4) == printed_scaled[d]
 
 
+def test_b4_exercise_1_continues_the_lessons_stream(monkeypatch):
+    # Exercise 1 as written: the lesson's loop with d_k = 1024 appended, on the same seed-42 stream
+    monkeypatch.setattr(replication, "A1_N_SAMPLES", 500)
+    t = pd.DataFrame(replication.replicate_variance_rows()).set_index(["d_k", "quantity"])["value"]
+    np.random.seed(42)
+    for d in (4, 16, 64, 256, 1024):
+        scores = np.sum(np.random.randn(500, d) * np.random.randn(500, d), axis=1)
+        assert t[d, "raw_variance"] == scores.var()
+        assert t[d, "scaled_variance"] == (scores / np.sqrt(d)).var()
+
+
 def test_a2_softmax_collapse():
     t = pd.DataFrame(replication.replicate_softmax_collapse_rows())
     raw = t[t.quantity == "raw_score"].sort_values("key").value.to_numpy()

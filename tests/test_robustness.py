@@ -88,7 +88,8 @@ def reference(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     sums = digests(work)
     draws = [f"results/trial_scores/seed{c['seed']}_T{c['entropy_sweep']['T']}_trials{c['entropy_sweep']['trials']}"
              f"_dk{d}.npy" for c in [robustness_config()] for d in c["entropy_sweep"]["d_k"]]
-    assert sorted(sums) == sorted(TARGETS + ["results/entropy_single_draw.csv"] + draws)
+    assert sorted(sums) == sorted(TARGETS + ["results/entropy_single_draw.csv", "results/entropy_exercise2.csv"]
+                                  + draws)
     return work, sums
 
 

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sdpa_lab import cost
-from sdpa_lab.claims import decide_checked, summary
+from sdpa_lab.claims.model import decide_checked
+from sdpa_lab.claims.verdicts import summary
 from sdpa_lab.config import ConfigError, load_config
 from sdpa_lab.grading import cli as grading_cli
 from sdpa_lab.results import ResultsError

@@ -9,8 +9,14 @@ from itertools import pairwise
 
 import numpy as np
 
-from sdpa_lab.claims.model import Check, missing, statistical
-from sdpa_lab.claims.standard_errors import log_std_var, variance_se
+from sdpa_lab.claims.model import Check, derived, missing, statistical
+from sdpa_lab.claims.standard_errors import (
+    log_std_skewness,
+    log_std_var,
+    variance_excess_kurtosis,
+    variance_se,
+    variance_skewness,
+)
 from sdpa_lab.results import Results
 
 
@@ -19,25 +25,36 @@ def variance_points(R: Results):
     return [(int(d), int(t[t.d_k == d].n_pairs.iloc[0])) for d in sorted(t.d_k.unique())]
 
 
+def variance_shape(d: int, n: int) -> dict[str, float]:
+    """The skewness and excess kurtosis of a sample variance of n scores, for its Cornish-Fisher tolerance."""
+    return {"skewness": variance_skewness(d, n), "excess_kurtosis": variance_excess_kurtosis(d, n)}
+
+
 def decide_b1(R: Results) -> list[Check]:
     src = "variance.csv"
     out = []
     for d, n in variance_points(R):
         out.append(statistical("B1", "mean of raw scores", f"d_k={d}, n={n}",
                                R.value(src, d_k=d, scale="none", statistic="mean"), 0.0, math.sqrt(d / n),
-                               "within", src))
+                               "within", src, excess_kurtosis=6.0 / d / n))  # the mean of n scores: kurtosis 6/d / n
         out.append(statistical("B1", "variance of raw scores", f"d_k={d}, n={n}",
                                R.value(src, d_k=d, scale="none", statistic="variance"), d, variance_se(d, n),
-                               "within", src))
+                               "within", src, **variance_shape(d, n)))
     return out
 
 
+def raw_variance_check(d: int, n: int) -> str:
+    """How a derived check names the B1 check it repeats."""
+    return f"B1 variance of raw scores [d_k={d}, n={n}]"
+
+
 def decide_b2(R: Results) -> list[Check]:
+    # variance.csv's scaled variance is the raw one times 1/d_k: B1's evidence again, not new evidence.
     src = "variance.csv"
     return [
-        statistical("B2", "variance of scores / sqrt(d_k)", f"d_k={d}, n={n}",
-                    R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0, variance_se(d, n) / d,
-                    "within", src)
+        derived("B2", "variance of scores / sqrt(d_k)", f"d_k={d}, n={n}",
+                R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0, variance_se(d, n) / d,
+                "within", src, of=raw_variance_check(d, n), **variance_shape(d, n))
         for d, n in variance_points(R)
     ]
 
@@ -52,8 +69,12 @@ def decide_b3(R: Results) -> list[Check]:
     stds = [R.value(src, d_k=int(di), scale="none", statistic="std") for di in d]
     x, y = np.log(d), np.log(stds)
     c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # OLS slope = sum c_i y_i
+    # third cumulants of each log std, for the skewness of the slope and of the ratios
+    k3 = np.array([log_std_skewness(*p) * log_std_var(*p) ** 1.5 for p in points])
+    se_slope = math.sqrt(float(c**2 @ var_log))
     out = [statistical("B3", "slope of log std vs log d_k", f"d_k={int(d[0])}..{int(d[-1])}",
-                       float(c @ y), 0.5, math.sqrt(float(c**2 @ var_log)), "within", src, cell=stds[-1].cell)]
+                       float(c @ y), 0.5, se_slope, "within", src, cell=stds[-1].cell,
+                       skewness=float(c**3 @ k3) / se_slope**3)]
     pairs = list(pairwise(points))  # each step of the sweep, plus the lesson's 16 -> 256
     n_of = dict(points)
     if {16, 256} <= set(n_of) and (16, 256) not in {(a[0], b[0]) for a, b in pairs}:
@@ -62,25 +83,41 @@ def decide_b3(R: Results) -> list[Check]:
         std_b = R.value(src, d_k=db, scale="none", statistic="std")
         ratio = std_b / R.value(src, d_k=da, scale="none", statistic="std")
         expected = math.sqrt(db / da)
-        se = expected * math.sqrt(log_std_var(da, na) + log_std_var(db, nb))
+        var_log_ratio = log_std_var(da, na) + log_std_var(db, nb)
+        se = expected * math.sqrt(var_log_ratio)
+        k3_log_ratio = (log_std_skewness(db, nb) * log_std_var(db, nb) ** 1.5
+                        - log_std_skewness(da, na) * log_std_var(da, na) ** 1.5)
+        # the ratio is exp(log ratio): its skewness is the log ratio's plus 3 times the log ratio's sd
+        skew = k3_log_ratio / var_log_ratio**1.5 + 3.0 * math.sqrt(var_log_ratio)
         out.append(statistical("B3", "std ratio", f"d_k={da}->{db}", ratio, expected, se, "within", src,
-                               cell=std_b.cell))
+                               cell=std_b.cell, skewness=skew))
     return out
 
 
 def decide_b4(R: Results) -> list[Check]:
-    src = "variance.csv"
-    points = dict(variance_points(R))
-    if 1024 not in points:
-        why = "d_k = 1024 is not in the configured variance sweep"
-        return [missing("B4", "raw variance at d_k = 1024", "d_k=1024", src, why),
-                missing("B4", "scaled variance at d_k = 1024", "d_k=1024", src, why)]
-    n = points[1024]
-    return [
-        statistical("B4", "raw variance at d_k = 1024", f"d_k=1024, n={n}",
-                    R.value(src, d_k=1024, scale="none", statistic="variance"), 1024, variance_se(1024, n),
-                    "within", src),
-        statistical("B4", "scaled variance at d_k = 1024", f"d_k=1024, n={n}",
-                    R.value(src, d_k=1024, scale="inv_sqrt_dk", statistic="variance"), 1.0,
-                    variance_se(1024, n) / 1024, "within", src),
+    # Exercise 1 as written: the lesson's seed-42 stream continued with d_k = 1024 (lesson_variance.csv), always
+    src, d = "lesson_variance.csv", 1024
+    n = int(R.value(src, "n_samples", d_k=d, quantity="raw_variance"))
+    raw = R.value(src, d_k=d, quantity="raw_variance")
+    exercise = f"d_k={d}, n={n}, lesson seed"
+    out = [
+        statistical("B4", "raw variance at d_k = 1024 (Exercise 1)", exercise, raw, d, variance_se(d, n), "within",
+                    src, note="the lesson's np.random.seed(42) stream continued past d_k = 256",
+                    **variance_shape(d, n)),
+        derived("B4", "scaled variance at d_k = 1024 (Exercise 1)", exercise,
+                R.value(src, d_k=d, quantity="scaled_variance"), 1.0, variance_se(d, n) / d, "within", src,
+                of=f"B4 raw variance at d_k = 1024 (Exercise 1) [{exercise}]", **variance_shape(d, n)),
     ]
+    points = dict(variance_points(R))
+    if d in points:  # the configured sweep's d_k = 1024 point too: B1's evidence again
+        n = points[d]
+        src = "variance.csv"
+        out += [
+            derived("B4", "raw variance at d_k = 1024", f"d_k={d}, n={n}",
+                    R.value(src, d_k=d, scale="none", statistic="variance"), d, variance_se(d, n),
+                    "within", src, of=raw_variance_check(d, n), **variance_shape(d, n)),
+            derived("B4", "scaled variance at d_k = 1024", f"d_k={d}, n={n}",
+                    R.value(src, d_k=d, scale="inv_sqrt_dk", statistic="variance"), 1.0,
+                    variance_se(d, n) / d, "within", src, of=raw_variance_check(d, n), **variance_shape(d, n)),
+        ]
+    return out

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
 from sdpa_lab.io import write_csv
 from sdpa_lab.results import Results, ResultsError, stale_errors
 
@@ -60,10 +60,13 @@ class Check:
     relation: str  # a key of RELATIONS
     expected: float
     measured: float
-    basis: str  # "printed" | "statistical" | "exact" | "rounding" | "missing"
+    basis: str  # "printed" | "statistical" | "derived" | "exact" | "rounding" | "missing"
     source: str  # the CSV the measured number comes from
     tolerance: float = 0.0
-    se: float = float("nan")  # standard error, for statistical checks (tolerance = k * se)
+    se: float = float("nan")  # standard error, for statistical and derived checks (tolerance = k' * se)
+    skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
+    excess_kurtosis: float = 0.0
+    reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
     note: str = ""
     cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
@@ -129,6 +132,15 @@ def statistical(claim, check, parameters, measured, expected, se, relation, sour
                  se=float(se), cell=cell, **kw)
 
 
+def derived(claim, check, parameters, measured, expected, se, relation, source, of: str, **kw) -> Check:
+    """A statistic that is a fixed function of another check's (`of`), so the same evidence: decided like a
+    statistical check, but not counted again in the Bonferroni split (it fails exactly when `of` does)."""
+    cell = _cell(measured, kw)
+    note = f"derived from {of}: the same evidence, counted once in the Bonferroni split"
+    return Check(claim, check, parameters, relation, float(expected), float(measured), "derived", source,
+                 se=float(se), cell=cell, note=note, **kw)
+
+
 def exact(claim, check, parameters, measured, expected, source, relation="equals", **kw) -> Check:
     cell = _cell(measured, kw)
     return Check(claim, check, parameters, relation, float(expected), float(measured), "exact", source,
@@ -173,9 +185,19 @@ class Decision:
         return [c for c in self.checks if c.verdict == FAILS]
 
 
+def _with_tolerance(c: Check, tolerance: float) -> Check:
+    """`c` with its tolerance, saying so when the tolerance reaches past every value the statistic can take."""
+    if tolerance < c.reach:
+        return replace(c, tolerance=tolerance)
+    why = (f"cannot be decided at this sample size: the tolerance {tolerance:.3g} is at least the largest "
+           f"deviation the statistic can show ({c.reach:.3g}); more samples needed")
+    return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))))
+
+
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
            alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
-    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k.
+    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
+    (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher).
 
     `k` may be given to decide a subset of the claims with the k of the whole run.
     """
@@ -192,9 +214,10 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
         if not (np.isfinite(c.measured) or c.basis == "missing"):
             raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
                                f"measured a non-finite value {c.measured}")
-    n_stat = sum(c.basis == "statistical" for c in checks)
+    n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
     k = bonferroni_k(n_stat, alpha_family) if k is None else k
-    checks = [replace(c, tolerance=k * c.se) if c.basis == "statistical" else c for c in checks]
+    checks = [_with_tolerance(c, c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis))
+              if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 
 

@@ -72,7 +72,8 @@ def summary(decision: Decision, show_all: bool = False) -> str:
               if o in verdicts.values()]
     failing = [cid for cid, v in verdicts.items() if v == FAILS]
     lines.append("")
-    lines.append(f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors "
+    lines.append(f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors, "
+                 "more on the long side of a skewed statistic "
                  f"(Bonferroni: a correct run fails by chance less than once in {1 / decision.alpha_family:,.0f})")
     lines.append(f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
                  + "".join(f"; {o}" for o in others)

@@ -18,7 +18,7 @@ from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import SCALES, scale_difference, scale_factor
-from sdpa_lab.seeding import lesson_legacy_stream
+from sdpa_lab.seeding import lesson_legacy_stream, stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
@@ -79,8 +79,29 @@ def entropy_single_draw_rows() -> Rows:
     return rows
 
 
+def exercise2_rows(seed: int, trials: int) -> Rows:
+    """Exercise 2 as many learners would run it: `trials` sequences, each one fresh query vs 8 keys per d_k of
+    [4, 16, 64, 256] (the lesson's entropy); how many fall at every step, as the lesson says one will."""
+    seed, trials = check_seed(seed), check_int(trials, "trials", minimum=1)
+    rng = stream(seed, "exercise2")
+    per_sequence = sum(d_k * (EXERCISE2_T + 1) for d_k in EXERCISE2_D_K)  # normals of one sequence
+    rows_per_chunk = chunk_rows(per_sequence)
+    falls = 0
+    for start in range(0, trials, rows_per_chunk):
+        m = min(rows_per_chunk, trials - start)
+        h = []  # per d_k: (m,) entropies, one draw per sequence
+        for d_k in EXERCISE2_D_K:
+            q = rng.standard_normal((m, d_k))  # (m, d_k)
+            K = rng.standard_normal((m, EXERCISE2_T, d_k))  # (m, T, d_k)
+            h.append(lesson_entropy(softmax(np.einsum("mtd,md->mt", K, q))))  # (m,)
+        falls += int(np.sum(np.all(np.diff(np.stack(h), axis=0) < 0, axis=0)))
+    return [{"seed": seed, "T": EXERCISE2_T, "trials": trials, "quantity": quantity, "count": count,
+             "fraction": count / trials}
+            for quantity, count in (("sequences", trials), ("falls_at_every_step", falls))]
+
+
 def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
     """The entropy sweep's tables (registry.EXPERIMENTS["entropy_sweep"]), and the lesson's single draw."""
     s = settings
     return {"table": entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores),
-            "single_draw": entropy_single_draw_rows()}
+            "single_draw": entropy_single_draw_rows(), "exercise2": exercise2_rows(s["seed"], s["trials"])}

@@ -46,10 +46,11 @@ GRADIENT_SCALES = ("none", "inv_sqrt_dk", REFERENCE_SCALE)
 QUANTITIES = ("jacobian_norm", "score_grad_norm", "raw_score_grad_norm",
               "log10_jacobian_norm", "log10_score_grad_norm", "log10_raw_score_grad_norm")
 
-# The scales B7 compares on the same trials: their Jacobian norms' per-trial difference
-# is recorded too (scale `<a>_minus_<b>`), for its own standard error.
-PAIRED_SCALES = (("inv_sqrt_dk", REFERENCE_SCALE), ("inv_sqrt_dk", "none"))
-PAIRED_QUANTITY = "jacobian_norm"
+# The scales and quantities B7 compares on the same trials: their per-trial difference is
+# recorded too (scale `<a>_minus_<b>`), for its own standard error (of a difference, or of a
+# ratio of the two means, whose covariance it gives).
+PAIRED = (("inv_sqrt_dk", REFERENCE_SCALE, "jacobian_norm"), ("inv_sqrt_dk", "none", "jacobian_norm"),
+          ("inv_sqrt_dk", "none", "log10_jacobian_norm"), ("inv_sqrt_dk", "none", "score_grad_norm"))
 
 # log10 of a norm that underflowed to exactly 0 would be -inf: floor the norms here first.
 LOG_FLOOR = float(np.finfo(np.float64).tiny)
@@ -113,18 +114,17 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     rows = []
     for d_k in d_k_values:
         acc = {(s, q): Moments() for s in GRADIENT_SCALES for q in QUANTITIES}
-        acc |= {(scale_difference(a, b), PAIRED_QUANTITY): Moments() for a, b in PAIRED_SCALES}
+        acc |= {(scale_difference(a, b), q): Moments() for a, b, q in PAIRED}
         draws = trial_draws(seed, d_k, T, trials, value_dim(d_k), (scores or {}).get(d_k))
         for raw, V, g_out, q_norm in draws:
-            norms = {}  # scale -> per-trial Jacobian norm (m,)
+            norms = {}  # (scale, quantity) -> per-trial norm (m,)
             for scale in GRADIENT_SCALES:
                 for quantity, x in gradient_norms(raw, V, g_out, trial_scale(scale, d_k, q_norm)).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
-                    if quantity == PAIRED_QUANTITY:
-                        norms[scale] = x
-            for a, b in PAIRED_SCALES:
-                key = (scale_difference(a, b), PAIRED_QUANTITY)
-                acc[key] = acc[key].merge(Moments.of(norms[a] - norms[b]))
+                    norms[scale, quantity] = x
+            for a, b, q in PAIRED:
+                key = (scale_difference(a, b), q)
+                acc[key] = acc[key].merge(Moments.of(norms[a, q] - norms[b, q]))
         for (scale, quantity), m in acc.items():
             for statistic, value in m.summary().items():
                 rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "scale": scale,

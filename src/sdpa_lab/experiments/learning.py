@@ -5,7 +5,10 @@ all N(0, 1), and a target key j* drawn uniformly; the target is V[j*]. The head
 outputs out = softmax(scale * K q) V and the loss is L(q) = 0.5 ||out - V[j*]||^2.
 Plain gradient descent on q (K, V fixed) runs for a fixed number of steps from
 the same initial q, K, V, j* under both scales, for every learning rate of a
-grid, so each scale gets its best learning rate on the same runs.
+grid. Each scale's best learning rate is picked on `runs` selection runs of their
+own (a separate stream) and scored on the `runs` runs, so the score is not biased
+by the pick; per d_k, the runs that only the scaled, or only the unscaled, head
+learns at its best learning rate are counted too (a paired comparison).
 
 A run succeeds when its loss falls below `loss_threshold` times its initial
 loss at some step within the budget. d_v = min(d_k, D_V_MAX): the loss (and
@@ -55,7 +58,13 @@ D_V_MAX = 64
 # The scales B10 compares: the lesson's and none.
 LEARNING_SCALES = ("none", "inv_sqrt_dk")
 STATISTICS = ("success_fraction", "mean_final_relative_loss", "median_steps_to_threshold",
-              "mean_initial_loss", "mean_final_loss")
+              "mean_initial_loss", "mean_final_loss", "starts_on_target")
+
+# Rows of the same runs under both scales at their best learning rates (scale `inv_sqrt_dk_minus_none`,
+# lr = the scaled head's): how many runs only the scaled head, and only the unscaled head, learns; a
+# paired difference of the success fractions needs them.
+PAIRED_SCALE = "inv_sqrt_dk_minus_none"
+PAIRED_STATISTICS = ("only_scaled_succeeds", "only_unscaled_succeeds")
 
 # learning_curves.csv: step 0 and about this many log-spaced steps up to `steps`.
 N_CHECKPOINTS = 20
@@ -160,6 +169,7 @@ def lr_statistics(track: dict) -> dict[str, np.ndarray]:
         "median_steps_to_threshold": np.median(track["reach"], axis=0),
         "mean_initial_loss": track["initial"].mean(axis=0),
         "mean_final_loss": track["final"].mean(axis=0),
+        "starts_on_target": np.mean(track["initial"] == 0, axis=0),  # succeed at step 0 (see the docstring)
     }
 
 
@@ -190,24 +200,40 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
     at = checkpoints(steps)
     rows, curve_rows = [], []
     for d_k in d_k_values:
+        # The best learning rate of each scale is picked on selection runs of their own (a separate stream),
+        # and scored on the runs below: picking and scoring on the same runs would favour lucky rates.
+        best = {}
+        for scale in LEARNING_SCALES:
+            selection = [follow(descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps), loss_threshold, at)
+                         for q0, K, V, target in run_chunks(stream(seed, "learning-selection", d_k, T), runs, T, d_k,
+                                                            value_dim(d_k), len(lrs))]
+            chosen = lr_statistics(merge_tracks(selection))
+            best[scale] = best_lr_index(chosen["success_fraction"], chosen["mean_final_relative_loss"], lrs)
         tracks = {scale: [] for scale in LEARNING_SCALES}
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
             for scale in LEARNING_SCALES:  # the same runs under both scales
                 losses = descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps)  # (m, L) per step
                 tracks[scale].append(follow(losses, loss_threshold, at))
+        succeeded = {}  # scale -> per run, success at its best lr (R,)
         for scale in LEARNING_SCALES:
             track = merge_tracks(tracks[scale])
             stats = lr_statistics(track)
-            best = best_lr_index(stats["success_fraction"], stats["mean_final_relative_loss"], lrs)
+            succeeded[scale] = track["reach"][:, best[scale]] <= track["steps"]
             for i, lr in enumerate(lrs):
                 for statistic in STATISTICS:
                     rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
                                  "loss_threshold": loss_threshold, "scale": scale, "lr": lr,
-                                 "best_lr": int(i == best), "statistic": statistic,
+                                 "best_lr": int(i == best[scale]), "statistic": statistic,
                                  "value": float(stats[statistic][i])})
-            for step, value in zip(at, track["curve"][:, best], strict=True):
+            for step, value in zip(at, track["curve"][:, best[scale]], strict=True):
                 curve_rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "scale": scale,
-                                   "lr": lrs[best], "step": int(step), "mean_relative_loss": float(value)})
+                                   "lr": lrs[best[scale]], "step": int(step), "mean_relative_loss": float(value)})
+        only = {"only_scaled_succeeds": succeeded["inv_sqrt_dk"] & ~succeeded["none"],
+                "only_unscaled_succeeds": succeeded["none"] & ~succeeded["inv_sqrt_dk"]}
+        for statistic in PAIRED_STATISTICS:
+            rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
+                         "loss_threshold": loss_threshold, "scale": PAIRED_SCALE, "lr": lrs[best["inv_sqrt_dk"]],
+                         "best_lr": 1, "statistic": statistic, "value": float(np.sum(only[statistic]))})
     return rows, curve_rows
 
 

@@ -78,7 +78,11 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                          {**_SWEEP, "scale": "str", "quantity": "str", "statistic": "str", "value": "float"},
                          _SWEEP_RECORDS),
          "single_draw": Output("entropy_single_draw.csv",
-                               {"d_k": "int", "T": "int", "scale": "str", "entropy": "float"})},
+                               {"d_k": "int", "T": "int", "scale": "str", "entropy": "float"}),
+         "exercise2": Output("entropy_exercise2.csv",
+                             {"seed": "int", "T": "int", "trials": "int", "quantity": "str", "count": "int",
+                              "fraction": "float"},
+                             {"seed": "seed", "trials": "trials"})},
         claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True),
     Experiment(
         "ranking_invariance", "sdpa_lab.experiments.ranking_invariance:ranking_invariance_tables",
@@ -116,12 +120,12 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
         "lesson_variance", "sdpa_lab.experiments.replication:lesson_variance_tables",
         {"table": Output("lesson_variance.csv",
                          {"d_k": "int", "n_samples": "int", "quantity": "str", "value": "float"})},
-        claims=("A1",)),
+        claims=("A1", "B4")),
     Experiment(
         "lesson_softmax_collapse", "sdpa_lab.experiments.replication:lesson_softmax_collapse_tables",
         {"table": Output("lesson_softmax_collapse.csv",
                          {"d_k": "int", "T": "int", "quantity": "str", "key": "num", "value": "float"})},
-        claims=("A2",)),
+        claims=("A2", "B6")),
     Experiment(
         "lesson_forward", "sdpa_lab.experiments.replication:lesson_forward_tables",
         {"table": Output("lesson_forward.csv",

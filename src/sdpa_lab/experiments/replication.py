@@ -13,6 +13,7 @@ from sdpa_lab.tables import Rows
 
 # The lesson's parameters: fixed, whatever the sweep config says.
 A1_D_K = (4, 16, 64, 256)
+EXERCISE1_D_K = 1024  # B4, Exercise 1: the same loop with d_k = 1024 appended (the stream continues)
 A1_N_SAMPLES = 100_000
 A2_D_K, A2_T = 256, 8
 A3_SHAPE = (1, 6, 16)  # (B, T, d_k)
@@ -46,10 +47,11 @@ def lesson_variance_scores(rs: np.random.RandomState, n: int, d_k: int) -> np.nd
 
 
 def replicate_variance_rows() -> Rows:
-    """A1: raw and scaled score variance for d_k = 4, 16, 64, 256 on one global seeded stream."""
+    """A1: raw and scaled score variance for d_k = 4, 16, 64, 256 on one global seeded stream; then B4, the
+    lesson's Exercise 1: the same stream continued with d_k = 1024."""
     rs = lesson_legacy_stream()
     rows = []
-    for d_k in A1_D_K:
+    for d_k in (*A1_D_K, EXERCISE1_D_K):
         scores = lesson_variance_scores(rs, A1_N_SAMPLES, d_k)
         rows.append({"d_k": d_k, "n_samples": A1_N_SAMPLES, "quantity": "raw_variance",
                      "value": float(scores.var())})
@@ -59,7 +61,7 @@ def replicate_variance_rows() -> Rows:
 
 
 def replicate_softmax_collapse_rows() -> Rows:
-    """A2: one query against T = 8 keys at d_k = 256, softmax of raw vs scaled scores."""
+    """A2: one query against T = 8 keys at d_k = 256, softmax of raw vs scaled scores; and B6, Exercise 3 on them."""
     rs = lesson_legacy_stream()
     q = rs.randn(A2_D_K)  # (d_k,)
     K = rs.randn(A2_T, A2_D_K)  # (T, d_k)
@@ -82,6 +84,13 @@ def replicate_softmax_collapse_rows() -> Rows:
         {"quantity": "scaled_entropy", "key": "", "value": float(lesson_entropy(w_scaled))},
         {"quantity": "uniform_entropy", "key": "", "value": float(np.log(A2_T))},
     ]
+    # B6, Exercise 3 on this query and these keys: do the two softmaxes' weights give the same argsort? In the
+    # lesson's float64, and in float32 (where exp underflows sooner and weights can tie)
+    for dtype in ("float64", "float32"):
+        r = raw.astype(dtype)
+        w_u, w_s = softmax(r), softmax(r / r.dtype.type(np.sqrt(A2_D_K)))
+        rows.append({"quantity": f"weight_argsort_agrees_{dtype}", "key": "",
+                     "value": float(np.array_equal(np.argsort(w_u), np.argsort(w_s)))})
     return [{"d_k": A2_D_K, "T": A2_T, **row} for row in rows]
 
 
@@ -107,7 +116,7 @@ def replicate_forward_rows() -> Rows:
 
 
 def lesson_variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """A1's table (registry.EXPERIMENTS["lesson_variance"]): the lesson's own parameters, no settings."""
+    """A1's and B4's table (registry.EXPERIMENTS["lesson_variance"]): the lesson's own parameters, no settings."""
     return {"table": replicate_variance_rows()}
 
 

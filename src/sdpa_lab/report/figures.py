@@ -295,7 +295,9 @@ def learning_success_figure(R: Results, k: float | None = None) -> Figure:
         s = best[best.scale == scale].sort_values("d_k")
         d, p = s.d_k.to_numpy(dtype=float), s.value.to_numpy(dtype=float)
         lo, hi = _wilson(p, s.runs.to_numpy(dtype=float), z)
-        ax.errorbar(d * offsets[scale], p, yerr=[p - lo, hi - p], fmt="-o", color=COLOURS[scale],
+        # at p = 0 or 1 the interval's end equals p up to rounding: no negative bar
+        yerr = [np.maximum(p - lo, 0.0), np.maximum(hi - p, 0.0)]
+        ax.errorbar(d * offsets[scale], p, yerr=yerr, fmt="-o", color=COLOURS[scale],
                     label=LABELS[scale], capsize=3)
         for x, y, lr in zip(d * offsets[scale], p, s.lr, strict=True):
             below = scale == "none"

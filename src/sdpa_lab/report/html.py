@@ -17,7 +17,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from sdpa_lab.claims import (
+from sdpa_lab.claims.model import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -27,8 +27,8 @@ from sdpa_lab.claims import (
     Claim,
     Decision,
     decide_checked,
-    registry,
 )
+from sdpa_lab.claims.registry import registry
 from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe
 from sdpa_lab.io import write_text
 from sdpa_lab.report.provenance import provenance
@@ -72,8 +72,8 @@ def num(x: float, digits: int = 6) -> str:
 
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
-    if c.basis == "statistical":
-        return f"± {num(c.tolerance, 3)}", f"{k:.2f} × SE {num(c.se, 3)}"
+    if c.basis in ("statistical", "derived"):
+        return f"± {num(c.tolerance, 3)}", f"{c.tolerance / c.se:.2f} × SE {num(c.se, 3)}"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
     if c.basis == "rounding":
@@ -184,7 +184,7 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
             describe(checks[0]) if checks else "no checks",
-            sum(c.basis == "statistical" for c in checks),
+            sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id]))
     return views
 

@@ -48,7 +48,8 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
                "with the theory lines d_k, 1 and 1/d_k (dashed). Right: measured / theory − 1, the same for the three "
                "scales (they rescale the same scores). Error bars: {band}; the standard error of a sample variance "
                "is d √((2 + 6/d) / n). "
-               "A bar on the right that misses 0 is a failing check of B1, B2 or B8.",
+               "A bar on the right that misses 0 is a failing check of B1 (B2 and B8 repeat it); at small n the "
+               "checks allow a little more on the upper side, where a sample variance's law is skewed.",
                uses_k=True),
     FigureSpec("softmax_collapse", ("lesson_softmax_collapse.csv",), ("A2",),
                "The lesson's own query and keys (its seed and d_k): unscaled, the softmax puts (almost) all weight on "
@@ -72,7 +73,8 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
                uses_k=True),
     FigureSpec("learning_success", ("learning.csv",), ("B10",),
                "Gradient descent on one query: fraction of runs whose loss falls below the success threshold, at "
-               "the best learning rate of each (d_k, scale) (labelled). Intervals: Wilson score intervals at "
+               "the best learning rate of each (d_k, scale) (labelled; picked on separate selection runs). "
+               "Intervals: Wilson score intervals at "
                "{band}.", uses_k=True),
     FigureSpec("learning_curves", ("learning_curves.csv", "learning.csv"), ("B10",),
                "Mean loss relative to its initial value along the descent, at the best learning rate of each "

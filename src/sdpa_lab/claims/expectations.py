@@ -1,0 +1,106 @@
+"""Expected values at finite d_k that theory gives only as a one-dimensional average.
+
+Given the query q, the scaled scores K q / sqrt(d_k) of T keys K ~ N(0, I) are exactly
+r u with u = K q / |q| ~ N(0, I_T) (unit-variance scores, independent of |q|) and
+r = |q| / sqrt(d_k), |q|^2 ~ chi^2_{d_k}. So for a statistic h of the softmax weights,
+
+    E h(softmax(K q / sqrt(d_k))) - E h(softmax(u)) = E_u [ E_r h(softmax(r u)) - h(softmax(u)) ],
+
+which is not 0 at finite d_k (about -0.028 / d_k for the Jacobian norm at T = 8): r
+scatters around 1 with variance about 1 / (2 d_k). The inner average over r is a Gauss
+rule for |q|^2 / 2 ~ Gamma(d_k / 2) (generalized Laguerre nodes, Golub-Welsch); the outer
+one over u is a seeded Monte Carlo average with antithetic pairs (u, -u), whose standard
+error the checks add to their own. Written here with its own softmax, independent of the
+attention code the experiments run.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+# Gauss nodes for the law of |q|^2: the averaged statistic is smooth in r^2, so a few suffice
+# (tests/test_expectations.py: 16 and 48 nodes agree to well below the Monte Carlo error).
+NODES = 16
+
+# Elements (draws * T) per evaluation of the statistic: bounds memory and time whatever T.
+DRAW_ELEMENTS = 1 << 16
+
+STATISTICS = ("jacobian_norm", "entropy", "log10_jacobian_norm")
+
+
+def gamma_rule(shape: float, nodes: int = NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes x (nodes,) and weights w (nodes,), sum 1, with sum w f(x) ~ E f(X) for X ~ Gamma(shape, 1).
+
+    Golub-Welsch on the Jacobi matrix of the generalized Laguerre polynomials, alpha = shape - 1.
+    """
+    a = shape - 1.0
+    k = np.arange(nodes, dtype=float)
+    off = np.sqrt(k[1:] * (k[1:] + a))
+    x, v = np.linalg.eigh(np.diag(2.0 * k + a + 1.0) + np.diag(off, 1) + np.diag(off, -1))
+    return x, v[0] ** 2
+
+
+def _softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p = softmax(s) along the last axis, and 1 - p computed without cancellation: (m, T) -> (m, T), (m, T)."""
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / total, (total - e) / total  # total - e: the sum of the other terms, exact where p is near 1
+
+
+# A norm that underflowed to 0 is floored here before log10, as the gradient experiment does.
+LOG_FLOOR = float(np.finfo(np.float64).tiny)
+
+
+def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
+    """Per row of scores s (m, T): the Frobenius norm of J = diag(p) - p p^T (or its log10), or the entropy
+    -sum p log p, of p = softmax(s), (m,)."""
+    p, rest = _softmax(s)
+    if name in ("jacobian_norm", "log10_jacobian_norm"):
+        # ||J||_F^2 = sum_i p_i^2 (1 - p_i)^2 + sum_i p_i^2 sum_{j != i} p_j^2; the inner sum for the largest
+        # p_i is summed directly, for the others it is the total less p_i^2 (no cancellation: p_i is not the max)
+        p2 = p * p
+        top = np.argmax(p, axis=-1)[..., None]
+        others = p2.sum(axis=-1, keepdims=True) - p2
+        np.put_along_axis(others, top, np.sum(np.where(np.arange(p.shape[-1]) == top, 0.0, p2), axis=-1,
+                                              keepdims=True), axis=-1)
+        norm = np.sqrt(np.sum(p2 * rest * rest + p2 * others, axis=-1))
+        return norm if name == "jacobian_norm" else np.log10(np.maximum(norm, LOG_FLOOR))
+    if name == "entropy":
+        return -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
+    raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}")
+
+
+def _draws(name: str, d_k: int, T: int, what: int) -> np.ndarray:
+    """Seeded unit-variance scores u (2 pairs, T) in antithetic pairs (u, -u): averages over |q| are even in u."""
+    pairs = max(256, DRAW_ELEMENTS // (2 * T))
+    u = np.random.default_rng([d_k, T, STATISTICS.index(name), what]).standard_normal((pairs, T))
+    return np.concatenate([u, -u])
+
+
+def _pair_mean(values: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error of values (2 pairs,) averaged within each antithetic pair."""
+    v = values.reshape(2, -1).mean(axis=0)
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v)))
+
+
+@lru_cache(maxsize=256)
+def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, float]:
+    """E h(softmax(K q)) (unscaled) or E h(softmax(K q / sqrt(d_k))) (scaled) at head size d_k over T keys,
+    and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2)."""
+    x, w = gamma_rule(d_k / 2.0)
+    c = np.sqrt(2.0 * x / d_k) if scaled else np.sqrt(2.0 * x)  # (nodes,)
+    u = _draws(name, d_k, T, 1 + scaled)
+    return _pair_mean(sum(wj * softmax_statistic(name, cj * u) for cj, wj in zip(c, w, strict=True)))
+
+
+@lru_cache(maxsize=256)
+def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, float]:
+    """E h(scaled) - E h(unit-variance) at head size d_k over T keys, and its Monte Carlo standard error."""
+    x, w = gamma_rule(d_k / 2.0)
+    r = np.sqrt(2.0 * x / d_k)  # (nodes,) values of |q| / sqrt(d_k)
+    u = _draws(name, d_k, T, 0)
+    at_one = softmax_statistic(name, u)  # (2 pairs,)
+    mixed = sum(wj * softmax_statistic(name, rj * u) for rj, wj in zip(r, w, strict=True))  # (2 pairs,)
+    return _pair_mean(mixed - at_one)

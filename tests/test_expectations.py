@@ -1,0 +1,101 @@
+"""The finite-d_k expectations B5 and B7 compare the scaled softmax with: quadrature, statistics, and the
+expected gap itself against a brute-force simulation of the experiment's design."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sdpa_lab.claims import expectations as E
+
+
+@pytest.mark.parametrize("shape", [0.5, 2.0, 32.0, 2048.0])
+def test_gamma_rule_integrates_the_gamma_law(shape):
+    x, w = E.gamma_rule(shape)
+    assert w.sum() == pytest.approx(1.0) and np.all(x > 0) and np.all(w > 0)
+    # E X^j = shape (shape + 1) ... (shape + j - 1), exact for polynomials of degree < 2 * nodes
+    for j in range(1, 6):
+        assert w @ x**j == pytest.approx(math.prod(shape + i for i in range(j)), rel=1e-9)
+    # and a smooth non-polynomial function: E exp(-X) = 2^-shape
+    assert w @ np.exp(-x) == pytest.approx(2.0**-shape, rel=1e-6)
+
+
+def test_softmax_statistics_match_their_definitions():
+    s = np.random.default_rng(1).standard_normal((50, 6)) * 3.0
+    p = np.exp(s) / np.exp(s).sum(axis=-1, keepdims=True)
+    J = p[:, :, None] * np.eye(6) - p[:, :, None] * p[:, None, :]
+    np.testing.assert_allclose(E.softmax_statistic("jacobian_norm", s), np.linalg.norm(J, axis=(1, 2)), rtol=1e-10)
+    np.testing.assert_allclose(E.softmax_statistic("entropy", s), -np.sum(p * np.log(p), axis=-1), rtol=1e-10)
+    with pytest.raises(ValueError, match="unknown statistic 'max'"):
+        E.softmax_statistic("max", s)
+
+
+def _brute_force_gap(name: str, d_k: int, T: int, n: int, seed: int) -> tuple[float, float]:
+    """The experiment's own design, simulated: q ~ N(0, I), K ~ N(0, I); scaled K q / sqrt(d_k) vs K q / |q|."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((n, d_k))
+    K = rng.standard_normal((n, T, d_k))
+    raw = np.einsum("ntd,nd->nt", K, q)
+    norm = np.linalg.norm(q, axis=-1, keepdims=True)
+    diff = E.softmax_statistic(name, raw / math.sqrt(d_k)) - E.softmax_statistic(name, raw / norm)
+    return float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(n))
+
+
+@pytest.mark.parametrize("name, d_k, T", [("jacobian_norm", 1, 2), ("jacobian_norm", 4, 8), ("entropy", 4, 8),
+                                          ("jacobian_norm", 2, 64), ("entropy", 16, 3)])
+def test_expected_gap_matches_a_brute_force_simulation(name, d_k, T):
+    gap, gap_se = E.scaled_minus_unit_variance(name, d_k, T)
+    sim, sim_se = _brute_force_gap(name, d_k, T, 100_000, seed=d_k * 1000 + T)
+    assert abs(gap) > 5 * math.hypot(gap_se, sim_se)  # the gap is real at these d_k: a 0 here would fail
+    assert abs(sim - gap) < 4.5 * math.hypot(gap_se, sim_se), (gap, gap_se, sim, sim_se)
+
+
+def test_expected_gap_shrinks_like_one_over_d_k():
+    gaps = [E.scaled_minus_unit_variance("jacobian_norm", d, 8)[0] for d in (16, 256, 4096)]
+    assert gaps[0] == pytest.approx(-0.028 / 16, rel=0.1)  # the review's -0.028 / d_k at T = 8
+    assert gaps[1] / gaps[0] == pytest.approx(1 / 16, rel=0.1)
+    assert gaps[2] / gaps[1] == pytest.approx(1 / 16, rel=0.1)
+
+
+def test_sixteen_gauss_nodes_suffice(monkeypatch):
+    gap, gap_se = E.scaled_minus_unit_variance("jacobian_norm", 1, 2)  # the roughest law of |q|: chi with 1 dof
+    E.scaled_minus_unit_variance.cache_clear()
+    sixteen = E.gamma_rule
+    monkeypatch.setattr(E, "gamma_rule", lambda shape: sixteen(shape, 48))
+    try:
+        fine, _ = E.scaled_minus_unit_variance("jacobian_norm", 1, 2)  # same draws, 48 nodes
+    finally:
+        E.scaled_minus_unit_variance.cache_clear()
+    assert abs(fine - gap) < 0.2 * gap_se
+
+
+def test_jacobian_norm_is_accurate_when_the_softmax_saturates():
+    # near one-hot rows: ||J||_F is about sqrt(2) times the second weight, which 1 - p_max cannot resolve
+    s = np.array([[0.0, -30.0, -40.0], [0.0, -700.0, -5.0], [3.0, 3.0, -800.0]])
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    J = p[:, :, None] * np.eye(3) - p[:, :, None] * p[:, None, :]
+    np.testing.assert_allclose(E.softmax_statistic("jacobian_norm", s), np.linalg.norm(J, axis=(1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(E.softmax_statistic("log10_jacobian_norm", s),
+                               np.log10(np.linalg.norm(J, axis=(1, 2))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, d_k, T, scaled", [("jacobian_norm", 1, 16, False), ("jacobian_norm", 2, 16, False),
+                                                  ("log10_jacobian_norm", 64, 8, False),
+                                                  ("jacobian_norm", 3, 5, True)])
+def test_mean_statistic_matches_a_brute_force_simulation(name, d_k, T, scaled):
+    mean, se = E.mean_statistic(name, d_k, T, scaled)
+    rng = np.random.default_rng(d_k + T)
+    q = rng.standard_normal((100_000, d_k))
+    raw = np.einsum("ntd,nd->nt", rng.standard_normal((100_000, T, d_k)), q)
+    sim = E.softmax_statistic(name, raw / math.sqrt(d_k) if scaled else raw)
+    assert abs(sim.mean() - mean) < 4.5 * math.hypot(se, sim.std() / math.sqrt(len(sim)))
+
+
+def test_the_unscaled_jacobian_norm_first_rises_at_many_keys():
+    # from near-uniform weights over 16 keys (norm about 1/4) the norm rises as the scores spread, then falls
+    rising = [E.mean_statistic("jacobian_norm", d, 16, False)[0] for d in (1, 2)]
+    falling = [E.mean_statistic("jacobian_norm", d, 16, False)[0] for d in (64, 256)]
+    assert rising[1] > rising[0] and falling[1] < falling[0]
