@@ -18,8 +18,8 @@ import numpy as np
 from sdpa_lab.attention import lesson_entropy
 from sdpa_lab.attention import scaled_dot_product_attention as reference_attention
 from sdpa_lab.attention import softmax as reference_softmax
-from sdpa_lab.claims import ALPHA_FAMILY, bonferroni_k, variance_se
 from sdpa_lab.claims.lesson_numbers import LESSON_WEIGHTS_6X6
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
 from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, A2_D_K, A2_T, A3_SHAPE, lesson_variance_scores
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.runner import Calls, Outcome
