@@ -25,6 +25,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/calibration.smk"
 
 
 if "solutions" in config:

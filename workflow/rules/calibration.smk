@@ -1,0 +1,86 @@
+# The calibration study (sdpa_lab.calibration), not part of `all`:
+#   snakemake --cores 4 calibration
+# For each study file in config/calibration/ and each arm (the correct attention scale and two
+# deliberately wrong ones), batches of seeded runs, each deciding every claim; then tidy tables
+# under results/calibration/ and reports/calibration.html. The study files are read only when a
+# calibration target is asked for (input functions), so other targets do not pay for them.
+
+from sdpa_lab.calibration.studies import (
+    ARMS,
+    BATCH,
+    REPORT,
+    RESULTS_DIR,
+    STUDIES_DIR,
+    TABLES,
+    batch_files,
+    fixed_tables_files,
+    load_study,
+    load_studies,
+)
+
+
+def calibration_study(wildcards):
+    """The study a calibration job belongs to, checked (a bad study file stops the run before any job)."""
+    return load_study(f"{STUDIES_DIR}/{wildcards.study}.yaml")
+
+
+rule calibration_batch:
+    input:
+        study=f"{STUDIES_DIR}/{{study}}.yaml",
+        fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
+    output:
+        BATCH,
+    log:
+        "logs/calibration/{study}/{arm}/batch{batch}.log",
+    benchmark:
+        "benchmarks/rules/calibration/{study}/{arm}/batch{batch}.tsv"
+    wildcard_constraints:
+        arm="|".join(ARMS),
+        batch=r"\d+",
+    threads: 1
+    resources:
+        mem_mb=256,  # measured peak below 200 MB at every shipped study (benchmarks/README.md)
+        runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
+    params:
+        settings=lambda wildcards: calibration_study(wildcards).settings(),
+    script:
+        "../scripts/calibrate_batch.py"
+
+
+rule calibration_tables:
+    input:
+        batches=lambda wildcards: batch_files(load_studies()),
+    output:
+        **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
+    log:
+        "logs/calibration/tables.log",
+    benchmark:
+        "benchmarks/rules/calibration/tables.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+        runtime=5,
+    script:
+        "../scripts/calibrate_tables.py"
+
+
+rule calibration_report:
+    input:
+        **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
+    output:
+        REPORT,
+    log:
+        "logs/calibration/report.log",
+    benchmark:
+        "benchmarks/rules/calibration/report.tsv"
+    threads: 1
+    resources:
+        mem_mb=1024,
+        runtime=5,
+    script:
+        "../scripts/calibrate_report.py"
+
+
+rule calibration:
+    input:
+        REPORT,
