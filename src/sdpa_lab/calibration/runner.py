@@ -174,7 +174,10 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
 def batch_job(study_path: str | Path, arm: str, batch: int, out: str | Path, fixed_dir: str | Path | None = None,
               log_path: str | None = None) -> None:
     """What rule calibration_batch runs: run_batch (the lesson tables read from `fixed_dir`), written to
-    `out` (CSV), its CPU split logged."""
+    `out` (CSV), its CPU split logged: in the experiments, deciding the claims, the batch, and the
+    whole process since it started (interpreter and imports included), for benchmarks/calibration.py."""
+    import resource
+
     from sdpa_lab.io import write_csv
 
     with job_log("calibration_batch", log_path) as logger:
@@ -182,6 +185,7 @@ def batch_job(study_path: str | Path, arm: str, batch: int, out: str | Path, fix
         timing: dict = {}
         rows = run_batch(study, arm, int(batch), timing, fixed_dir)
         write_csv(rows, out)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "
-                    "decide %.2f, total %.2f", study.name, arm, batch, timing["runs"], len(rows),
-                    timing["experiments"], timing["decide"], timing["total"])
+                    "decide %.2f, total %.2f, process %.2f", study.name, arm, batch, timing["runs"], len(rows),
+                    timing["experiments"], timing["decide"], timing["total"], usage.ru_utime + usage.ru_stime)

@@ -182,21 +182,32 @@ def summaries(checks: pd.DataFrame, alpha_family: float) -> dict[str, pd.DataFra
     }
 
 
+def _pooled(z: pd.DataFrame) -> tuple[int, float, float]:
+    """Count, mean and sd of z pooled over summary groups (from each group's n, mean and sd)."""
+    n = int(z.n.sum())
+    if not n:
+        return 0, float("nan"), float("nan")
+    mean = float((z.mean_z * z.n).sum() / n)
+    second = float(((z.n - 1) * z.sd_z.fillna(0) ** 2 + z.n * z.mean_z**2).sum() / n)
+    return n, mean, math.sqrt(max(second - mean * mean, 0.0))
+
+
 def headline(tables: dict[str, pd.DataFrame]) -> dict:
-    """The study's headline numbers, for the reports: correct-arm runs, false fails and z's spread."""
+    """The study's headline numbers, for the reports: correct-arm runs, false fails, z of the two-sided
+    checks pooled over every family and over the families not flagged, and the flagged ones."""
     ff = tables["false_fails"]
     every = ff[(ff.config == "all") & (ff.arm == CORRECT_ARM)].iloc[0]
     z = tables["z_summary"]
     two = z[(z.arm == CORRECT_ARM) & z.two_sided]
-    n = int(two.n.sum())
-    # pooled over the two-sided families: the mean of z, and sd from the pooled second moments
-    mean = float((two.mean_z * two.n).sum() / n) if n else float("nan")
-    second = float((((two.n - 1) * two.sd_z**2 + two.n * two.mean_z**2).sum()) / n) if n else float("nan")
+    n, mean, sd = _pooled(two)
+    _, mean_ok, sd_ok = _pooled(two[two.calibrated])
+    flagged = [f"{r.claim} {r.check} ({r.config}: mean z {r.mean_z:.2g}, sd {r.sd_z:.2g})"
+               for r in two[~two.calibrated].itertuples()]
     return {"runs": int(every.runs), "runs_with_fail": int(every.runs_with_fail), "expected": float(every.expected),
             "rate_low": float(every.rate_low), "rate_high": float(every.rate_high),
             "configs": int(ff[(ff.config != "all") & (ff.arm == CORRECT_ARM)].shape[0]),
-            "z_n": n, "z_mean": mean, "z_sd": math.sqrt(max(second - mean * mean, 0.0)) if n else float("nan"),
-            "families": len(two), "miscalibrated": int((~two.calibrated).sum())}
+            "z_n": n, "z_mean": mean, "z_sd": sd, "z_mean_calibrated": mean_ok, "z_sd_calibrated": sd_ok,
+            "families": len(two), "miscalibrated": len(flagged), "flagged": flagged}
 
 
 def read_batches(paths) -> pd.DataFrame:
