@@ -256,3 +256,17 @@ def test_snakemake_calibration_target_with_a_tiny_study(repo, tmp_path, tiny_con
 
     again = snakemake(work, "-n", "calibration")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout, again.stdout
+
+
+def test_the_main_report_links_and_quotes_the_study(small, tmp_path):
+    from sdpa_lab.report.html import render_report
+    from sdpa_lab.report.provenance import provenance
+
+    tables = run_tables(run_config(SMALLEST, 0), CORRECT_ARM, tmp_path)
+    decision = decide(Results("mem", {**fixed_tables(SMALLEST), **tables}))
+    prov = provenance(SMALLEST, [], tmp_path)
+    head = main_report_summary(small.out)
+    html = render_report(decision, {}, prov, calibration=head)
+    assert 'href="calibration.html"' in html
+    assert f"over {head['runs']} seeded runs of the correct pipeline, {head['runs_with_fail']} false fail" in html
+    assert "calibration.html" not in render_report(decision, {}, prov)
