@@ -26,7 +26,6 @@ def calibration_study(wildcards):
 
 rule calibration_batch:
     input:
-        study=f"{STUDIES_DIR}/{{study}}.yaml",
         fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
     output:
         BATCH,
@@ -39,9 +38,11 @@ rule calibration_batch:
         batch=r"\d+",
     threads: 1
     resources:
-        mem_mb=256,  # measured peak below 200 MB at every shipped study (benchmarks/README.md)
+        mem_mb=256,  # measured peak 97-124 MB at the shipped studies (benchmarks/README.md)
         runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
     params:
+        # What the rows depend on (Snakemake's params trigger): editing a study's counts or sweep reruns
+        # its batches; its comments and seconds_per_run (a resource) do not.
         settings=lambda wildcards: calibration_study(wildcards).settings(),
     script:
         "../scripts/calibrate_batch.py"
@@ -58,7 +59,7 @@ rule calibration_tables:
         "benchmarks/rules/calibration/tables.tsv"
     threads: 1
     resources:
-        mem_mb=1024,
+        mem_mb=512,  # measured peak 240 MB with the shipped studies (a 42 MB checks.csv); grows with the study
         runtime=5,
     script:
         "../scripts/calibrate_tables.py"
@@ -75,7 +76,7 @@ rule calibration_report:
         "benchmarks/rules/calibration/report.tsv"
     threads: 1
     resources:
-        mem_mb=1024,
+        mem_mb=512,  # measured peak 202 MB with the shipped studies; grows with the study
         runtime=5,
     script:
         "../scripts/calibrate_report.py"

@@ -5,7 +5,8 @@ from pathlib import Path
 from sdpa_lab.calibration.runner import batch_job
 
 batch_job(
-    snakemake.input.study,  # noqa: F821 (injected by Snakemake)
+    snakemake.wildcards.study,  # noqa: F821 (injected by Snakemake)
+    snakemake.params.settings,  # noqa: F821
     snakemake.wildcards.arm,  # noqa: F821
     int(snakemake.wildcards.batch),  # noqa: F821
     snakemake.output[0],  # noqa: F821

@@ -20,7 +20,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from sdpa_lab.calibration.studies import ARMS, Study, is_seeded, load_study
+from sdpa_lab.calibration.studies import ARMS, Study, check_study, is_seeded
 from sdpa_lab.experiments.trial_scores import write_trial_scores
 from sdpa_lab.joblog import job_log
 from sdpa_lab.layout import OUTPUTS, trial_scores_files
@@ -171,17 +171,18 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
     return rows
 
 
-def batch_job(study_path: str | Path, arm: str, batch: int, out: str | Path, fixed_dir: str | Path | None = None,
-              log_path: str | None = None) -> None:
-    """What rule calibration_batch runs: run_batch (the lesson tables read from `fixed_dir`), written to
-    `out` (CSV), its CPU split logged: in the experiments, deciding the claims, the batch, and the
-    whole process since it started (interpreter and imports included), for benchmarks/calibration.py."""
+def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,
+              fixed_dir: str | Path | None = None, log_path: str | None = None) -> None:
+    """What rule calibration_batch runs: run_batch of study `name` with `settings` (Study.settings, the
+    rule's params; checked again here), the lesson tables read from `fixed_dir`, written to `out` (CSV).
+    Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
+    it started (interpreter and imports included), for benchmarks/calibration.py."""
     import resource
 
     from sdpa_lab.io import write_csv
 
     with job_log("calibration_batch", log_path) as logger:
-        study = load_study(study_path)
+        study = check_study(dict(settings), name)
         timing: dict = {}
         rows = run_batch(study, arm, int(batch), timing, fixed_dir)
         write_csv(rows, out)

@@ -2,8 +2,8 @@
 
 A study file holds a sweep config (`sweep:`, checked against the project's schema like
 config/config.yaml), how many runs each arm makes (`seeds`, `broken_seeds`), how many runs one
-job makes (`batch`) and the measured CPU seconds one run takes (`seconds_per_run`, for the
-jobs' runtime resource). Standard library and the config check only: the Snakefile imports
+job makes (`batch`) and the measured CPU seconds one run takes (`seconds_per_run`, optional,
+for the jobs' runtime resource). Standard library and the config check only: the Snakefile imports
 this when it is parsed.
 """
 
@@ -45,7 +45,7 @@ class Study:
     seeds: int
     broken_seeds: int
     batch: int
-    seconds_per_run: float
+    seconds_per_run: float | None  # measured CPU seconds of one run (every shipped study states it)
     sweep: Mapping
 
     def runs(self, arm: str) -> int:
@@ -66,11 +66,15 @@ class Study:
         return range(batch * self.batch, min((batch + 1) * self.batch, self.runs(arm)))
 
     def runtime_minutes(self) -> int:
-        """The runtime to ask for one job: twice the measured time of a full batch, at least 2 minutes."""
+        """The runtime to ask for one job: twice the measured time of a full batch, at least 2 minutes
+        (an hour if the study does not say how long a run takes)."""
+        if self.seconds_per_run is None:
+            return 60
         return max(2, math.ceil(2 * self.batch * self.seconds_per_run / 60))
 
     def settings(self) -> dict:
-        """Everything a batch's rows depend on (the rule's params: a change reruns the study)."""
+        """Everything a batch's rows depend on: the batch rule's params, so that a change reruns the
+        study and nothing else in the file does (check_study reads them back)."""
         return {"seeds": self.seeds, "broken_seeds": self.broken_seeds, "batch": self.batch,
                 "sweep": dict(self.sweep)}
 
@@ -88,7 +92,8 @@ def check_study(raw, name: str) -> Study:
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
             errors.append(f"{where}: setting {key}: got {value!r}; expected an integer from 1 to {MAX_RUNS} ({what})")
     seconds = raw.get("seconds_per_run")
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 1e6:
+    if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+                                or not 0 < seconds <= 1e6):
         errors.append(f"{where}: setting seconds_per_run: got {seconds!r}; expected a number of seconds above 0 "
                       "and at most 1e6 (the measured CPU time of one run, for the jobs' runtime)")
     if "sweep" not in raw:
@@ -99,7 +104,7 @@ def check_study(raw, name: str) -> Study:
         sweep = check_config(raw["sweep"])  # the project's schema, as for config/config.yaml
     except ConfigError as exc:
         raise ConfigError(f"{where}, setting sweep: {exc}") from None
-    return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], float(seconds), sweep)
+    return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], None if seconds is None else float(seconds), sweep)
 
 
 def load_study(path: str | Path) -> Study:
