@@ -3,7 +3,7 @@
     snakemake --cores 4 calibration && python benchmarks/calibration.py
 
 Per study and arm, from each batch job's Snakemake benchmark file
-(benchmarks/rules/calibration/<study>/<arm>/batch<b>.tsv: the job's peak RSS and wall time) and
+(logs/benchmarks/calibration/<study>/<arm>/batch<b>.tsv: the job's peak RSS and wall time) and
 its log (logs/calibration/<study>/<arm>/batch<b>.log: the CPU seconds the batch spent inside the
 experiments, in deciding the claims, and in the whole job process since it started, as
 sdpa_lab.calibration.runner measures them with the process's own clocks; Snakemake's sampled
@@ -34,7 +34,7 @@ LOG_LINE = re.compile(r"calibration (\S+), arm (\S+), batch (\d+): (\d+) runs, \
 def read_jobs(root: Path) -> list[dict]:
     """One record per batch job that has both a benchmark file and a log."""
     jobs = []
-    for tsv in sorted((root / "benchmarks" / "rules" / "calibration").glob("*/*/batch*.tsv")):
+    for tsv in sorted((root / "logs" / "benchmarks" / "calibration").glob("*/*/batch*.tsv")):
         study, arm, batch = tsv.parts[-3], tsv.parts[-2], tsv.stem
         log = root / "logs" / "calibration" / study / arm / f"{batch}.log"
         match = LOG_LINE.search(log.read_text()) if log.is_file() else None

@@ -37,9 +37,10 @@ from sdpa_lab.calibration.studies import (
 from sdpa_lab.calibration.summary import aggregate, wilson
 from sdpa_lab.claims import decide
 from sdpa_lab.config import ConfigError
-from sdpa_lab.experiments.variance import ATTENTION_SCALE, SCALES, variance_rows
+from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
 from sdpa_lab.results import Results
+from sdpa_lab.scales import ATTENTION_SCALE, SCALES
 from sdpa_lab.seeding import calibration_seed
 
 # The schema's smallest sizes (as config/calibration/smallest.yaml), a cheap run.

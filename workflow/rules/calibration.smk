@@ -27,12 +27,15 @@ def calibration_study(wildcards):
 rule calibration_batch:
     input:
         fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
+        code=code_of(
+            "sdpa_lab.calibration.runner", *(e.module for e in EXPERIMENTS.values())
+        ),
     output:
         BATCH,
     log:
         "logs/calibration/{study}/{arm}/batch{batch}.log",
     benchmark:
-        "benchmarks/rules/calibration/{study}/{arm}/batch{batch}.tsv"
+        benchmark_of("calibration/{study}/{arm}/batch{batch}")
     wildcard_constraints:
         arm="|".join(ARMS),
         batch=r"\d+",
@@ -51,12 +54,13 @@ rule calibration_batch:
 rule calibration_tables:
     input:
         batches=lambda wildcards: batch_files(load_studies()),
+        code=code_of("sdpa_lab.calibration.summary"),
     output:
         **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
     log:
         "logs/calibration/tables.log",
     benchmark:
-        "benchmarks/rules/calibration/tables.tsv"
+        benchmark_of("calibration/tables")
     threads: 1
     resources:
         mem_mb=512,  # measured peak 240 MB with the shipped studies (a 42 MB checks.csv); grows with the study
@@ -68,12 +72,18 @@ rule calibration_tables:
 rule calibration_report:
     input:
         **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
+        code=code_of(
+            "sdpa_lab.calibration.report",
+            "sdpa_lab.report.figures",
+            "sdpa_lab.report.html",
+        ),
+        templates=templates(),
     output:
         REPORT,
     log:
         "logs/calibration/report.log",
     benchmark:
-        "benchmarks/rules/calibration/report.tsv"
+        benchmark_of("calibration/report")
     threads: 1
     resources:
         mem_mb=512,  # measured peak 202 MB with the shipped studies; grows with the study

@@ -65,7 +65,7 @@ def qq_figure(tables):
     configs = _configs(tables)
     with style():
         fig, axes = _grid(len(configs))
-        for ax, config in zip(axes, configs):
+        for ax, config in zip(axes, configs, strict=True):
             g = st[st.config == config]
             for i, ((claim, check), f) in enumerate(g.groupby(["claim", "check"], sort=False)):
                 z = np.sort(f.z.to_numpy())
@@ -136,7 +136,7 @@ def power_figure(tables):
     configs = _configs(tables)
     with style():
         fig, axes = _grid(len(configs))
-        for ax, config in zip(axes, configs):
+        for ax, config in zip(axes, configs, strict=True):
             g = p[p.config == config]
             claims = list(dict.fromkeys(g.claim))
             for j, arm in enumerate(ARMS):

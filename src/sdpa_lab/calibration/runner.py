@@ -5,7 +5,7 @@ seeding.calibration_seed(sweep seed, i); every arm makes runs 0, 1, ... with the
 a broken arm sees exactly the draws of the correct arm's first runs.
 
 One run, in process: every experiment of the pipeline that depends on the seed, at that seed and
-with the arm's attention scale (variance.ATTENTION_SCALE; the correct arm is the pipeline's own),
+with the arm's attention scale (scales.ATTENTION_SCALE; the correct arm is the pipeline's own),
 its tables kept in memory; then every claim decided on them by the claims registry
 (`sdpa_lab.claims.decide`, on a `Results` built from the tables), exactly as `sdpa-lab check`
 decides a pipeline run. The study is generic over the checks: it records, for every check that
@@ -15,18 +15,20 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 import time
 from collections.abc import Mapping
+from importlib import import_module
 from pathlib import Path
 
 from sdpa_lab.calibration.studies import ARMS, Study, check_study, is_seeded
+from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
 from sdpa_lab.experiments.trial_scores import write_trial_scores
 from sdpa_lab.joblog import job_log
-from sdpa_lab.layout import OUTPUTS, trial_scores_files
-from sdpa_lab.pipeline import EXPERIMENTS, run_experiment
+from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.seeding import calibration_seed
-from sdpa_lab.tables import Rows, frame
+from sdpa_lab.tables import Rows
 
 
 def seeded_experiments() -> tuple[str, ...]:
@@ -42,7 +44,14 @@ def fixed_experiments() -> tuple[str, ...]:
 
 def table_file(experiment: str, key: str) -> str:
     """The result CSV's file name (what the claims read) of output `key` of `experiment`."""
-    return Path(OUTPUTS[experiment][key]).name
+    return EXPERIMENTS[experiment].outputs[key].file
+
+
+def takes_attention_scale(experiment: str) -> bool:
+    """Whether the experiment's function has the `attention_scale` parameter (scales.ATTENTION_SCALE):
+    those run with the arm's scale; the others (the forward's shapes) have no scale to break."""
+    module, _, function = EXPERIMENTS[experiment].function.partition(":")
+    return "attention_scale" in inspect.signature(getattr(import_module(module), function)).parameters
 
 
 def run_config(sweep: Mapping, index: int) -> dict:
@@ -57,9 +66,11 @@ def fixed_tables(sweep: Mapping, fixed_dir: str | Path | None = None) -> dict:
         from sdpa_lab.results import read_table
 
         return {table_file(name, key): read_table(fixed_dir, table_file(name, key))
-                for name in fixed_experiments() for key in OUTPUTS[name]}
-    return {table_file(name, key): frame(rows)
-            for name in fixed_experiments() for key, rows in run_experiment(name, sweep, checked=True).items()}
+                for name in fixed_experiments() for key in EXPERIMENTS[name].outputs}
+    import pandas as pd
+
+    return {table_file(name, key): pd.DataFrame(rows) for name in fixed_experiments()
+            for key, rows in run_experiment(name, settings_of(sweep, name)).items()}
 
 
 def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
@@ -68,19 +79,22 @@ def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
     The trial scores that several experiments share are drawn once, into `scratch`, as the
     workflow's trial_scores rule draws them; the tables are the same as the pipeline's own.
     """
+    import pandas as pd  # the claims registry reads DataFrames
+
     shared: dict[str, str] = {}
     tables = {}
     for name in seeded_experiments():
+        settings = settings_of(config, name)
         files = {}
-        for d_k, path in trial_scores_files(config, name).items():
+        for d_k, path in trial_scores_files(name, settings).items():
             local = str(Path(scratch) / Path(path).name)
             if local not in shared:
-                section = config[name]
-                write_trial_scores(config["seed"], d_k, section["T"], section["trials"], local)
+                write_trial_scores(settings["seed"], d_k, settings["T"], settings["trials"], local)
                 shared[local] = path
             files[d_k] = local
-        for key, rows in run_experiment(name, config, trial_scores=files, checked=True, attention_scale=arm).items():
-            tables[table_file(name, key)] = frame(rows)
+        scale = arm if takes_attention_scale(name) else None
+        for key, rows in run_experiment(name, settings, trial_scores=files, attention_scale=scale).items():
+            tables[table_file(name, key)] = pd.DataFrame(rows)
     for path in shared:
         Path(path).unlink()
     return tables
@@ -152,7 +166,7 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
     spent = {"experiments": 0.0, "decide": 0.0}
     start = clock()
     fixed = fixed_tables(study.sweep, fixed_dir)
-    seeded_files = {table_file(name, key) for name in seeded_experiments() for key in OUTPUTS[name]}
+    seeded_files = {table_file(name, key) for name in seeded_experiments() for key in EXPERIMENTS[name].outputs}
     decider = Decider(seeded_files)
     rows: Rows = []
     with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sdpa_lab.config import ConfigError, check_config, read_config_file
-from sdpa_lab.layout import OUTPUTS
+from sdpa_lab.experiments.registry import EXPERIMENTS
 
 # The arms, by the attention scale they run with: the pipeline's own, then the deliberately wrong ones.
-# (sdpa_lab.experiments.variance.ATTENTION_SCALE and the other SCALES; here as words, without NumPy.)
+# (sdpa_lab.scales.ATTENTION_SCALE and the other SCALES; here as words.)
 CORRECT_ARM = "inv_sqrt_dk"
 BROKEN_ARMS = ("none", "inv_dk")  # no scale; 1 / d_k
 ARMS = (CORRECT_ARM, *BROKEN_ARMS)
@@ -104,7 +104,8 @@ def check_study(raw, name: str) -> Study:
         sweep = check_config(raw["sweep"])  # the project's schema, as for config/config.yaml
     except ConfigError as exc:
         raise ConfigError(f"{where}, setting sweep: {exc}") from None
-    return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], None if seconds is None else float(seconds), sweep)
+    seconds = None if seconds is None else float(seconds)
+    return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, sweep)
 
 
 def load_study(path: str | Path) -> Study:
@@ -142,12 +143,13 @@ def batch_files(studies: Mapping[str, Study]) -> list[str]:
 
 
 def is_seeded(experiment: str) -> bool:
-    """Whether an experiment's tables depend on the config's seed (the lesson replications use the
-    lesson's own fixed seeds: their tables are the same in every run of a study)."""
-    return not experiment.startswith("lesson_")
+    """Whether an experiment's tables depend on the config (its seed and sweep): those with a config
+    section (sdpa_lab.experiments.registry). The lesson replications have none: they use the lesson's
+    own fixed seeds, and their tables are the same in every run of a study."""
+    return EXPERIMENTS[experiment].section is not None
 
 
 def fixed_tables_files() -> list[str]:
     """The pipeline's result CSVs that are the same in every run (the lesson replications'):
     the batches read them rather than remaking them."""
-    return [path for name, outputs in OUTPUTS.items() if not is_seeded(name) for path in outputs.values()]
+    return [out.path for name, e in EXPERIMENTS.items() if not is_seeded(name) for out in e.outputs.values()]

@@ -122,7 +122,8 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
         for raw, V, g_out, q_norm in draws:
             norms = {}  # (scale, quantity) -> per-trial norm (m,)
             for scale in GRADIENT_SCALES:
-                for quantity, x in gradient_norms(raw, V, g_out, trial_scale(scale, d_k, q_norm, attention_scale)).items():
+                c = trial_scale(scale, d_k, q_norm, attention_scale)
+                for quantity, x in gradient_norms(raw, V, g_out, c).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
                     norms[scale, quantity] = x
             for a, b, q in PAIRED:

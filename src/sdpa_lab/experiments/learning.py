@@ -215,7 +215,8 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         tracks = {scale: [] for scale in LEARNING_SCALES}
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
             for scale in LEARNING_SCALES:  # the same runs under both scales
-                losses = descent(q0, K, V, target, scale_factor(scale, d_k, attention_scale), lrs, steps)  # (m, L) per step
+                c = scale_factor(scale, d_k, attention_scale)
+                losses = descent(q0, K, V, target, c, lrs, steps)  # (m, L) per step
                 tracks[scale].append(follow(losses, loss_threshold, at))
         succeeded = {}  # scale -> per run, success at its best lr (R,)
         for scale in LEARNING_SCALES:
