@@ -4,25 +4,7 @@
 # deliberately wrong ones), batches of seeded runs, each deciding every claim; then tidy tables
 # under results/calibration/ and reports/calibration.html. The study files are read only when a
 # calibration target is asked for (input functions), so other targets do not pay for them.
-
-from sdpa_lab.calibration.studies import (
-    ARMS,
-    BATCH,
-    REPORT,
-    RESULTS_DIR,
-    STUDIES_DIR,
-    TABLES,
-    batch_files,
-    fixed_tables_files,
-    load_study,
-    load_studies,
-)
-
-
-def calibration_study(wildcards):
-    """The study a calibration job belongs to, checked (a bad study file stops the run before any job)."""
-    return load_study(f"{STUDIES_DIR}/{wildcards.study}.yaml")
-
+# Helpers (calibration_study, the paths) live in common.smk.
 
 rule calibration_batch:
     input:
