@@ -97,7 +97,7 @@ def max_z_figure(tables):
     ax.set_xticks(range(len(configs)), configs)
     ax.set_ylabel("largest z toward failing, per run")
     ax.set_title("Correct arm: how close each run came to a false fail")
-    ax.legend(loc="lower right", frameon=False)
+    ax.legend(loc="upper right", frameon=False)
     return fig
 
 
@@ -144,10 +144,11 @@ def power_figure(tables):
                 x = np.arange(len(claims)) + (j - 1) * 0.27
                 ax.bar(x, a.fails, width=0.27, color=ARM_COLOURS[arm], label=ARM_WORDS[arm])
             ax.set_xticks(range(len(claims)), claims)
-            ax.set_ylim(0, 1.05)
+            ax.set_ylim(0, 1.25)  # room for the legend above the bars
+            ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
             ax.set_title(f"{config}: runs in which the claim fails")
             ax.set_ylabel("fraction of runs")
-            ax.legend(loc="upper left", fontsize=7, frameon=False)
+            ax.legend(loc="upper center", ncol=3, fontsize=7, frameon=False)
     return fig
 
 
