@@ -46,3 +46,9 @@ rule all:
     default_target: True
     input:
         all_outputs(),
+
+
+# The calibration study of the tolerances (workflow/rules/calibration.smk), not part of `all`.
+rule calibration:
+    input:
+        REPORT,

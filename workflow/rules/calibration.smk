@@ -6,6 +6,7 @@
 # calibration target is asked for (input functions), so other targets do not pay for them.
 # Helpers (calibration_study, the paths) live in common.smk.
 
+
 rule calibration_batch:
     input:
         fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
@@ -72,8 +73,3 @@ rule calibration_report:
         runtime=5,
     script:
         "../scripts/calibrate_report.py"
-
-
-rule calibration:
-    input:
-        REPORT,
