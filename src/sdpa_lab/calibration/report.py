@@ -61,7 +61,7 @@ def qq_figure(tables):
     from sdpa_lab.report.figures import style
 
     checks = tables["checks"]
-    st = checks[(checks.arm == CORRECT_ARM) & (checks.basis == "statistical") & (checks.relation == "within")]
+    st = checks[(checks.arm == CORRECT_ARM) & checks.z.notna() & (checks.relation == "within")]
     configs = _configs(tables)
     with style():
         fig, axes = _grid(len(configs))

@@ -16,6 +16,7 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 from __future__ import annotations
 
 import inspect
+import math
 import tempfile
 import time
 from collections.abc import Mapping
@@ -106,13 +107,17 @@ def check_rows(study: str, arm: str, index: int, seed: int, decision, n_statisti
     for c in decision.checks:
         if c.source not in seeded_files:
             continue
-        statistical = c.basis == "statistical"
-        z = c.deviation / c.se if statistical and c.se > 0 else float("nan")
+        # z for every check held to a standard error (statistical, and derived from one); its own k is
+        # tolerance / SE: the run's k, or wider on the side a known skewness stretches (Cornish-Fisher).
+        with_se = math.isfinite(c.se) and c.se > 0
+        z = c.deviation / c.se if with_se else float("nan")
+        k_check = c.tolerance / c.se if with_se else float("nan")
         rows.append({"config": study, "arm": arm, "seed_index": index, "seed": seed, "claim": c.claim,
                      "check": c.check, "parameters": c.parameters, "relation": c.relation, "basis": c.basis,
                      "literal": bool(c.literal), "expected": float(c.expected), "measured": float(c.measured),
-                     "se": float(c.se), "tolerance": float(c.tolerance), "deviation": float(c.deviation),
-                     "z": float(z), "verdict": c.verdict, "k": float(decision.k),
+                     "se": float(c.se), "tolerance": float(c.tolerance), "k_check": float(k_check),
+                     "deviation": float(c.deviation), "z": float(z), "margin": float(c.margin), "verdict": c.verdict,
+                     "k": float(decision.k),
                      "n_statistical": int(n_statistical)})
     return rows
 

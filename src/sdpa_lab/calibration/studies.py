@@ -34,7 +34,8 @@ MAX_RUNS = 10_000_000
 
 # One row per (run, check): the columns of the study's CSVs, in order.
 COLUMNS = ("config", "arm", "seed_index", "seed", "claim", "check", "parameters", "relation", "basis", "literal",
-           "expected", "measured", "se", "tolerance", "deviation", "z", "verdict", "k", "n_statistical")
+           "expected", "measured", "se", "tolerance", "k_check", "deviation", "z", "margin", "verdict", "k",
+           "n_statistical")
 
 
 @dataclass(frozen=True)

@@ -61,33 +61,39 @@ def _order(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return table.sort_values(by, kind="stable").drop(columns=["arm_order"], errors="ignore").reset_index(drop=True)
 
 
-# z in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED): a statistical
-# check fails exactly when this exceeds k.
+# z (or the margin) in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED):
+# a check fails exactly when its margin this way exceeds 1, its z this way its own k (k_check).
 TOWARD_FAIL = {"within": np.abs, "above": np.negative, "not below": np.negative,
                "below": lambda z: z, "not above": lambda z: z}
 
 
-def z_toward_fail(checks: pd.DataFrame) -> pd.Series:
-    """Per check: z signed so that the check fails when it exceeds k (|z| for a two-sided check)."""
+def toward_fail(checks: pd.DataFrame, column: str = "z") -> pd.Series:
+    """Per check: its z (or margin) signed so that the check fails when it exceeds its k (1 for the margin);
+    |z| for a two-sided check."""
     out = pd.Series(np.nan, index=checks.index)
     for relation, f in TOWARD_FAIL.items():
         rows = checks.relation == relation
-        out[rows] = f(checks.z[rows].to_numpy())
+        out[rows] = f(checks[column][rows].to_numpy())
     return out
 
 
 def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     """One row per run: k, counts of checks and of failing ones, failing claims, the largest |z| of its
-    two-sided checks, and the largest z toward failing of all its statistical checks (it fails when that exceeds k)."""
+    two-sided checks, and the largest z and margin toward failing of its checks with an SE (a check fails when
+    its margin toward failing exceeds 1)."""
     two_sided = checks.relation.isin(TWO_SIDED)
-    checks = checks.assign(fail=checks.verdict == FAILS,
-                           statistical_fail=(checks.verdict == FAILS) & (checks.basis == "statistical"),
-                           abs_z=checks.z.abs().where(two_sided), toward_fail=z_toward_fail(checks))
+    with_se = checks.z.notna()
+    checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & with_se,
+                           abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks),
+                           # a literal single-draw statement that misses reads "not per draw", never fails
+                           margin_toward_fail=toward_fail(checks, "margin").where(
+                               with_se & ~checks.literal.astype(bool)))
     keys = ["config", "arm", "seed_index"]
     g = checks.groupby(keys, sort=False)
     runs = g.agg(seed=("seed", "first"), k=("k", "first"), n_statistical=("n_statistical", "first"),
                  n_checks=("check", "size"), n_fails=("fail", "sum"), n_statistical_fails=("statistical_fail", "sum"),
-                 max_abs_z=("abs_z", "max"), max_z_toward_fail=("toward_fail", "max")).reset_index()
+                 max_abs_z=("abs_z", "max"), max_z_toward_fail=("toward_fail", "max"),
+                 max_margin_toward_fail=("margin_toward_fail", "max")).reset_index()
     failing = (checks[checks.fail].groupby(keys, sort=False).claim
                .agg(lambda c: " ".join(sorted(set(c), key=_claim_key))).rename("failing_claims"))
     runs = runs.merge(failing, on=keys, how="left").fillna({"failing_claims": ""})
@@ -105,9 +111,10 @@ def z_summary(checks: pd.DataFrame, by: list[str] = FAMILY) -> pd.DataFrame:
     two-sided check); spread: the sd's interval excludes 1 (the SE is off by that factor). Both
     use the normal approximations SE(mean) = sd / sqrt(n), SE(sd) = sd / sqrt(2 (n - 1)).
     """
-    st = checks[checks.basis == "statistical"]
+    st = checks[checks.z.notna()]  # every check held to a standard error
     g = st.groupby(by, sort=False)
-    out = g.agg(n=("z", "size"), runs=("seed_index", "nunique"), mean_z=("z", "mean"), sd_z=("z", "std"),
+    out = g.agg(basis=("basis", "first"), n=("z", "size"), runs=("seed_index", "nunique"), mean_z=("z", "mean"),
+                sd_z=("z", "std"), k_check=("k_check", "mean"),
                 max_abs_z=("z", lambda z: float(np.max(np.abs(z)))), k=("k", "mean"),
                 fails=("verdict", lambda v: int(np.sum(v == FAILS))),
                 inconclusive=("verdict", lambda v: int(np.sum(v == INCONCLUSIVE)))).reset_index()
@@ -143,13 +150,15 @@ def false_fails(runs: pd.DataFrame, alpha_family: float) -> pd.DataFrame:
 
 
 def directional(checks: pd.DataFrame) -> pd.DataFrame:
-    """Per directional check family: fractions of its checks that hold, are inconclusive, fail."""
+    """Per directional check family: fractions of its checks that hold, are inconclusive, fail, or neither."""
     d = checks[checks.relation.isin(DIRECTIONAL)]
     g = d.groupby(FAMILY, sort=False)
     out = g.agg(n=("verdict", "size"), runs=("seed_index", "nunique"),
                 holds=("verdict", lambda v: float(np.mean(v == HOLDS))),
                 inconclusive=("verdict", lambda v: float(np.mean(v == INCONCLUSIVE))),
-                fails=("verdict", lambda v: float(np.mean(v == FAILS)))).reset_index()
+                fails=("verdict", lambda v: float(np.mean(v == FAILS))),
+                # the lesson's literal single-draw statement reads "not per draw" rather than fails; not measured
+                other=("verdict", lambda v: float(np.mean(~np.isin(v, (HOLDS, INCONCLUSIVE, FAILS)))))).reset_index()
     return _order(out, FAMILY)
 
 
@@ -198,7 +207,8 @@ def headline(tables: dict[str, pd.DataFrame]) -> dict:
     ff = tables["false_fails"]
     every = ff[(ff.config == "all") & (ff.arm == CORRECT_ARM)].iloc[0]
     z = tables["z_summary"]
-    two = z[(z.arm == CORRECT_ARM) & z.two_sided]
+    # pooled over the statistical checks only: a derived check repeats the evidence of one of them
+    two = z[(z.arm == CORRECT_ARM) & z.two_sided & (z.basis == "statistical")]
     n, mean, sd = _pooled(two)
     _, mean_ok, sd_ok = _pooled(two[two.calibrated])
     flagged = [f"{r.claim} {r.check} ({r.config}: mean z {r.mean_z:.2g}, sd {r.sd_z:.2g})"

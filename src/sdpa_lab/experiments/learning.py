@@ -207,7 +207,8 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         # and scored on the runs below: picking and scoring on the same runs would favour lucky rates.
         best = {}
         for scale in LEARNING_SCALES:
-            selection = [follow(descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps), loss_threshold, at)
+            c = scale_factor(scale, d_k, attention_scale)
+            selection = [follow(descent(q0, K, V, target, c, lrs, steps), loss_threshold, at)
                          for q0, K, V, target in run_chunks(stream(seed, "learning-selection", d_k, T), runs, T, d_k,
                                                             value_dim(d_k), len(lrs))]
             chosen = lr_statistics(merge_tracks(selection))
