@@ -25,6 +25,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/experiments.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/calibration.smk"
 
 
 if "solutions" in config:
@@ -45,3 +46,9 @@ rule all:
     default_target: True
     input:
         all_outputs(),
+
+
+# The calibration study of the tolerances (workflow/rules/calibration.smk), not part of `all`.
+rule calibration:
+    input:
+        REPORT,

@@ -44,8 +44,8 @@ def _break_the_scale(monkeypatch, factor) -> None:
                            if name.startswith("sdpa_lab.") and hasattr(m, "scale_factor"))
     original_attention = attention.scaled_dot_product_attention
 
-    def scale_factor(scale, d_k):
-        return factor(d_k) if scale == "inv_sqrt_dk" else original_factor(scale, d_k)
+    def scale_factor(scale, d_k, *attention_scale):  # the experiments pass their attention_scale too
+        return factor(d_k) if scale == "inv_sqrt_dk" else original_factor(scale, d_k, *attention_scale)
 
     def scaled_dot_product_attention(Q, K, V, scale=None):
         return original_attention(Q, K, V, factor(np.shape(Q)[-1]) if scale is None else scale)

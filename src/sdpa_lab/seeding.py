@@ -45,3 +45,16 @@ def lesson_legacy_stream() -> np.random.RandomState:
 def lesson_default_rng() -> np.random.Generator:
     """The lesson's `np.random.default_rng(42)`."""
     return np.random.default_rng(LESSON_SEED)
+
+
+def calibration_seed(seed: int, index: int) -> int:
+    """The root seed of run `index` of a calibration study of a config whose root seed is `seed`.
+
+    A 64-bit integer from the SeedSequence keyed by (seed, "calibration", index), as every other
+    stream is keyed: runs with different indices are independent of each other and of the
+    config's own run, and run `index` is the same whichever other runs are made.
+    """
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
+        raise ValueError(f"calibration run index must be a non-negative integer, got {index!r}")
+    sequence = np.random.SeedSequence(int(seed), spawn_key=(experiment_key("calibration"), int(index)))
+    return int(sequence.generate_state(1, dtype=np.uint64)[0])

@@ -11,6 +11,18 @@ import sdpa_lab.report
 # Parse-time imports stay light (no NumPy, pandas or matplotlib): every snakemake call, a no-op too, parses this.
 from sdpa_lab import cost
 from sdpa_lab.cluster import out_of_memory_report
+from sdpa_lab.calibration.studies import (
+    ARMS,
+    BATCH,
+    REPORT,
+    RESULTS_DIR,
+    STUDIES_DIR,
+    TABLES,
+    batch_files,
+    fixed_tables_files,
+    load_study,
+    load_studies,
+)
 from sdpa_lab.config import ConfigError, config_errors
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
@@ -219,3 +231,9 @@ def mem_mb_forward(settings):
     """
     largest = max(max(B * T * T, B * T * d_k) for B, T, d_k in settings["shapes"])
     return 100 + 2 * 8 * largest // 2**20
+
+
+def calibration_study(wildcards):
+    """The calibration study a job belongs to (config/calibration/<study>.yaml), checked: a bad
+    study file stops the run before any job (workflow/rules/calibration.smk)."""
+    return load_study(f"{STUDIES_DIR}/{wildcards.study}.yaml")

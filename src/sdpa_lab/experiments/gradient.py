@@ -33,7 +33,7 @@ from sdpa_lab.attention import softmax
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
-from sdpa_lab.scales import scale_difference
+from sdpa_lab.scales import ATTENTION_SCALE, check_attention_scale, scale_difference
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
@@ -103,14 +103,17 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict
 
 
 def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                 scores: Mapping[int, str | os.PathLike] | None = None) -> Rows:
-    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale.
+                 scores: Mapping[int, str | os.PathLike] | None = None,
+                 attention_scale: str = ATTENTION_SCALE) -> Rows:
+    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale
+    (the attention's scale as `attention_scale` says: see scales.ATTENTION_SCALE).
 
     The trials' raw scores are read from scores[d_k] (an .npy file of
     trial_scores.write_trial_scores) where given, else drawn here: same numbers.
     """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)  # a std needs two trials
+    attention_scale = check_attention_scale(attention_scale)
     rows = []
     for d_k in d_k_values:
         acc = {(s, q): Moments() for s in GRADIENT_SCALES for q in QUANTITIES}
@@ -119,7 +122,8 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
         for raw, V, g_out, q_norm in draws:
             norms = {}  # (scale, quantity) -> per-trial norm (m,)
             for scale in GRADIENT_SCALES:
-                for quantity, x in gradient_norms(raw, V, g_out, trial_scale(scale, d_k, q_norm)).items():
+                c = trial_scale(scale, d_k, q_norm, attention_scale)
+                for quantity, x in gradient_norms(raw, V, g_out, c).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
                     norms[scale, quantity] = x
             for a, b, q in PAIRED:
@@ -132,7 +136,9 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     return rows
 
 
-def gradient_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """The gradient experiment's table (registry.EXPERIMENTS["gradient"])."""
+def gradient_tables(settings: Mapping, trial_scores: Mapping[int, str],
+                    attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
+    """The gradient experiment's table (registry.EXPERIMENTS["gradient"]); the attention's scale as
+    `attention_scale` says (scales.ATTENTION_SCALE)."""
     s = settings
-    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}
+    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention_scale)}

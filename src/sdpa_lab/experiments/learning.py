@@ -47,7 +47,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from sdpa_lab.chunks import chunk_rows
-from sdpa_lab.scales import scale_factor
+from sdpa_lab.scales import ATTENTION_SCALE, check_attention_scale, scale_factor
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
@@ -188,10 +188,13 @@ def checkpoints(steps: int) -> np.ndarray:
 
 
 def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
-                  learning_rates: Sequence[float], loss_threshold: float) -> tuple[Rows, Rows]:
+                  learning_rates: Sequence[float], loss_threshold: float,
+                  attention_scale: str = ATTENTION_SCALE) -> tuple[Rows, Rows]:
     """Per (d_k, scale, lr): success fraction and losses of gradient descent on q; and the mean
-    relative-loss curve at the best lr of each (d_k, scale)."""
+    relative-loss curve at the best lr of each (d_k, scale) (the attention's scale as
+    `attention_scale` says: see scales.ATTENTION_SCALE)."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
+    attention_scale = check_attention_scale(attention_scale)
     T, runs = check_int(T, "T", minimum=2), check_int(runs, "runs", minimum=1)
     steps = check_int(steps, "steps", minimum=0)
     lrs, loss_threshold = [float(lr) for lr in learning_rates], float(loss_threshold)
@@ -204,7 +207,8 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         # and scored on the runs below: picking and scoring on the same runs would favour lucky rates.
         best = {}
         for scale in LEARNING_SCALES:
-            selection = [follow(descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps), loss_threshold, at)
+            c = scale_factor(scale, d_k, attention_scale)
+            selection = [follow(descent(q0, K, V, target, c, lrs, steps), loss_threshold, at)
                          for q0, K, V, target in run_chunks(stream(seed, "learning-selection", d_k, T), runs, T, d_k,
                                                             value_dim(d_k), len(lrs))]
             chosen = lr_statistics(merge_tracks(selection))
@@ -212,7 +216,8 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         tracks = {scale: [] for scale in LEARNING_SCALES}
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
             for scale in LEARNING_SCALES:  # the same runs under both scales
-                losses = descent(q0, K, V, target, scale_factor(scale, d_k), lrs, steps)  # (m, L) per step
+                c = scale_factor(scale, d_k, attention_scale)
+                losses = descent(q0, K, V, target, c, lrs, steps)  # (m, L) per step
                 tracks[scale].append(follow(losses, loss_threshold, at))
         succeeded = {}  # scale -> per run, success at its best lr (R,)
         for scale in LEARNING_SCALES:
@@ -238,9 +243,11 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
 
 
 
-def learning_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """The learning experiment's tables (registry.EXPERIMENTS["learning"]): per learning rate, and the curves."""
+def learning_tables(settings: Mapping, trial_scores: Mapping[int, str],
+                    attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
+    """The learning experiment's tables (registry.EXPERIMENTS["learning"]): per learning rate, and the curves;
+    the attention's scale as `attention_scale` says (scales.ATTENTION_SCALE)."""
     s = settings
     table, curves = learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"],
-                                  s["loss_threshold"])
+                                  s["loss_threshold"], attention_scale)
     return {"table": table, "curves": curves}

@@ -20,7 +20,7 @@ import numpy as np
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.io import atomic_writer
 from sdpa_lab.joblog import job_log
-from sdpa_lab.scales import scale_factor
+from sdpa_lab.scales import ATTENTION_SCALE, scale_factor
 from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_seed
 
@@ -78,10 +78,12 @@ def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -
         yield np.array(scores[start:start + rows])
 
 
-def trial_scale(scale: str, d_k: int, q_norm: np.ndarray) -> float | np.ndarray:
+def trial_scale(scale: str, d_k: int, q_norm: np.ndarray,
+                attention_scale: str = ATTENTION_SCALE) -> float | np.ndarray:
     """What the raw scores of trials with query norms `q_norm` (m,) are multiplied by under `scale`:
-    1 / |q| per trial (m,) for REFERENCE_SCALE, else the scale's one factor (scales.scale_factor)."""
-    return 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k)
+    1 / |q| per trial (m,) for REFERENCE_SCALE, else the scale's one factor (scales.scale_factor,
+    the attention's own as `attention_scale` says)."""
+    return 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k, attention_scale)
 
 
 def rechunk(chunks: Iterator[np.ndarray], rows: int) -> Iterator[np.ndarray]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from sdpa_lab.calibration.report import main_report_summary
 from sdpa_lab.claims.model import (
     FAILS,
     HOLDS,
@@ -225,9 +226,14 @@ def solutions_view(path: str | Path) -> list[dict]:
 
 
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
-                  claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None) -> str:
+                  claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
+                  calibration: Mapping | None = None) -> str:
     """The report's HTML: summary, one section per claim (registry order), a learner's solutions if
-    graded (solutions_view), further figures, provenance."""
+    graded (solutions_view), further figures, provenance.
+
+    `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.report.main_report_summary),
+    quoted with a link to reports/calibration.html; None when no study has been run.
+    """
     claims = list(claims if claims is not None else registry().values())
     figures = figure_views(pngs, decision.k, [c.id for c in claims])
     views = claim_views(decision, claims, figures)
@@ -236,7 +242,7 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
         claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
         badges=BADGES, verdict_order=VERDICT_ORDER,
         per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
-        solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views})
+        solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views}, calibration=calibration)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
@@ -262,5 +268,7 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
             for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
     prov = provenance(config, benchmarks, repo_dir, recorded_seeds(Results(results_dir)))
     graded = solutions_view(solutions) if solutions is not None else None
-    write_text(render_report(decision, pngs, prov, solutions=graded), out)
+    # The calibration study's tables, if `snakemake calibration` has made them: read, never a rule input.
+    calibration = main_report_summary(Path(results_dir) / "calibration")
+    write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration), out)
     return decision

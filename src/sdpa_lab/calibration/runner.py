@@ -1,0 +1,211 @@
+"""Running the calibration study: the seeded experiments over many seeds, every claim decided on each run.
+
+Run i of a study (sdpa_lab.calibration.studies) has the root seed
+seeding.calibration_seed(sweep seed, i); every arm makes runs 0, 1, ... with the same seeds, so
+a broken arm sees exactly the draws of the correct arm's first runs.
+
+One run, in process: every experiment of the pipeline that depends on the seed, at that seed and
+with the arm's attention scale (scales.ATTENTION_SCALE; the correct arm is the pipeline's own),
+its tables kept in memory; then every claim decided on them by the claims registry
+(`sdpa_lab.claims.decide`, on a `Results` built from the tables), exactly as `sdpa-lab check`
+decides a pipeline run. The study is generic over the checks: it records, for every check that
+reads a seeded table, what the check itself says (relation, expected, measured, SE, tolerance,
+verdict, the run's k), and z = deviation / SE for the statistical ones.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import tempfile
+import time
+from collections.abc import Mapping
+from importlib import import_module
+from pathlib import Path
+
+from sdpa_lab.calibration.studies import ARMS, Study, check_study, is_seeded
+from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
+from sdpa_lab.experiments.trial_scores import write_trial_scores
+from sdpa_lab.joblog import job_log
+from sdpa_lab.pipeline import run_experiment
+from sdpa_lab.seeding import calibration_seed
+from sdpa_lab.tables import Rows
+
+
+def seeded_experiments() -> tuple[str, ...]:
+    """The pipeline's experiments whose tables depend on the config's seed (not the lesson replications,
+    which use the lesson's own fixed seeds)."""
+    return tuple(name for name in EXPERIMENTS if is_seeded(name))
+
+
+def fixed_experiments() -> tuple[str, ...]:
+    """The experiments whose tables are the same in every run (the lesson replications)."""
+    return tuple(name for name in EXPERIMENTS if name not in seeded_experiments())
+
+
+def table_file(experiment: str, key: str) -> str:
+    """The result CSV's file name (what the claims read) of output `key` of `experiment`."""
+    return EXPERIMENTS[experiment].outputs[key].file
+
+
+def takes_attention_scale(experiment: str) -> bool:
+    """Whether the experiment's function has the `attention_scale` parameter (scales.ATTENTION_SCALE):
+    those run with the arm's scale; the others (the forward's shapes) have no scale to break."""
+    module, _, function = EXPERIMENTS[experiment].function.partition(":")
+    return "attention_scale" in inspect.signature(getattr(import_module(module), function)).parameters
+
+
+def run_config(sweep: Mapping, index: int) -> dict:
+    """The sweep config of run `index`: the sweep with its root seed replaced by the run's."""
+    return {**sweep, "seed": calibration_seed(sweep["seed"], index)}
+
+
+def fixed_tables(sweep: Mapping, fixed_dir: str | Path | None = None) -> dict:
+    """The tables of the experiments that do not depend on the seed, by file name: read from the
+    result CSVs in `fixed_dir` if given (the pipeline's own, as the workflow passes them), else made here."""
+    if fixed_dir is not None:
+        from sdpa_lab.results import read_table
+
+        return {table_file(name, key): read_table(fixed_dir, table_file(name, key))
+                for name in fixed_experiments() for key in EXPERIMENTS[name].outputs}
+    import pandas as pd
+
+    return {table_file(name, key): pd.DataFrame(rows) for name in fixed_experiments()
+            for key, rows in run_experiment(name, settings_of(sweep, name)).items()}
+
+
+def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
+    """The seeded experiments' tables under `config` with attention scale `arm`, by file name.
+
+    The trial scores that several experiments share are drawn once, into `scratch`, as the
+    workflow's trial_scores rule draws them; the tables are the same as the pipeline's own.
+    """
+    import pandas as pd  # the claims registry reads DataFrames
+
+    shared: dict[str, str] = {}
+    tables = {}
+    for name in seeded_experiments():
+        settings = settings_of(config, name)
+        files = {}
+        for d_k, path in trial_scores_files(name, settings).items():
+            local = str(Path(scratch) / Path(path).name)
+            if local not in shared:
+                write_trial_scores(settings["seed"], d_k, settings["T"], settings["trials"], local)
+                shared[local] = path
+            files[d_k] = local
+        scale = arm if takes_attention_scale(name) else None
+        for key, rows in run_experiment(name, settings, trial_scores=files, attention_scale=scale).items():
+            tables[table_file(name, key)] = pd.DataFrame(rows)
+    for path in shared:
+        Path(path).unlink()
+    return tables
+
+
+def check_rows(study: str, arm: str, index: int, seed: int, decision, n_statistical: int, seeded_files) -> Rows:
+    """One row per check of `decision` that reads a seeded table (COLUMNS)."""
+    rows = []
+    for c in decision.checks:
+        if c.source not in seeded_files:
+            continue
+        # z for every check held to a standard error (statistical, and derived from one); its own k is
+        # tolerance / SE: the run's k, or wider on the side a known skewness stretches (Cornish-Fisher).
+        with_se = math.isfinite(c.se) and c.se > 0
+        z = c.deviation / c.se if with_se else float("nan")
+        k_check = c.tolerance / c.se if with_se else float("nan")
+        rows.append({"config": study, "arm": arm, "seed_index": index, "seed": seed, "claim": c.claim,
+                     "check": c.check, "parameters": c.parameters, "relation": c.relation, "basis": c.basis,
+                     "literal": bool(c.literal), "expected": float(c.expected), "measured": float(c.measured),
+                     "se": float(c.se), "tolerance": float(c.tolerance), "k_check": float(k_check),
+                     "deviation": float(c.deviation), "z": float(z), "margin": float(c.margin), "verdict": c.verdict,
+                     "k": float(decision.k),
+                     "n_statistical": int(n_statistical)})
+    return rows
+
+
+class Decider:
+    """Decides every claim of a run as `sdpa-lab check` does, deciding once per job the claims that read
+    only the fixed tables (the same in every run).
+
+    The first run is decided whole: its k and its number of statistical checks are the run's.
+    Later runs decide only the claims that read a seeded table, with that k; a run whose number of
+    statistical checks differs from the first's (the checks are made per sweep point, and the sweep
+    is the same) is decided whole again, so the recorded k is always the run's own.
+    """
+
+    def __init__(self, seeded_files: set[str]):
+        from sdpa_lab.claims import registry
+
+        self.claims = list(registry().values())
+        self.seeded = [c for c in self.claims if set(c.reads) & seeded_files]
+        self.first = None
+
+    def __call__(self, results):
+        from sdpa_lab.claims import decide
+
+        if self.first is not None:
+            part = decide(results, self.seeded, k=self.first.k)
+            if part.n_statistical + self.fixed_statistical == self.first.n_statistical:
+                return part, self.first.n_statistical
+        whole = decide(results, self.claims)
+        if self.first is None:
+            self.first = whole
+            seeded_ids = {c.id for c in self.seeded}
+            self.fixed_statistical = sum(c.basis == "statistical" and c.claim not in seeded_ids for c in whole.checks)
+        return whole, whole.n_statistical
+
+
+def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
+              fixed_dir: str | Path | None = None) -> Rows:
+    """Every check of every run of batch `batch` of arm `arm` (COLUMNS), in run order.
+
+    The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables).
+    `timing`, if given, receives the CPU seconds spent in the experiments ("experiments"), in
+    deciding the claims ("decide") and in all of it ("total"): the benchmark's share of CPU
+    outside the experiments' kernels.
+    """
+    from sdpa_lab.results import Results  # pandas: the claims registry reads tables
+
+    if arm not in ARMS:
+        raise ValueError(f"unknown arm {arm!r}; expected one of {ARMS}")
+    clock = time.process_time
+    spent = {"experiments": 0.0, "decide": 0.0}
+    start = clock()
+    fixed = fixed_tables(study.sweep, fixed_dir)
+    seeded_files = {table_file(name, key) for name in seeded_experiments() for key in EXPERIMENTS[name].outputs}
+    decider = Decider(seeded_files)
+    rows: Rows = []
+    with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch:
+        for index in study.indices(arm, batch):
+            config = run_config(study.sweep, index)
+            t0 = clock()
+            tables = run_tables(config, arm, scratch)
+            t1 = clock()
+            decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
+                                                      {**fixed, **tables}))
+            spent["decide"] += clock() - t1
+            spent["experiments"] += t1 - t0
+            rows += check_rows(study.name, arm, index, config["seed"], decision, n_statistical, seeded_files)
+    if timing is not None:
+        timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
+    return rows
+
+
+def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,
+              fixed_dir: str | Path | None = None, log_path: str | None = None) -> None:
+    """What rule calibration_batch runs: run_batch of study `name` with `settings` (Study.settings, the
+    rule's params; checked again here), the lesson tables read from `fixed_dir`, written to `out` (CSV).
+    Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
+    it started (interpreter and imports included), for benchmarks/calibration.py."""
+    import resource
+
+    from sdpa_lab.io import write_csv
+
+    with job_log("calibration_batch", log_path) as logger:
+        study = check_study(dict(settings), name)
+        timing: dict = {}
+        rows = run_batch(study, arm, int(batch), timing, fixed_dir)
+        write_csv(rows, out)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "
+                    "decide %.2f, total %.2f, process %.2f", study.name, arm, batch, timing["runs"], len(rows),
+                    timing["experiments"], timing["decide"], timing["total"], usage.ru_utime + usage.ru_stime)

@@ -1,0 +1,252 @@
+"""What the calibration study found: tidy summaries of the per-check rows (sdpa_lab.calibration.runner).
+
+Every table is a pure function of the rows, so the same batches give the same bytes.
+
+- runs: one row per run: its k, how many checks failed, the largest |z|;
+- z_summary: per check family (claim and check, pooled over the sweep's points) and config,
+  the mean and standard deviation of z = deviation / SE, with a verdict on each: a correct
+  check whose SE is right has z about N(0, 1) when its expected value is the truth;
+- z_by_point: the same per sweep point (a bias that grows with d_k or the trials shows here);
+- false_fails: per config and arm, how many runs had any failing check, against the
+  N x ALPHA_FAMILY the tolerances promise, with a Wilson interval;
+- directional: per directional check family, the fraction of runs where it holds, is
+  inconclusive or fails;
+- power: per claim, config and arm, the fraction of runs in which the claim fails (some check
+  fails): the false-fail rate in the correct arm, the power against a wrong scale in a broken one.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
+from sdpa_lab.claims import ALPHA_FAMILY, FAILS, HOLDS, INCONCLUSIVE
+from sdpa_lab.io import write_csv
+from sdpa_lab.joblog import job_log
+
+TWO_SIDED = ("within",)  # |measured - expected| <= k SE: z ~ N(0, 1) when expected is the truth
+DIRECTIONAL = ("above", "below", "not above", "not below")
+
+# Confidence of the intervals and of the calibration verdicts: 99.9%, two-sided. With dozens of
+# check families a 95% interval would flag one or two correct families by chance.
+CONFIDENCE = 0.999
+ZQ = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
+WILSON_Z = NormalDist().inv_cdf(0.975)  # the 95% interval of a rate
+
+FAMILY = ["config", "arm", "claim", "check", "relation"]
+
+
+def wilson(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion successes / n (95% by default)."""
+    if n <= 0:
+        return float("nan"), float("nan")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends, not rounded to 1e-18
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
+
+
+def _order(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Rows sorted by `by`, arms in ARMS order: the same bytes whatever order the batches came in."""
+    table = table.copy()
+    if "arm" in table:
+        table["arm_order"] = table["arm"].map({a: i for i, a in enumerate(ARMS)})
+        by = ["arm_order" if b == "arm" else b for b in by]
+    return table.sort_values(by, kind="stable").drop(columns=["arm_order"], errors="ignore").reset_index(drop=True)
+
+
+# z (or the margin) in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED):
+# a check fails exactly when its margin this way exceeds 1, its z this way its own k (k_check).
+TOWARD_FAIL = {"within": np.abs, "above": np.negative, "not below": np.negative,
+               "below": lambda z: z, "not above": lambda z: z}
+
+
+def toward_fail(checks: pd.DataFrame, column: str = "z") -> pd.Series:
+    """Per check: its z (or margin) signed so that the check fails when it exceeds its k (1 for the margin);
+    |z| for a two-sided check."""
+    out = pd.Series(np.nan, index=checks.index)
+    for relation, f in TOWARD_FAIL.items():
+        rows = checks.relation == relation
+        out[rows] = f(checks[column][rows].to_numpy())
+    return out
+
+
+def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
+    """One row per run: k, counts of checks and of failing ones, failing claims, the largest |z| of its
+    two-sided checks, and the largest z and margin toward failing of its checks with an SE (a check fails when
+    its margin toward failing exceeds 1)."""
+    two_sided = checks.relation.isin(TWO_SIDED)
+    with_se = checks.z.notna()
+    checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & with_se,
+                           abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks),
+                           # a literal single-draw statement that misses reads "not per draw", never fails
+                           margin_toward_fail=toward_fail(checks, "margin").where(
+                               with_se & ~checks.literal.astype(bool)))
+    keys = ["config", "arm", "seed_index"]
+    g = checks.groupby(keys, sort=False)
+    runs = g.agg(seed=("seed", "first"), k=("k", "first"), n_statistical=("n_statistical", "first"),
+                 n_checks=("check", "size"), n_fails=("fail", "sum"), n_statistical_fails=("statistical_fail", "sum"),
+                 max_abs_z=("abs_z", "max"), max_z_toward_fail=("toward_fail", "max"),
+                 max_margin_toward_fail=("margin_toward_fail", "max")).reset_index()
+    failing = (checks[checks.fail].groupby(keys, sort=False).claim
+               .agg(lambda c: " ".join(sorted(set(c), key=_claim_key))).rename("failing_claims"))
+    runs = runs.merge(failing, on=keys, how="left").fillna({"failing_claims": ""})
+    return _order(runs, keys)
+
+
+def _claim_key(claim: str) -> tuple[str, int]:
+    return claim[0], int(claim[1:])
+
+
+def z_summary(checks: pd.DataFrame, by: list[str] = FAMILY) -> pd.DataFrame:
+    """Mean and sd of z per group of statistical checks, with the verdicts `bias` and `spread`.
+
+    bias: the mean z's CONFIDENCE interval excludes 0 (the expected value is not the truth, for a
+    two-sided check); spread: the sd's interval excludes 1 (the SE is off by that factor). Both
+    use the normal approximations SE(mean) = sd / sqrt(n), SE(sd) = sd / sqrt(2 (n - 1)).
+    """
+    st = checks[checks.z.notna()]  # every check held to a standard error
+    g = st.groupby(by, sort=False)
+    out = g.agg(basis=("basis", "first"), n=("z", "size"), runs=("seed_index", "nunique"), mean_z=("z", "mean"),
+                sd_z=("z", "std"), k_check=("k_check", "mean"),
+                max_abs_z=("z", lambda z: float(np.max(np.abs(z)))), k=("k", "mean"),
+                fails=("verdict", lambda v: int(np.sum(v == FAILS))),
+                inconclusive=("verdict", lambda v: int(np.sum(v == INCONCLUSIVE)))).reset_index()
+    se_mean = out.sd_z / np.sqrt(out.n)
+    se_sd = out.sd_z / np.sqrt(2 * (out.n - 1).clip(lower=1))
+    out["mean_z_low"], out["mean_z_high"] = out.mean_z - ZQ * se_mean, out.mean_z + ZQ * se_mean
+    out["sd_z_low"], out["sd_z_high"] = out.sd_z - ZQ * se_sd, out.sd_z + ZQ * se_sd
+    out["two_sided"] = out.relation.isin(TWO_SIDED)
+    out["bias"] = (out.mean_z_low > 0) | (out.mean_z_high < 0)
+    out["spread"] = (out.sd_z_low > 1) | (out.sd_z_high < 1)
+    out["calibrated"] = out.two_sided & ~out.bias & ~out.spread
+    return _order(out, by)
+
+
+def false_fails(runs: pd.DataFrame, alpha_family: float) -> pd.DataFrame:
+    """Per config and arm (and over all configs): runs with any failing check, against N x alpha_family."""
+    rows = []
+    groups = [((c, a), g) for (c, a), g in runs.groupby(["config", "arm"], sort=False)]
+    for arm in ARMS:
+        every = runs[runs.arm == arm]
+        if len(every):
+            groups.append((("all", arm), every))
+    for (config, arm), g in groups:
+        n, bad = len(g), int((g.n_fails > 0).sum())
+        low, high = wilson(bad, n)
+        rows.append({"config": config, "arm": arm, "runs": n, "runs_with_fail": bad,
+                     "runs_with_statistical_fail": int((g.n_statistical_fails > 0).sum()),
+                     "expected": n * alpha_family, "rate": bad / n, "rate_low": low, "rate_high": high,
+                     "alpha_family": alpha_family, "k_min": float(g.k.min()), "k_max": float(g.k.max())})
+    out = pd.DataFrame(rows)
+    out["config_order"] = out.config.eq("all")
+    return _order(out, ["config_order", "config", "arm"]).drop(columns="config_order")
+
+
+def directional(checks: pd.DataFrame) -> pd.DataFrame:
+    """Per directional check family: fractions of its checks that hold, are inconclusive, fail, or neither."""
+    d = checks[checks.relation.isin(DIRECTIONAL)]
+    g = d.groupby(FAMILY, sort=False)
+    out = g.agg(n=("verdict", "size"), runs=("seed_index", "nunique"),
+                holds=("verdict", lambda v: float(np.mean(v == HOLDS))),
+                inconclusive=("verdict", lambda v: float(np.mean(v == INCONCLUSIVE))),
+                fails=("verdict", lambda v: float(np.mean(v == FAILS))),
+                # the lesson's literal single-draw statement reads "not per draw" rather than fails; not measured
+                other=("verdict", lambda v: float(np.mean(~np.isin(v, (HOLDS, INCONCLUSIVE, FAILS)))))).reset_index()
+    return _order(out, FAMILY)
+
+
+def power(checks: pd.DataFrame) -> pd.DataFrame:
+    """Per claim, config and arm: the fraction of runs in which the claim fails (some check fails) or
+    does not hold (some check fails or is inconclusive), with a Wilson interval on the first."""
+    per_run = checks.groupby(["config", "arm", "claim", "seed_index"], sort=False).verdict.agg(
+        fails=lambda v: bool(np.any(v == FAILS)), not_holds=lambda v: bool(np.any(v != HOLDS))).reset_index()
+    rows = []
+    for (config, arm, claim), g in per_run.groupby(["config", "arm", "claim"], sort=False):
+        n, bad = len(g), int(g.fails.sum())
+        low, high = wilson(bad, n)
+        rows.append({"config": config, "arm": arm, "claim": claim, "runs": n, "fails": bad / n,
+                     "fails_low": low, "fails_high": high, "not_holds": float(g.not_holds.mean())})
+    out = pd.DataFrame(rows)
+    out["claim_order"] = [_claim_key(c) for c in out.claim]
+    return _order(out, ["config", "claim_order", "arm"]).drop(columns="claim_order")
+
+
+def summaries(checks: pd.DataFrame, alpha_family: float) -> dict[str, pd.DataFrame]:
+    """Every summary table, by its file stem under results/calibration/."""
+    runs = runs_table(checks)
+    return {
+        "runs": runs,
+        "z_summary": z_summary(checks),
+        "z_by_point": z_summary(checks, FAMILY + ["parameters"]),
+        "false_fails": false_fails(runs, alpha_family),
+        "directional": directional(checks),
+        "power": power(checks),
+    }
+
+
+def _pooled(z: pd.DataFrame) -> tuple[int, float, float]:
+    """Count, mean and sd of z pooled over summary groups (from each group's n, mean and sd)."""
+    n = int(z.n.sum())
+    if not n:
+        return 0, float("nan"), float("nan")
+    mean = float((z.mean_z * z.n).sum() / n)
+    second = float(((z.n - 1) * z.sd_z.fillna(0) ** 2 + z.n * z.mean_z**2).sum() / n)
+    return n, mean, math.sqrt(max(second - mean * mean, 0.0))
+
+
+def headline(tables: dict[str, pd.DataFrame]) -> dict:
+    """The study's headline numbers, for the reports: correct-arm runs, false fails, z of the two-sided
+    checks pooled over every family and over the families not flagged, and the flagged ones."""
+    ff = tables["false_fails"]
+    every = ff[(ff.config == "all") & (ff.arm == CORRECT_ARM)].iloc[0]
+    z = tables["z_summary"]
+    # pooled over the statistical checks only: a derived check repeats the evidence of one of them
+    two = z[(z.arm == CORRECT_ARM) & z.two_sided & (z.basis == "statistical")]
+    n, mean, sd = _pooled(two)
+    _, mean_ok, sd_ok = _pooled(two[two.calibrated])
+    flagged = [f"{r.claim} {r.check} ({r.config}: mean z {r.mean_z:.2g}, sd {r.sd_z:.2g})"
+               for r in two[~two.calibrated].itertuples()]
+    return {"runs": int(every.runs), "runs_with_fail": int(every.runs_with_fail), "expected": float(every.expected),
+            "rate_low": float(every.rate_low), "rate_high": float(every.rate_high),
+            "configs": int(ff[(ff.config != "all") & (ff.arm == CORRECT_ARM)].shape[0]),
+            "z_n": n, "z_mean": mean, "z_sd": sd, "z_mean_calibrated": mean_ok, "z_sd_calibrated": sd_ok,
+            "families": len(two), "miscalibrated": len(flagged), "flagged": flagged}
+
+
+def read_batches(paths) -> pd.DataFrame:
+    """The per-check rows of every batch CSV (rule calibration_batch), in (config, arm, run) order."""
+    frames = [pd.read_csv(p, keep_default_na=True) for p in sorted(map(str, paths))]
+    if not frames:
+        raise ValueError("no calibration batches to aggregate")
+    checks = pd.concat(frames, ignore_index=True)
+    missing = [c for c in COLUMNS if c not in checks.columns]
+    if missing:
+        raise ValueError(f"calibration batches lack columns {missing}")
+    checks = checks[list(COLUMNS)]
+    checks["order"] = range(len(checks))  # a run's checks keep the registry's order
+    return _order(checks, ["config", "arm", "seed_index", "order"]).drop(columns="order")
+
+
+def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY) -> dict[str, pd.DataFrame]:
+    """Read the batches, write checks.csv and every summary table to `out_dir`; return them all."""
+    checks = read_batches(paths)
+    tables = {"checks": checks, **summaries(checks, alpha_family)}
+    for stem, table in tables.items():
+        write_csv(table, f"{out_dir}/{stem}.csv")
+    return tables
+
+
+def tables_job(batches, out_dir, log_path: str | None = None) -> None:
+    """What rule calibration_tables runs: aggregate, logged."""
+    with job_log("calibration_tables", log_path) as logger:
+        tables = aggregate(batches, out_dir)
+        h = headline(tables)
+        logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
+                    len(batches), len(tables["checks"]), h["runs"], h["runs_with_fail"], out_dir)

@@ -1,0 +1,276 @@
+"""The calibration study: seeds, study files, the broken attention, a small study end to end, its tables."""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from sdpa_lab.calibration.report import build_report, main_report_summary
+from sdpa_lab.calibration.runner import (
+    Decider,
+    fixed_tables,
+    run_batch,
+    run_config,
+    run_tables,
+    table_file,
+)
+from sdpa_lab.calibration.studies import (
+    ARMS,
+    BROKEN_ARMS,
+    COLUMNS,
+    CORRECT_ARM,
+    TABLES,
+    check_study,
+    load_studies,
+)
+from sdpa_lab.calibration.summary import aggregate, wilson
+from sdpa_lab.claims import decide
+from sdpa_lab.config import ConfigError
+from sdpa_lab.experiments.variance import variance_rows
+from sdpa_lab.io import write_csv
+from sdpa_lab.results import Results
+from sdpa_lab.scales import ATTENTION_SCALE, SCALES
+from sdpa_lab.seeding import calibration_seed
+
+# The schema's smallest sizes (as config/calibration/smallest.yaml), a cheap run.
+SMALLEST = {
+    "seed": 11,
+    "variance": {"d_k": [1, 2, 4], "n_pairs": 1000},
+    "entropy_sweep": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
+    "ranking_invariance": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
+    "forward_shape": {"shapes": [[1, 1, 1]]},
+    "gradient": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
+    "learning": {"d_k": [1, 2, 4], "T": 2, "runs": 10, "steps": 1, "learning_rates": [0.1, 1.0],
+                 "loss_threshold": 0.1},
+}
+
+
+def study(seeds=100, broken_seeds=10, batch=50, sweep=SMALLEST) -> dict:
+    return {"seeds": seeds, "broken_seeds": broken_seeds, "batch": batch, "seconds_per_run": 0.03,
+            "sweep": copy.deepcopy(sweep)}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """A small study run end to end in process: 100 correct runs, 10 per broken arm, aggregated."""
+    s = check_study(study(), "small")
+    out = tmp_path_factory.mktemp("calibration")
+    paths = []
+    for arm in ARMS:
+        for b in s.batches(arm):
+            path = out / "batches" / f"{arm}_{b}.csv"
+            write_csv(run_batch(s, arm, b), path)
+            paths.append(path)
+    return SimpleNamespace(study=s, out=out, tables=aggregate(paths, out))
+
+
+# ---- seeds, studies, the broken attention ---------------------------------------------------------
+
+def test_calibration_seeds_are_derived_from_the_seed_and_the_index():
+    seeds = [calibration_seed(20241129, i) for i in range(1000)]
+    assert len(set(seeds)) == 1000 and all(0 <= s < 2**64 for s in seeds)
+    assert seeds[:3] == [calibration_seed(20241129, i) for i in range(3)]  # the same whatever else is run
+    expected = int(np.random.SeedSequence(20241129, spawn_key=(
+        __import__("zlib").crc32(b"calibration"), 7)).generate_state(1, dtype=np.uint64)[0])
+    assert seeds[7] == expected
+    assert calibration_seed(20241130, 7) != seeds[7]
+    with pytest.raises(ValueError, match="index"):
+        calibration_seed(1, -1)
+
+
+def test_the_shipped_studies_are_valid_and_make_at_least_1000_runs():
+    studies = load_studies()
+    assert {"default", "smallest", "many_trials", "widest"} <= set(studies)
+    assert sum(s.runs(CORRECT_ARM) for s in studies.values()) >= 1000
+    with open("config/config.yaml") as fh:
+        default = yaml.safe_load(fh)
+    assert dict(studies["default"].sweep) == default  # the default sizes, the default seed
+    assert max(studies["widest"].sweep["variance"]["d_k"]) == 65536  # the schema's widest head
+    assert all(s.seconds_per_run for s in studies.values())  # measured: the jobs' runtime resource
+    for s in studies.values():  # a batch job rebuilds its study from the rule's params
+        assert check_study(s.settings(), s.name) == replace(s, seconds_per_run=None)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"seeds": 0}, "seeds"), ({"batch": 2.5}, "batch"), ({"broken_seeds": True}, "broken_seeds"),
+    ({"seconds_per_run": -1}, "seconds_per_run"), ({"typo": 1}, "typo"),
+    ({"sweep": {**SMALLEST, "variance": {"d_k": [4], "n_pairs": 10}}}, "variance.n_pairs"),
+])
+def test_a_bad_study_is_refused_naming_the_setting(change, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        check_study({**study(), **change}, "bad")
+
+
+def test_the_arms_are_the_experiments_scales():
+    assert CORRECT_ARM == ATTENTION_SCALE and set(ARMS) == set(SCALES)
+
+
+def test_a_broken_attention_scale_is_applied_where_the_scale_is_and_nowhere_else():
+    def by_scale(rows):
+        return {(r["d_k"], r["scale"], r["statistic"]): r["value"] for r in rows}
+
+    right = by_scale(variance_rows(3, [4, 64], 1000))
+    for broken in BROKEN_ARMS:
+        rows = by_scale(variance_rows(3, [4, 64], 1000, attention_scale=broken))
+        for (d, scale, stat), value in rows.items():
+            want = right[d, broken if scale == ATTENTION_SCALE else scale, stat]
+            assert value == pytest.approx(want, rel=1e-15), (broken, d, scale, stat)
+    with pytest.raises(ValueError, match="attention_scale"):
+        variance_rows(3, [4], 1000, attention_scale="inv_cbrt_dk")
+
+
+def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
+    config = run_config(SMALLEST, 3)
+    tables = run_tables(config, CORRECT_ARM, tmp_path)
+    fixed = fixed_tables(SMALLEST)
+    for name, table in {**fixed, **tables}.items():
+        write_csv(table, tmp_path / "r" / name)
+    seeded = set(tables)
+    in_memory, n = Decider(seeded)(Results("mem", {**fixed, **tables}))
+    on_disk = decide(Results(tmp_path / "r"))
+    assert n == on_disk.n_statistical and in_memory.k == on_disk.k
+    assert [(c.check, c.parameters, repr(c.measured), c.verdict) for c in in_memory.checks] == \
+           [(c.check, c.parameters, repr(c.measured), c.verdict) for c in on_disk.checks]
+    assert table_file("entropy_sweep", "single_draw") == "entropy_single_draw.csv"
+
+
+# ---- a small study end to end ---------------------------------------------------------------------
+
+def test_the_checks_table_has_one_row_per_run_and_check(small):
+    out = small.out
+    checks = pd.read_csv(out / "checks.csv")
+    assert tuple(checks.columns) == COLUMNS
+    assert not checks.duplicated(["config", "arm", "seed_index", "claim", "check", "parameters"]).any()
+    runs = checks.groupby("arm").seed_index.nunique().to_dict()
+    assert runs == {CORRECT_ARM: 100, **{a: 10 for a in BROKEN_ARMS}}
+    # every run has the same checks, and its seed is the derived one
+    per_run = checks.groupby(["arm", "seed_index"]).size()
+    assert per_run.nunique() == 1
+    first = checks.drop_duplicates(["seed_index"]).set_index("seed_index").seed
+    assert all(first[i] == calibration_seed(SMALLEST["seed"], i) for i in first.index)
+    assert set(checks.verdict) <= {"holds", "fails", "inconclusive", "not measured", "holds on average, not per draw"}
+    st = checks[checks.basis.isin(["statistical", "derived"]) & (checks.se > 0)]
+    assert np.allclose(st.z, st.deviation / st.se)
+    assert np.allclose(st.tolerance, st.k_check * st.se) and (st.k_check >= st.k - 1e-12).all()  # Cornish-Fisher
+    assert checks[~checks.basis.isin(["statistical", "derived"])].z.isna().all()
+    assert checks.claim.str.startswith("B").all()  # the lesson replications do not depend on the seed
+    assert (checks.k > 4).all() and checks.groupby("seed_index").k.nunique().max() == 1
+
+
+def test_the_summary_tables(small):
+    out = small.out
+    for name in TABLES:
+        assert (out / f"{name}.csv").is_file()
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 120
+    ff = pd.read_csv(out / "false_fails.csv").set_index(["config", "arm"])
+    correct = ff.loc[("small", CORRECT_ARM)]
+    assert correct.runs == 100 and correct.expected == pytest.approx(100 * 1e-4)
+    assert correct.runs_with_fail == int((runs[runs.arm == CORRECT_ARM].n_fails > 0).sum())
+    # a run fails a check held to an SE exactly when its largest margin toward failing exceeds 1
+    fails = runs.n_statistical_fails > 0
+    assert (fails == (runs.max_margin_toward_fail > 1)).all()
+    z = pd.read_csv(out / "z_summary.csv")
+    assert set(z.relation) <= {"within", "above", "below", "not above", "not below"}
+    d = pd.read_csv(out / "directional.csv")
+    assert np.allclose(d.holds + d.inconclusive + d.fails + d.other, 1.0)
+    power = pd.read_csv(out / "power.csv").set_index(["arm", "claim"])
+    # the scaled variance (B2) is 1 only under the right scale: every broken run catches it
+    assert power.loc[(CORRECT_ARM, "B2"), "fails"] == 0
+    assert power.loc[("none", "B2"), "fails"] == 1 and power.loc[("inv_dk", "B2"), "fails"] == 1
+    assert power.loc[("none", "B1"), "fails"] == 0  # the raw scores do not depend on the scale
+
+
+def test_z_of_a_check_with_an_exact_se_is_standard_normal(small):
+    """B1's mean of raw scores has SE sqrt(d / n) exactly: its z has mean 0 and sd 1. The bounds fail
+    if the SE were 1.5x too large (sd 0.67) or too small (sd 1.5): 300 z's give sd within about 0.04."""
+    tables = small.tables
+    checks = tables["checks"]
+    z = checks[(checks.arm == CORRECT_ARM) & (checks.check == "mean of raw scores")].z
+    assert len(z) == 300
+    assert abs(z.mean()) < 0.25
+    assert 0.85 < z.std() < 1.18
+    for wrong in (1.5, 1 / 1.5):
+        assert not 0.85 < (z / wrong).std() < 1.18
+
+
+def test_the_calibration_report_is_self_contained(small, tmp_path):
+    out = small.out
+    html_path = tmp_path / "calibration.html"
+    head = build_report(out, html_path)
+    html = html_path.read_text()
+    assert html.count('src="data:image/png;base64,') == 4
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+    assert f"Over {head['runs']} seeded runs" in html and head["runs"] == 100
+    assert "broken: no scale" in html
+
+
+def test_the_main_report_quotes_the_study_only_when_it_exists(small, tmp_path):
+    out = small.out
+    assert main_report_summary(tmp_path) is None
+    head = main_report_summary(out)
+    assert head["runs"] == 100 and math.isfinite(head["z_sd"])
+    assert 0 <= wilson(0, 100)[0] == 0 and wilson(100, 100)[1] == 1
+
+
+# ---- through Snakemake ----------------------------------------------------------------------------
+
+def snakemake(work, *args):
+    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args], cwd=work, check=False,
+                          capture_output=True, text=True)
+
+
+@pytest.mark.pipeline
+def test_snakemake_calibration_target_with_a_tiny_study(repo, tmp_path, tiny_config):
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(repo / "Snakefile", work / "Snakefile")
+    shutil.copytree(repo / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
+    (work / "config" / "calibration").mkdir(parents=True)
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(tiny_config))
+    (work / "config" / "calibration" / "tiny.yaml").write_text(yaml.safe_dump(study(4, 2, 2)))
+
+    dry = snakemake(work, "-n")  # the default target does not run the study
+    assert dry.returncode == 0, dry.stderr
+    assert "calibration_batch" not in dry.stdout and "results/calibration" not in dry.stdout
+
+    bad_study = work / "config" / "calibration" / "bad.yaml"
+    bad_study.write_text(yaml.safe_dump({**study(4, 2, 2), "batch": 0}))
+    bad = snakemake(work, "-n", "calibration")  # a bad study stops the run before any job
+    assert bad.returncode != 0 and "setting batch" in bad.stdout + bad.stderr
+    bad_study.unlink()
+
+    proc = snakemake(work, "calibration")
+    assert proc.returncode == 0, proc.stderr
+    checks = pd.read_csv(work / "results" / "calibration" / "checks.csv")
+    assert checks.groupby("arm").seed_index.nunique().to_dict() == {CORRECT_ARM: 4, **{a: 2 for a in BROKEN_ARMS}}
+    assert (work / "reports" / "calibration.html").is_file()
+    assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == 4
+
+    again = snakemake(work, "-n", "calibration")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout, again.stdout
+
+
+def test_the_main_report_links_and_quotes_the_study(small, tmp_path):
+    from sdpa_lab.report.html import render_report
+    from sdpa_lab.report.provenance import provenance
+
+    tables = run_tables(run_config(SMALLEST, 0), CORRECT_ARM, tmp_path)
+    decision = decide(Results("mem", {**fixed_tables(SMALLEST), **tables}))
+    prov = provenance(SMALLEST, [], tmp_path)
+    head = main_report_summary(small.out)
+    html = render_report(decision, {}, prov, calibration=head)
+    assert 'href="calibration.html"' in html
+    assert f"over {head['runs']} seeded runs of the correct pipeline, {head['runs_with_fail']} false fail" in html
+    assert "calibration.html" not in render_report(decision, {}, prov)

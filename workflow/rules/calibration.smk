@@ -1,0 +1,75 @@
+# The calibration study (sdpa_lab.calibration), not part of `all`:
+#   snakemake --cores 4 calibration
+# For each study file in config/calibration/ and each arm (the correct attention scale and two
+# deliberately wrong ones), batches of seeded runs, each deciding every claim; then tidy tables
+# under results/calibration/ and reports/calibration.html. The study files are read only when a
+# calibration target is asked for (input functions), so other targets do not pay for them.
+# Helpers (calibration_study, the paths) live in common.smk.
+
+
+rule calibration_batch:
+    input:
+        fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
+        code=code_of(
+            "sdpa_lab.calibration.runner", *(e.module for e in EXPERIMENTS.values())
+        ),
+    output:
+        BATCH,
+    log:
+        "logs/calibration/{study}/{arm}/batch{batch}.log",
+    benchmark:
+        benchmark_of("calibration/{study}/{arm}/batch{batch}")
+    wildcard_constraints:
+        arm="|".join(ARMS),
+        batch=r"\d+",
+    threads: 1
+    resources:
+        mem_mb=256,  # measured peak 97-124 MB at the shipped studies (benchmarks/README.md)
+        runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
+    params:
+        # What the rows depend on (Snakemake's params trigger): editing a study's counts or sweep reruns
+        # its batches; its comments and seconds_per_run (a resource) do not.
+        settings=lambda wildcards: calibration_study(wildcards).settings(),
+    script:
+        "../scripts/calibrate_batch.py"
+
+
+rule calibration_tables:
+    input:
+        batches=lambda wildcards: batch_files(load_studies()),
+        code=code_of("sdpa_lab.calibration.summary"),
+    output:
+        **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
+    log:
+        "logs/calibration/tables.log",
+    benchmark:
+        benchmark_of("calibration/tables")
+    threads: 1
+    resources:
+        mem_mb=512,  # measured peak 240 MB with the shipped studies (a 42 MB checks.csv); grows with the study
+        runtime=5,
+    script:
+        "../scripts/calibrate_tables.py"
+
+
+rule calibration_report:
+    input:
+        **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
+        code=code_of(
+            "sdpa_lab.calibration.report",
+            "sdpa_lab.report.figures",
+            "sdpa_lab.report.html",
+        ),
+        templates=templates(),
+    output:
+        REPORT,
+    log:
+        "logs/calibration/report.log",
+    benchmark:
+        benchmark_of("calibration/report")
+    threads: 1
+    resources:
+        mem_mb=512,  # measured peak 202 MB with the shipped studies; grows with the study
+        runtime=5,
+    script:
+        "../scripts/calibrate_report.py"

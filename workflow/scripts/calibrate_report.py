@@ -1,0 +1,11 @@
+"""Thin Snakemake entry point: reports/calibration.html from the calibration tables (sdpa_lab.calibration.report)."""
+
+from pathlib import Path
+
+from sdpa_lab.calibration.report import report_job
+
+report_job(
+    Path(snakemake.input.checks).parent,  # noqa: F821 (injected by Snakemake)
+    snakemake.output[0],  # noqa: F821
+    snakemake.log[0],  # noqa: F821
+)

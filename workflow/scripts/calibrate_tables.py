@@ -1,0 +1,11 @@
+"""Thin Snakemake entry point: the calibration batches into tidy tables (sdpa_lab.calibration.summary)."""
+
+from pathlib import Path
+
+from sdpa_lab.calibration.summary import tables_job
+
+tables_job(
+    snakemake.input.batches,  # noqa: F821 (injected by Snakemake)
+    Path(snakemake.output.checks).parent,  # noqa: F821
+    snakemake.log[0],  # noqa: F821
+)
