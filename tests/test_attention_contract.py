@@ -125,3 +125,15 @@ def test_lesson_entropy_is_per_row_along_the_given_axis():
     assert rows.shape == (3,)
     np.testing.assert_allclose(rows, [-(r * np.log(r + 1e-12)).sum() for r in p], rtol=1e-15)
     np.testing.assert_allclose(lesson_entropy(p.T, axis=0), rows, rtol=1e-15)
+
+
+def test_a_batch_carried_by_the_values_alone():
+    """V (2, T_k, d_v) with unbatched Q and K: two outputs, one per set of values."""
+    rng = np.random.default_rng(12)
+    Q, K, V = rng.standard_normal((6, 4)), rng.standard_normal((5, 4)), rng.standard_normal((2, 5, 3))
+    out, w = scaled_dot_product_attention(Q, K, V)
+    chunked = scaled_dot_product_attention_chunked(Q, K, V, chunk_size=4)
+    assert out.shape == chunked.shape == (2, 6, 3) and w.shape == (6, 5)
+    for b in range(2):
+        np.testing.assert_allclose(chunked[b], w @ V[b], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(out[b], w @ V[b], rtol=1e-12, atol=1e-14)

@@ -1,0 +1,348 @@
+"""The experiments' contracts with the rest of the pipeline, written to kill mutmut's survivors
+(CONTRIBUTING.md, "Mutation testing"): each table has exactly the columns and kinds the results
+schema declares (the checker reads them by name); bad arguments are refused naming the argument,
+and the smallest valid ones accepted; a trial-scores file, when given, is what is read; the draws
+come from the documented streams."""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sdpa_lab.attention import entropy, scaled_dot_product_attention, softmax
+from sdpa_lab.experiments import entropy_sweep, forward_shape, gradient, learning, ranking_invariance, replication
+from sdpa_lab.experiments import trial_scores, variance
+from sdpa_lab.moments import Moments
+from sdpa_lab.results import COLUMNS
+from sdpa_lab.seeding import stream
+
+SMALL = {  # file -> rows of a small run
+    "variance.csv": lambda: variance.variance_rows(7, [4, 9], 50),
+    "entropy_sweep.csv": lambda: entropy_sweep.entropy_sweep_rows(7, [4], 4, 5),
+    "entropy_single_draw.csv": entropy_sweep.entropy_single_draw_rows,
+    "ranking_invariance.csv": lambda: ranking_invariance.ranking_invariance_rows(7, [4], 4, 5),
+    "forward_shape.csv": lambda: forward_shape.forward_shape_rows(7, [[2, 3, 4]]),
+    "gradient.csv": lambda: gradient.gradient_rows(7, [4], 4, 5),
+    "learning.csv": lambda: learning.learning_rows(7, [4], 3, 2, 3, [0.1, 1.0], 0.5)[0],
+    "learning_curves.csv": lambda: learning.learning_rows(7, [4], 3, 2, 3, [0.1, 1.0], 0.5)[1],
+    "lesson_softmax_collapse.csv": replication.replicate_softmax_collapse_rows,
+    "lesson_forward.csv": replication.replicate_forward_rows,
+}
+
+
+def _kind_ok(kind: str, value) -> bool:
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if kind == "str":
+        return isinstance(value, str) and value != ""
+    if kind == "int":
+        return number and float(value) == int(value)
+    if kind == "float":
+        return number and math.isfinite(value)
+    return number or value == ""  # "num": a number, or empty where it does not apply
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_each_table_has_the_schema_columns_and_kinds(name):
+    rows = SMALL[name]()
+    assert rows
+    for row in rows:
+        assert list(row) == list(COLUMNS[name]), name
+        for column, kind in COLUMNS[name].items():
+            assert _kind_ok(kind, row[column]), (name, column, row[column])
+
+
+def test_lesson_variance_table_has_the_schema_columns(monkeypatch):
+    monkeypatch.setattr(replication, "A1_N_SAMPLES", 1000)  # the schema, not the lesson's numbers
+    for row in replication.replicate_variance_rows():
+        assert list(row) == list(COLUMNS["lesson_variance.csv"])
+        assert row["n_samples"] == 1000 and row["quantity"] in ("raw_variance", "scaled_variance")
+
+
+def test_forward_shape_quantities_are_the_ones_b9_reads():
+    rows = forward_shape.forward_shape_rows(7, [[2, 3, 4]])
+    got = {(r["dtype"], r["quantity"]): r["value"] for r in rows}
+    assert {q for _, q in got} == {
+        "weights_B", "weights_T_q", "weights_T_k", "output_B", "output_T", "output_d", "output_ndim",
+        "weights_ndim", "dtype_kept", "max_row_sum_error", "min_weight", "all_finite"}
+    for dtype in ("float64", "float32"):
+        assert [got[dtype, q] for q in ("weights_B", "weights_T_q", "weights_T_k")] == [2, 3, 3]
+        assert [got[dtype, q] for q in ("output_B", "output_T", "output_d", "output_ndim", "weights_ndim")] == [
+            2, 3, 4, 3, 3]
+        assert got[dtype, "dtype_kept"] == 1.0 and got[dtype, "all_finite"] == 1.0
+
+
+def test_forward_shape_rows_are_the_seeded_forward():
+    """B9's numbers come from stream(seed, "forward_shape", B, T, d_k): Q, K, V in that order."""
+    rows = forward_shape.forward_shape_rows(11, [[2, 5, 3], [1, 4, 2]])
+    got = {(r["B"], r["T"], r["d_k"], r["dtype"], r["quantity"]): r["value"] for r in rows}
+    for B, T, d_k in ((2, 5, 3), (1, 4, 2)):
+        rng = stream(11, "forward_shape", B, T, d_k)
+        Q, K, V = (rng.standard_normal((B, T, d_k)) for _ in range(3))
+        _, w = scaled_dot_product_attention(Q, K, V)
+        assert got[B, T, d_k, "float64", "min_weight"] == float(w.min())
+        row_sums = w.sum(axis=-1)
+        assert got[B, T, d_k, "float64", "max_row_sum_error"] == float(np.max(np.abs(row_sums - 1.0)))
+
+
+def test_dtype_kept_and_all_finite_need_both_arrays(monkeypatch):
+    """dtype_kept and all_finite are 1 only when both the output and the weights pass."""
+    real = forward_shape.scaled_dot_product_attention
+
+    def weights_promoted(*args):
+        out, w = real(*args)
+        return out, w.astype(np.float64)
+
+    def weights_nan(*args):
+        out, w = real(*args)
+        return out, np.full_like(w, np.nan)
+
+    for broken, quantity, dtype in ((weights_promoted, "dtype_kept", "float32"), (weights_nan, "all_finite", "float64")):
+        monkeypatch.setattr(forward_shape, "scaled_dot_product_attention", broken)
+        rows = forward_shape.forward_shape_rows(7, [[1, 2, 2]])
+        assert [r["value"] for r in rows if r["quantity"] == quantity and r["dtype"] == dtype] == [0.0]
+
+
+BAD_ARGUMENTS = [
+    # (function, good keyword arguments, argument, bad value)
+    (variance.variance_rows, dict(seed=1, d_k_values=[4], n_pairs=2), "d_k_values", []),
+    (variance.variance_rows, dict(seed=1, d_k_values=[4], n_pairs=2), "n_pairs", 1),
+    (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "d_k_values", []),
+    (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "T", 1),
+    (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "trials", 1),
+    (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "d_k_values", []),
+    (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "T", 1),
+    (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "trials", 0),
+    (gradient.gradient_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "d_k_values", []),
+    (gradient.gradient_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "T", 1),
+    (gradient.gradient_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "trials", 1),
+    (forward_shape.forward_shape_rows, dict(seed=1, shapes=[[1, 1, 1]]), "shapes", []),
+    (trial_scores.draw_trial_scores, dict(seed=1, d_k=1, T=1, trials=1), "d_k", 0),
+    (trial_scores.draw_trial_scores, dict(seed=1, d_k=1, T=1, trials=1), "T", 0),
+    (trial_scores.draw_trial_scores, dict(seed=1, d_k=1, T=1, trials=1), "trials", 0),
+    (trial_scores.trial_scores, dict(seed=1, d_k=1, T=1, trials=1, rows=1), "rows", 0),
+]
+LEARNING = dict(seed=1, d_k_values=[2], T=2, runs=1, steps=0, learning_rates=[0.5], loss_threshold=0.5)
+BAD_ARGUMENTS += [(learning.learning_rows, LEARNING, name, bad) for name, bad in [
+    ("d_k_values", []), ("T", 1), ("runs", 0), ("steps", -1), ("learning_rates", "0.1"), ("learning_rates", 0.1),
+    ("learning_rates", []), ("learning_rates", [0.0]), ("learning_rates", [True]), ("learning_rates", [0.1, 0.1]),
+    ("loss_threshold", 0), ("loss_threshold", 1), ("loss_threshold", True), ("loss_threshold", "0.5")]]
+
+
+def _run(fn, kwargs):
+    out = fn(**kwargs)
+    return list(out) if hasattr(out, "__next__") else out
+
+
+@pytest.mark.parametrize("fn, good, name, bad", BAD_ARGUMENTS,
+                         ids=[f"{f.__name__}-{n}-{b!r}" for f, _, n, b in BAD_ARGUMENTS])
+def test_bad_argument_is_refused_by_name_and_the_smallest_good_one_runs(fn, good, name, bad):
+    assert _run(fn, good)  # the smallest valid values (minimum T, trials, runs, steps...) run
+    with pytest.raises(ValueError, match=rf"^{name}(\[\d+\])? must "):
+        _run(fn, {**good, name: bad})
+
+
+def test_forward_shape_too_large_is_refused_naming_the_shape():
+    with pytest.raises(ValueError, match=r"^shapes\[1\] = \[100000, 100000, 100000\]: "):
+        forward_shape.forward_shape_rows(1, [[1, 1, 1], [100000, 100000, 100000]])
+
+
+def test_unknown_scale_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"^unknown scale 'sqrt'; expected one of \('none', 'inv_sqrt_dk', 'inv_dk'\)"):
+        variance.scale_factor("sqrt", 4)
+
+
+def _doubled_scores_file(tmp_path: Path, seed, d_k, T, trials) -> tuple[Path, np.ndarray]:
+    """A trial-scores file whose raw scores are twice the drawn ones (|q| kept): reading it must show."""
+    drawn = np.concatenate(list(trial_scores.draw_trial_scores(seed, d_k, T, trials)))
+    drawn[:, :T] *= 2
+    path = tmp_path / f"scores_{d_k}.npy"
+    np.save(path, drawn)
+    return path, drawn
+
+
+@pytest.mark.parametrize("via_run", [False, True])
+def test_experiments_read_the_given_trial_scores(tmp_path, via_run):
+    seed, d_k, T, trials = 3, 4, 5, 40
+    path, drawn = _doubled_scores_file(tmp_path, seed, d_k, T, trials)
+    raw, q_norm = drawn[:, :T], drawn[:, T]
+
+    if via_run:
+        def rows(fn_name, *args):
+            return getattr(_RUN[fn_name][0], _RUN[fn_name][1])(*args).to_dict("records")
+    else:
+        def rows(fn_name, *args):
+            return getattr(_RUN[fn_name][0], fn_name)(*args)
+
+    got = {(r["scale"], r["quantity"], r["statistic"]): r["value"]
+           for r in rows("entropy_sweep_rows", seed, [d_k], T, trials, {d_k: path})}
+    assert got["none", "entropy", "mean"] == pytest.approx(entropy(softmax(raw)).mean(), rel=1e-12)
+
+    g = {(r["scale"], r["quantity"], r["statistic"]): r["value"]
+         for r in rows("gradient_rows", seed, [d_k], T, trials, {d_k: path})}
+    p = softmax(raw / q_norm[:, None])
+    J = p[:, :, None] * np.eye(T) - p[:, :, None] * p[:, None, :]
+    assert g[trial_scores.REFERENCE_SCALE, "jacobian_norm", "mean"] == pytest.approx(
+        np.sqrt((J * J).sum(axis=(1, 2))).mean(), rel=1e-12)
+
+    r = {(x["dtype"], x["quantity"]): x["count"] for x in rows("ranking_invariance_rows", seed, [d_k], T, trials,
+                                                                 {d_k: path})}
+    w = softmax(raw)
+    assert r["float64", "unscaled_weight_underflow"] == int(np.any(w == 0, axis=-1).sum())
+    assert r["float64", "top1_agrees"] == trials
+
+
+_RUN = {"entropy_sweep_rows": (entropy_sweep, "run_entropy_sweep"), "gradient_rows": (gradient, "run_gradient"),
+        "ranking_invariance_rows": (ranking_invariance, "run_ranking_invariance")}
+
+
+def _count_ties(w: np.ndarray) -> np.ndarray:
+    return np.array([len(set(row.tolist())) < len(row) for row in w])
+
+
+@pytest.mark.parametrize("d_k", [4, 4096])
+def test_ranking_invariance_counts_against_direct_computation(tmp_path, d_k):
+    """Every count of B6's table, recomputed here from the trial scores, row by row."""
+    seed, T, trials = 2, 8, 120
+    rows = ranking_invariance.ranking_invariance_rows(seed, [d_k], T, trials)
+    got = {(r["dtype"], r["quantity"]): (r["count"], r["fraction"]) for r in rows}
+    raw64 = np.concatenate([r for r, _ in trial_scores.trial_scores(seed, d_k, T, trials, rows=50)])
+    for dtype in ("float64", "float32"):
+        raw = raw64.astype(dtype)
+        scaled = raw / np.dtype(dtype).type(math.sqrt(d_k))
+        w_u, w_s = softmax(raw), softmax(scaled)
+        logit = [list(np.argsort(a, kind="stable")) == list(np.argsort(b, kind="stable")) for a, b in zip(raw, scaled)]
+        naive = np.array([list(np.argsort(a)) == list(np.argsort(b)) for a, b in zip(w_u, w_s)])
+        ties = _count_ties(w_u) | _count_ties(w_s)
+        expected = {
+            "logit_rank_agrees": sum(logit),
+            "weight_argsort_agrees": int(naive.sum()),
+            "unscaled_weight_ties": int(_count_ties(w_u).sum()),
+            "weight_argsort_disagrees_without_ties": int((~naive & ~ties).sum()),
+            "unscaled_weight_underflow": int(sum((row == 0).any() for row in w_u)),
+            "top1_agrees": int(sum(a.argmax() == b.argmax() for a, b in zip(w_u, w_s))),
+        }
+        for quantity, n in expected.items():
+            assert got[dtype, quantity] == (n, n / trials), (dtype, quantity)
+    if d_k == 4096:  # the case that matters: float32 weights underflow and tie
+        assert got["float32", "unscaled_weight_ties"][0] > 0
+
+
+def test_ties_are_found_per_row():
+    w = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])
+    assert ranking_invariance._has_ties(w).tolist() == [False, True]
+    assert ranking_invariance._has_ties(w.T.copy()).tolist() == [False, False, True]
+
+
+def test_variance_rows_scale_mean_and_variance():
+    rows = variance.variance_rows(5, [9], 400)
+    v = {(r["scale"], r["statistic"]): r["value"] for r in rows}
+    q, k = stream(5, "variance", 9).spawn(2)
+    s = np.einsum("ij,ij->i", q.standard_normal((400, 9)), k.standard_normal((400, 9)))
+    for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / 3), ("inv_dk", 1 / 9)):
+        assert v[scale, "mean"] == pytest.approx(s.mean() * c, rel=1e-12)
+        assert v[scale, "variance"] == pytest.approx(s.var() * c * c, rel=1e-12)
+        assert v[scale, "std"] == pytest.approx(s.std() * c, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_pairs", [1, 5, 6, 7, 13])
+def test_score_chunks_draw_exactly_n_pairs(monkeypatch, n_pairs):
+    monkeypatch.setattr(variance, "CHUNK_ELEMENTS", 3 * 4)  # 3 rows of d_k = 4 per chunk
+    chunks = list(variance.score_chunks(stream(1, "variance", 4), n_pairs, 4))
+    assert [len(c) for c in chunks] == [3] * (n_pairs // 3) + ([n_pairs % 3] if n_pairs % 3 else [])
+    assert variance.score_moments(stream(1, "variance", 4), n_pairs, 4).count == n_pairs
+
+
+def test_rechunk_regroups_exactly():
+    chunks = [np.arange(5), np.arange(5, 7), np.arange(7, 16)]
+    out = list(trial_scores.rechunk(iter(chunks), 4))
+    assert [len(c) for c in out] == [4, 4, 4, 4]
+    np.testing.assert_array_equal(np.concatenate(out), np.arange(16))
+    out = list(trial_scores.rechunk(iter([np.arange(4)]), 4))
+    assert [len(c) for c in out] == [4]
+
+
+def test_trial_scores_file_is_float64_and_read_lazily(tmp_path):
+    path = tmp_path / "s.npy"
+    trial_scores.write_trial_scores(3, 4, 5, 7, path)
+    arr = np.load(path)
+    assert arr.dtype == np.float64 and arr.shape == (7, 6)
+    drawn = np.concatenate(list(trial_scores.draw_trial_scores(3, 4, 5, 7)))
+    np.testing.assert_array_equal(arr, drawn)
+    np.testing.assert_allclose(arr[:, 5], np.linalg.norm(
+        stream(3, "trial_scores", 4, 5).spawn(2)[0].standard_normal((7, 4)), axis=-1), rtol=1e-15)
+
+
+def test_draw_job_writes_the_scores_and_logs_them(tmp_path):
+    path, log = tmp_path / "s.npy", tmp_path / "logs" / "s.log"
+    trial_scores.draw_job(3, 4, 5, 7, path, str(log))
+    np.testing.assert_array_equal(np.load(path), np.concatenate(list(trial_scores.draw_trial_scores(3, 4, 5, 7))))
+    text = log.read_text()
+    assert f"trial_scores: wrote 7 trials (seed 3, d_k 4, T 5) to {path}" in text
+    assert "trial_scores: done in" in text
+    logging.getLogger("sdpa_lab").handlers.clear()
+
+
+def test_entropy_single_draw_scales_the_raw_scores():
+    rows = entropy_sweep.entropy_single_draw_rows()
+    rs = np.random.RandomState(42)
+    for d_k in entropy_sweep.EXERCISE2_D_K:
+        q, K = rs.randn(d_k), rs.randn(entropy_sweep.EXERCISE2_T, d_k)
+        for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / math.sqrt(d_k))):
+            (row,) = [r for r in rows if r["d_k"] == d_k and r["scale"] == scale]
+            w = softmax(K @ q * c)
+            assert row["entropy"] == pytest.approx(-(w * np.log(w + 1e-12)).sum(), rel=1e-12)
+
+
+def test_gradient_rows_use_the_gradient_streams():
+    seed, d_k, T, trials = 4, 3, 4, 6
+    rows = gradient.gradient_rows(seed, [d_k], T, trials)
+    got = {(r["scale"], r["quantity"], r["statistic"]): r["value"] for r in rows}
+    raw = np.concatenate([r for r, _ in trial_scores.trial_scores(seed, d_k, T, trials, rows=trials)])
+    rng_v, rng_g = stream(seed, "gradient", d_k, T).spawn(2)
+    V, g_out = rng_v.standard_normal((trials, T, d_k)), rng_g.standard_normal((trials, d_k))
+    norms = gradient.gradient_norms(raw, V, g_out, 1.0)
+    m = Moments.of(norms["score_grad_norm"]).summary()
+    assert got["none", "score_grad_norm", "mean"] == pytest.approx(m["mean"], rel=1e-12)
+    assert got["none", "score_grad_norm", "se"] == pytest.approx(m["se"], rel=1e-12)
+
+
+def test_learning_rows_use_the_learning_stream():
+    """B10's runs are drawn from stream(seed, "learning", d_k, T): their initial losses, recomputed."""
+    seed, d_k, T, runs = 6, 3, 4, 5
+    rows, _ = learning.learning_rows(seed, [d_k], T, runs, 0, [0.5], 0.5)
+    got = {(r["scale"], r["statistic"]): r["value"] for r in rows}
+    q0, K, V, target = learning.draw_runs(stream(seed, "learning", d_k, T), runs, T, d_k, learning.value_dim(d_k))
+    for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / math.sqrt(d_k))):
+        loss0 = [learning.loss_and_grad(q0[r], K[r], V[r], target[r], c)[0] for r in range(runs)]
+        assert got[scale, "mean_initial_loss"] == pytest.approx(np.mean(loss0), rel=1e-12)
+
+
+def test_success_needs_a_relative_loss_strictly_below_the_threshold_within_the_budget():
+    # two runs, one lr: run 0 reaches exactly the threshold (0.5) at step 1, below it at the last step (2);
+    # run 1 goes below it at step 1
+    losses = [np.array([[1.0], [4.0]]), np.array([[0.5], [1.0]]), np.array([[0.25], [1.0]])]
+    track = learning.follow(iter(losses), 0.5, at=[0, 2])
+    assert track["steps"] == 2
+    assert track["reach"][:, 0].tolist() == [2, 1]
+    stats = learning.lr_statistics(track)
+    assert stats["success_fraction"].tolist() == [1.0]  # reached at the last step counts
+    track = learning.follow(iter(losses[:2]), 0.5, at=[0])
+    assert track["reach"][:, 0].tolist() == [2, 1]  # not reached: steps + 1 = 2
+    assert learning.lr_statistics(track)["success_fraction"].tolist() == [0.5]
+
+
+def test_relative_loss_is_zero_where_the_initial_loss_is():
+    for _ in range(3):  # a freed buffer of the same size, full of 7s, must not leak into the result
+        np.full(4, 7.0)
+        got = learning.relative_loss(np.array([3.0, 2.0, 5.0, 1.0]), np.array([0.0, 4.0, 0.0, 2.0]))
+        assert got.tolist() == [0.0, 0.5, 0.0, 0.5]
+
+
+def test_checkpoints_at_zero_and_one_step():
+    assert learning.checkpoints(0).tolist() == [0]
+    assert learning.checkpoints(1).tolist() == [0, 1]
+    assert learning.checkpoints(50).dtype.kind == "i"
