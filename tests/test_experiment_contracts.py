@@ -86,6 +86,9 @@ def test_forward_shape_rows_are_the_seeded_forward():
         assert got[B, T, d_k, "float64", "min_weight"] == float(w.min())
         row_sums = w.sum(axis=-1)
         assert got[B, T, d_k, "float64", "max_row_sum_error"] == float(np.max(np.abs(row_sums - 1.0)))
+        _, w32 = scaled_dot_product_attention(*(a.astype(np.float32) for a in (Q, K, V)))
+        row_sums = w32.sum(axis=-1, dtype=np.float64)  # float32 weights, summed without further rounding
+        assert got[B, T, d_k, "float32", "max_row_sum_error"] == float(np.max(np.abs(row_sums - 1.0)))
 
 
 def test_dtype_kept_and_all_finite_need_both_arrays(monkeypatch):
@@ -188,11 +191,12 @@ def test_experiments_read_the_given_trial_scores(tmp_path, via_run):
     assert g[trial_scores.REFERENCE_SCALE, "jacobian_norm", "mean"] == pytest.approx(
         np.sqrt((J * J).sum(axis=(1, 2))).mean(), rel=1e-12)
 
+    big = tmp_path / "big.npy"  # scores times 100: float32 weights underflow in some trials, not in the drawn ones
+    np.save(big, np.column_stack([100 * raw, q_norm]))
     r = {(x["dtype"], x["quantity"]): x["count"] for x in rows("ranking_invariance_rows", seed, [d_k], T, trials,
-                                                                 {d_k: path})}
-    w = softmax(raw)
-    assert r["float64", "unscaled_weight_underflow"] == int(np.any(w == 0, axis=-1).sum())
-    assert r["float64", "top1_agrees"] == trials
+                                                                 {d_k: big})}
+    w = softmax((100 * raw).astype(np.float32))
+    assert r["float32", "unscaled_weight_underflow"] == int(np.any(w == 0, axis=-1).sum()) > 0
 
 
 _RUN = {"entropy_sweep_rows": (entropy_sweep, "run_entropy_sweep"), "gradient_rows": (gradient, "run_gradient"),
@@ -232,8 +236,9 @@ def test_ranking_invariance_counts_against_direct_computation(tmp_path, d_k):
 
 
 def test_ties_are_found_per_row():
+    w = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2], [0.1, 0.45, 0.45]])
+    assert ranking_invariance._has_ties(w).tolist() == [False, True, True]
     w = np.array([[0.5, 0.3, 0.2], [0.6, 0.2, 0.2]])
-    assert ranking_invariance._has_ties(w).tolist() == [False, True]
     assert ranking_invariance._has_ties(w.T.copy()).tolist() == [False, False, True]
 
 
@@ -281,7 +286,7 @@ def test_draw_job_writes_the_scores_and_logs_them(tmp_path):
     trial_scores.draw_job(3, 4, 5, 7, path, str(log))
     np.testing.assert_array_equal(np.load(path), np.concatenate(list(trial_scores.draw_trial_scores(3, 4, 5, 7))))
     text = log.read_text()
-    assert f"trial_scores: wrote 7 trials (seed 3, d_k 4, T 5) to {path}" in text
+    assert f" INFO trial_scores: wrote 7 trials (seed 3, d_k 4, T 5) to {path}\n" in text
     assert "trial_scores: done in" in text
     logging.getLogger("sdpa_lab").handlers.clear()
 
@@ -346,3 +351,46 @@ def test_checkpoints_at_zero_and_one_step():
     assert learning.checkpoints(0).tolist() == [0]
     assert learning.checkpoints(1).tolist() == [0, 1]
     assert learning.checkpoints(50).dtype.kind == "i"
+
+
+def test_ranking_counts_add_up_over_chunks(monkeypatch):
+    whole = ranking_invariance.ranking_invariance_rows(3, [4, 4096], 8, 50)
+    monkeypatch.setattr(ranking_invariance, "chunk_rows", lambda T: 7)  # 8 chunks, the last of one trial
+    assert ranking_invariance.ranking_invariance_rows(3, [4, 4096], 8, 50) == whole
+
+
+def test_replication_quantities_are_the_ones_a2_and_a3_read():
+    a2 = replication.replicate_softmax_collapse_rows()
+    per_key = {"raw_score", "scaled_score", "unscaled_weight", "scaled_weight"}
+    assert {r["quantity"] for r in a2} == per_key | {
+        "unscaled_argmax", "unscaled_max_weight", "unscaled_entropy", "scaled_max_weight", "scaled_entropy",
+        "uniform_entropy"}
+    for quantity in per_key:
+        assert sorted(r["key"] for r in a2 if r["quantity"] == quantity) == list(range(replication.A2_T))
+    for quantity in ("unscaled_weight", "scaled_weight"):
+        assert sum(r["value"] for r in a2 if r["quantity"] == quantity) == pytest.approx(1.0, abs=1e-12)
+    raw = {r["key"]: r["value"] for r in a2 if r["quantity"] == "raw_score"}
+    scaled = {r["key"]: r["value"] for r in a2 if r["quantity"] == "scaled_score"}
+    assert all(scaled[j] == pytest.approx(raw[j] / math.sqrt(replication.A2_D_K), rel=1e-12) for j in raw)
+    a3 = replication.replicate_forward_rows()
+    sums = [r for r in a3 if r["quantity"] == "row_sum"]
+    assert sums and all(r["col"] == "" and r["value"] == pytest.approx(1.0, abs=1e-12) for r in sums)
+    assert sorted(r["row"] for r in sums) == list(range(len(sums)))
+
+
+def test_trial_scores_are_read_a_chunk_at_a_time(tmp_path):
+    """read_trial_scores maps the file and copies one chunk at a time: peak memory ~ one chunk, not the file."""
+    import tracemalloc
+
+    trials, T, rows = 40_000, 7, 1000  # file: 40000 x 8 float64 = 2.5 MB; a chunk: 64 kB
+    path = tmp_path / "s.npy"
+    np.save(path, np.zeros((trials, T + 1)))
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        n = sum(len(c) for c in trial_scores.read_trial_scores(path, T, trials, rows))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert n == trials
+    assert peak < 10 * rows * (T + 1) * 8 < trials * (T + 1) * 8 / 2, peak
