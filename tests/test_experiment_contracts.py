@@ -13,9 +13,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sdpa_lab import chunks
 from sdpa_lab.attention import entropy, scaled_dot_product_attention, softmax
-from sdpa_lab.experiments import entropy_sweep, forward_shape, gradient, learning, ranking_invariance, replication
-from sdpa_lab.experiments import trial_scores, variance
+from sdpa_lab.experiments import (
+    entropy_sweep,
+    forward_shape,
+    gradient,
+    learning,
+    ranking_invariance,
+    replication,
+    trial_scores,
+    variance,
+)
 from sdpa_lab.moments import Moments
 from sdpa_lab.results import COLUMNS
 from sdpa_lab.seeding import stream
@@ -103,7 +112,8 @@ def test_dtype_kept_and_all_finite_need_both_arrays(monkeypatch):
         out, w = real(*args)
         return out, np.full_like(w, np.nan)
 
-    for broken, quantity, dtype in ((weights_promoted, "dtype_kept", "float32"), (weights_nan, "all_finite", "float64")):
+    cases = ((weights_promoted, "dtype_kept", "float32"), (weights_nan, "all_finite", "float64"))
+    for broken, quantity, dtype in cases:
         monkeypatch.setattr(forward_shape, "scaled_dot_product_attention", broken)
         rows = forward_shape.forward_shape_rows(7, [[1, 2, 2]])
         assert [r["value"] for r in rows if r["quantity"] == quantity and r["dtype"] == dtype] == [0.0]
@@ -130,9 +140,7 @@ BAD_ARGUMENTS = [
 ]
 LEARNING = dict(seed=1, d_k_values=[2], T=2, runs=1, steps=0, learning_rates=[0.5], loss_threshold=0.5)
 BAD_ARGUMENTS += [(learning.learning_rows, LEARNING, name, bad) for name, bad in [
-    ("d_k_values", []), ("T", 1), ("runs", 0), ("steps", -1), ("learning_rates", "0.1"), ("learning_rates", 0.1),
-    ("learning_rates", []), ("learning_rates", [0.0]), ("learning_rates", [True]), ("learning_rates", [0.1, 0.1]),
-    ("loss_threshold", 0), ("loss_threshold", 1), ("loss_threshold", True), ("loss_threshold", "0.5")]]
+    ("d_k_values", []), ("T", 1), ("runs", 0), ("steps", -1), ("learning_rates", [])]]
 
 
 def _run(fn, kwargs):
@@ -173,9 +181,10 @@ def test_experiments_read_the_given_trial_scores(tmp_path, via_run):
     path, drawn = _doubled_scores_file(tmp_path, seed, d_k, T, trials)
     raw, q_norm = drawn[:, :T], drawn[:, T]
 
-    if via_run:
-        def rows(fn_name, *args):
-            return getattr(_RUN[fn_name][0], _RUN[fn_name][1])(*args).to_dict("records")
+    if via_run:  # as the registry runs it: <experiment>_tables(settings, {d_k: path})
+        def rows(fn_name, seed, d_k_values, T, trials, scores):
+            module, tables = _RUN[fn_name]
+            return getattr(module, tables)({"seed": seed, "d_k": d_k_values, "T": T, "trials": trials}, scores)["table"]
     else:
         def rows(fn_name, *args):
             return getattr(_RUN[fn_name][0], fn_name)(*args)
@@ -199,8 +208,8 @@ def test_experiments_read_the_given_trial_scores(tmp_path, via_run):
     assert r["float32", "unscaled_weight_underflow"] == int(np.any(w == 0, axis=-1).sum()) > 0
 
 
-_RUN = {"entropy_sweep_rows": (entropy_sweep, "run_entropy_sweep"), "gradient_rows": (gradient, "run_gradient"),
-        "ranking_invariance_rows": (ranking_invariance, "run_ranking_invariance")}
+_RUN = {"entropy_sweep_rows": (entropy_sweep, "entropy_sweep_tables"), "gradient_rows": (gradient, "gradient_tables"),
+        "ranking_invariance_rows": (ranking_invariance, "ranking_invariance_tables")}
 
 
 def _count_ties(w: np.ndarray) -> np.ndarray:
@@ -218,8 +227,9 @@ def test_ranking_invariance_counts_against_direct_computation(tmp_path, d_k):
         raw = raw64.astype(dtype)
         scaled = raw / np.dtype(dtype).type(math.sqrt(d_k))
         w_u, w_s = softmax(raw), softmax(scaled)
-        logit = [list(np.argsort(a, kind="stable")) == list(np.argsort(b, kind="stable")) for a, b in zip(raw, scaled)]
-        naive = np.array([list(np.argsort(a)) == list(np.argsort(b)) for a, b in zip(w_u, w_s)])
+        logit = [list(np.argsort(a, kind="stable")) == list(np.argsort(b, kind="stable"))
+                 for a, b in zip(raw, scaled, strict=True)]
+        naive = np.array([list(np.argsort(a)) == list(np.argsort(b)) for a, b in zip(w_u, w_s, strict=True)])
         ties = _count_ties(w_u) | _count_ties(w_s)
         expected = {
             "logit_rank_agrees": sum(logit),
@@ -227,7 +237,7 @@ def test_ranking_invariance_counts_against_direct_computation(tmp_path, d_k):
             "unscaled_weight_ties": int(_count_ties(w_u).sum()),
             "weight_argsort_disagrees_without_ties": int((~naive & ~ties).sum()),
             "unscaled_weight_underflow": int(sum((row == 0).any() for row in w_u)),
-            "top1_agrees": int(sum(a.argmax() == b.argmax() for a, b in zip(w_u, w_s))),
+            "top1_agrees": int(sum(a.argmax() == b.argmax() for a, b in zip(w_u, w_s, strict=True))),
         }
         for quantity, n in expected.items():
             assert got[dtype, quantity] == (n, n / trials), (dtype, quantity)
@@ -255,9 +265,9 @@ def test_variance_rows_scale_mean_and_variance():
 
 @pytest.mark.parametrize("n_pairs", [1, 5, 6, 7, 13])
 def test_score_chunks_draw_exactly_n_pairs(monkeypatch, n_pairs):
-    monkeypatch.setattr(variance, "CHUNK_ELEMENTS", 3 * 4)  # 3 rows of d_k = 4 per chunk
-    chunks = list(variance.score_chunks(stream(1, "variance", 4), n_pairs, 4))
-    assert [len(c) for c in chunks] == [3] * (n_pairs // 3) + ([n_pairs % 3] if n_pairs % 3 else [])
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 3 * 4)  # 3 rows of d_k = 4 per chunk
+    drawn = list(variance.score_chunks(stream(1, "variance", 4), n_pairs, 4))
+    assert [len(c) for c in drawn] == [3] * (n_pairs // 3) + ([n_pairs % 3] if n_pairs % 3 else [])
     assert variance.score_moments(stream(1, "variance", 4), n_pairs, 4).count == n_pairs
 
 
@@ -320,9 +330,12 @@ def test_learning_rows_use_the_learning_stream():
     seed, d_k, T, runs = 6, 3, 4, 5
     rows, _ = learning.learning_rows(seed, [d_k], T, runs, 0, [0.5], 0.5)
     got = {(r["scale"], r["statistic"]): r["value"] for r in rows}
-    q0, K, V, target = learning.draw_runs(stream(seed, "learning", d_k, T), runs, T, d_k, learning.value_dim(d_k))
+    rng_q, rng_k, rng_v, rng_j = stream(seed, "learning", d_k, T).spawn(4)
+    j_star = rng_j.integers(T, size=runs)
+    q0, K = rng_q.standard_normal((runs, d_k)), rng_k.standard_normal((runs, T, d_k))
+    V = rng_v.standard_normal((runs, T, learning.value_dim(d_k)))
     for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / math.sqrt(d_k))):
-        loss0 = [learning.loss_and_grad(q0[r], K[r], V[r], target[r], c)[0] for r in range(runs)]
+        loss0 = [0.5 * np.sum((softmax(c * K[r] @ q0[r]) @ V[r] - V[r, j_star[r]]) ** 2) for r in range(runs)]
         assert got[scale, "mean_initial_loss"] == pytest.approx(np.mean(loss0), rel=1e-12)
 
 

@@ -7,11 +7,12 @@ the same test or check passes. Modelled on test_claims.py's "each check fails at
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
-
 import test_attention
 import test_experiments
 import test_large_scores
+
 from sdpa_lab import attention
 from sdpa_lab.experiments import learning, variance
 
@@ -78,7 +79,7 @@ def test_experiment_scale_one_over_d_k_fails_b2(monkeypatch):
     from sdpa_lab.results import Results
 
     def b2_verdicts():
-        tables = {"variance.csv": variance.run_variance(seed=7, d_k_values=[4, 64], n_pairs=20000)}
+        tables = {"variance.csv": pd.DataFrame(variance.variance_rows(seed=7, d_k_values=[4, 64], n_pairs=20000))}
         return {c.verdict for c in C.decide(Results("mem", tables), claims=[C.registry()["B2"]]).checks}
 
     assert b2_verdicts() == {C.HOLDS}
@@ -104,6 +105,7 @@ def test_standard_error_of_the_mean_off_by_a_factor_is_caught(monkeypatch, facto
 def test_variance_standard_error_off_by_a_factor_is_caught(monkeypatch, factor):
     """The SE of the sample variance (B1-B4's tolerances) off by a factor: the simulation catches it."""
     import test_claims
+
     from sdpa_lab import claims as C
 
     se = C.variance_se
