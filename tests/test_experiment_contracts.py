@@ -407,3 +407,29 @@ def test_trial_scores_are_read_a_chunk_at_a_time(tmp_path):
         tracemalloc.stop()
     assert n == trials
     assert peak < 10 * rows * (T + 1) * 8 < trials * (T + 1) * 8 / 2, peak
+
+
+def test_each_experiment_runs_as_the_registry_declares(tiny_config):
+    """<experiment>_tables(settings, trial scores) gives the declared outputs, with the settings' rows."""
+    from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
+    from sdpa_lab.pipeline import run_experiment
+
+    expected_rows = {
+        "variance": lambda s: {"table": variance.variance_rows(s["seed"], s["d_k"], s["n_pairs"])},
+        "entropy_sweep": lambda s: {"table": entropy_sweep.entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"]),
+                                    "single_draw": entropy_sweep.entropy_single_draw_rows()},
+        "ranking_invariance": lambda s: {"table": ranking_invariance.ranking_invariance_rows(
+            s["seed"], s["d_k"], s["T"], s["trials"])},
+        "forward_shape": lambda s: {"table": forward_shape.forward_shape_rows(s["seed"], s["shapes"])},
+        "gradient": lambda s: {"table": gradient.gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"])},
+        "learning": lambda s: dict(zip(("table", "curves"), learning.learning_rows(
+            s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"], s["loss_threshold"]),
+            strict=True)),
+        "lesson_softmax_collapse": lambda s: {"table": replication.replicate_softmax_collapse_rows()},
+        "lesson_forward": lambda s: {"table": replication.replicate_forward_rows()},
+    }
+    for name, rows_of in expected_rows.items():
+        settings = settings_of(tiny_config, name)
+        tables = run_experiment(name, settings)
+        assert set(tables) == set(EXPERIMENTS[name].outputs), name
+        assert tables == rows_of(settings), name

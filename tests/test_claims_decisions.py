@@ -1,0 +1,521 @@
+"""Each claim's decision on small hand-made result tables: every check's measured value, expected value,
+standard error (hence tolerance), relation, sweep point and cell, against the formulas stated here.
+Fast (no experiment runs), so that mutmut can run them for each mutant of sdpa_lab.claims
+(CONTRIBUTING.md, "Mutation testing"); test_claims.py decides real runs."""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdpa_lab.claims import model as M
+from sdpa_lab.claims.dot_product_growth import decide_b1, decide_b2, decide_b3, decide_b4
+from sdpa_lab.claims.forward_shapes import decide_b9
+from sdpa_lab.claims.learning import decide_b10
+from sdpa_lab.claims.ranking import decide_b6
+from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
+from sdpa_lab.results import Results, ResultsError
+
+
+def by_key(checks):
+    out = {}
+    for c in checks:
+        assert (c.check, c.parameters) not in out, c
+        out[c.check, c.parameters] = c
+    return out
+
+
+def assert_check(c, *, measured, expected, se=None, relation, basis="statistical", cell=None, tolerance=None):
+    assert c.measured == pytest.approx(measured, rel=1e-12, abs=1e-15), c
+    assert c.expected == pytest.approx(expected, rel=1e-12, abs=1e-15), c
+    assert c.relation == relation and c.basis == basis, c
+    if se is not None:
+        assert c.se == pytest.approx(se, rel=1e-12), c
+    if tolerance is not None:
+        assert c.tolerance == pytest.approx(tolerance, rel=1e-12), c
+    if cell is not None:
+        assert c.cell == cell, c
+
+
+def var_se(d, n):
+    return math.sqrt((2 * d * d + 6 * d) / n)  # sqrt(Var(q.k)^2 (2 + kurtosis excess) / n), E (q.k)^4 = 3d^2 + 6d
+
+
+def log_std_var(d, n):
+    return (2 + 6 / d) / (4 * n)
+
+
+# ----------------------------------------------------------------- variance.csv: B1-B4, B8
+
+D_K = (4, 16, 64, 256, 1024)
+
+
+def variance_table(ds=D_K, n=1000):
+    rows = []
+    for i, d in enumerate(ds):
+        raw_var = d * (1 + 0.01 * (i + 1))  # a little off, differently at each d_k
+        raw_mean = 0.05 * (i - 2)
+        for scale, c in (("none", 1.0), ("inv_sqrt_dk", 1 / math.sqrt(d)), ("inv_dk", 1 / d)):
+            for statistic, value in (("mean", raw_mean * c), ("variance", raw_var * c * c),
+                                     ("std", math.sqrt(raw_var) * c)):
+                rows.append({"seed": 1, "d_k": d, "n_pairs": n, "scale": scale, "statistic": statistic,
+                             "value": value})
+    return pd.DataFrame(rows)
+
+
+def cell_of(d, scale, statistic):
+    return ("variance.csv", (("d_k", d), ("scale", scale), ("statistic", statistic)), "value")
+
+
+def stat(t, d, scale, statistic):
+    return float(t[(t.d_k == d) & (t.scale == scale) & (t.statistic == statistic)].value.iloc[0])
+
+
+def test_b1_b2_b4_b8_variance_checks():
+    t = variance_table()
+    R = Results("mem", {"variance.csv": t})
+    n = 1000
+    b1, b2, b8 = by_key(decide_b1(R)), by_key(decide_b2(R)), by_key(decide_b8_variance_only(R))
+    assert len(b1) == 2 * len(D_K) and len(b2) == len(D_K)
+    for d in D_K:
+        p = f"d_k={d}, n={n}"
+        assert_check(b1["mean of raw scores", p], measured=stat(t, d, "none", "mean"), expected=0.0,
+                     se=math.sqrt(d / n), relation="within", cell=cell_of(d, "none", "mean"))
+        assert_check(b1["variance of raw scores", p], measured=stat(t, d, "none", "variance"), expected=d,
+                     se=var_se(d, n), relation="within", cell=cell_of(d, "none", "variance"))
+        assert_check(b2["variance of scores / sqrt(d_k)", p], measured=stat(t, d, "inv_sqrt_dk", "variance"),
+                     expected=1.0, se=var_se(d, n) / d, relation="within", cell=cell_of(d, "inv_sqrt_dk", "variance"))
+        assert_check(b8["variance of scores / d_k", p], measured=stat(t, d, "inv_dk", "variance"),
+                     expected=1.0 / d, se=var_se(d, n) / d**2, relation="within",
+                     cell=cell_of(d, "inv_dk", "variance"))
+    b4 = by_key(decide_b4(R))
+    assert_check(b4["raw variance at d_k = 1024", "d_k=1024, n=1000"], measured=stat(t, 1024, "none", "variance"),
+                 expected=1024, se=var_se(1024, n), relation="within")
+    assert_check(b4["scaled variance at d_k = 1024", "d_k=1024, n=1000"],
+                 measured=stat(t, 1024, "inv_sqrt_dk", "variance"), expected=1.0, se=var_se(1024, n) / 1024,
+                 relation="within")
+
+
+def decide_b8_variance_only(R):
+    return [c for c in decide_b8(Results("mem", {**R._tables, **entropy_tables()})) if c.source == "variance.csv"]
+
+
+def test_b4_without_d_k_1024_is_not_measured():
+    R = Results("mem", {"variance.csv": variance_table(ds=(4, 16))})
+    checks = decide_b4(R)
+    assert [(c.check, c.parameters, c.verdict) for c in checks] == [
+        ("raw variance at d_k = 1024", "d_k=1024", M.NOT_MEASURED),
+        ("scaled variance at d_k = 1024", "d_k=1024", M.NOT_MEASURED)]
+    assert all(c.note == "d_k = 1024 is not in the configured variance sweep" for c in checks)
+
+
+@pytest.mark.parametrize("ds", [(4, 16, 64, 256, 1024), (4, 16, 256), (16, 64, 256)])
+def test_b3_slope_and_std_ratios(ds):
+    t = variance_table(ds=ds, n=500)
+    R = Results("mem", {"variance.csv": t})
+    b3 = by_key(decide_b3(R))
+    x = np.log(ds)
+    y = np.log([stat(t, d, "none", "std") for d in ds])
+    slope = np.polyfit(x, y, 1)[0]
+    w = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+    se = math.sqrt(sum(wi * wi * log_std_var(d, 500) for wi, d in zip(w, ds, strict=True)))
+    assert_check(b3["slope of log std vs log d_k", f"d_k={ds[0]}..{ds[-1]}"], measured=slope, expected=0.5, se=se,
+                 relation="within", cell=cell_of(ds[-1], "none", "std"))
+    steps = list(pairwise(ds))
+    if 16 in ds and 256 in ds and (16, 256) not in steps:
+        steps.append((16, 256))  # the lesson's own comparison
+    assert len(b3) == 1 + len(steps)
+    for a, b in steps:
+        expected = math.sqrt(b / a)
+        assert_check(b3["std ratio", f"d_k={a}->{b}"], measured=stat(t, b, "none", "std") / stat(t, a, "none", "std"),
+                     expected=expected, se=expected * math.sqrt(log_std_var(a, 500) + log_std_var(b, 500)),
+                     relation="within", cell=cell_of(b, "none", "std"))
+
+
+def test_b3_needs_two_d_k():
+    (c,) = decide_b3(Results("mem", {"variance.csv": variance_table(ds=(64,))}))
+    assert c.verdict == M.NOT_MEASURED and c.note == "needs at least two d_k values" and c.claim == "B3"
+
+
+# ----------------------------------------------------------------- entropy_sweep.csv: B5, B8
+
+E_D_K, E_T = (4, 16, 64), 8
+
+
+def entropy_tables():
+    rows = []
+    for i, d in enumerate(E_D_K):
+        values = {"none": (1.5 / (i + 1), 0.01 * (i + 1)), "inv_sqrt_dk": (1.7, 0.012), "inv_dk": (1.8 + 0.1 * i, 0.005),
+                  "unit_variance_reference": (1.69, 0.011), "inv_sqrt_dk_minus_unit_variance_reference": (0.01, 0.002),
+                  "inv_dk_minus_inv_sqrt_dk": (0.2 + 0.05 * i, 0.003)}
+        for scale, (mean, se) in values.items():
+            for statistic, value in (("mean", mean), ("std", se * 10), ("se", se)):
+                rows.append({"seed": 1, "d_k": d, "T": E_T, "trials": 100, "scale": scale, "quantity": "entropy",
+                             "statistic": statistic, "value": value})
+    single = pd.DataFrame([{"d_k": d, "T": 8, "scale": scale, "entropy": h}
+                           for d, h in ((4, 1.08), (16, 1.48), (64, 0.3), (256, 0.31))
+                           for scale in ("none", "inv_sqrt_dk")])
+    return {"entropy_sweep.csv": pd.DataFrame(rows), "entropy_single_draw.csv": single.iloc[::-1]}
+
+
+def ent(t, d, scale, statistic):
+    return float(t[(t.d_k == d) & (t.scale == scale) & (t.statistic == statistic)].value.iloc[0])
+
+
+def ecell(d, scale, statistic):
+    return ("entropy_sweep.csv", (("d_k", d), ("scale", scale), ("quantity", "entropy"), ("statistic", statistic)),
+            "value")
+
+
+def test_b5_checks():
+    tables = entropy_tables()
+    t = tables["entropy_sweep.csv"]
+    b5 = by_key(decide_b5(Results("mem", tables)))
+    for a, b in pairwise(E_D_K):
+        assert_check(b5["fall of mean unscaled entropy", f"d_k={a}->{b}, T={E_T}"],
+                     measured=ent(t, a, "none", "mean") - ent(t, b, "none", "mean"), expected=0.0,
+                     se=math.hypot(ent(t, a, "none", "se"), ent(t, b, "none", "se")), relation="above",
+                     cell=ecell(b, "none", "mean"))
+    x = np.log(E_D_K)
+    means = np.array([ent(t, d, "none", "mean") for d in E_D_K])
+    ses = np.array([ent(t, d, "none", "se") for d in E_D_K])
+    w = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+    assert_check(b5["power-law exponent of mean unscaled entropy vs d_k", f"d_k=4..64, T={E_T}"],
+                 measured=np.polyfit(x, np.log(means), 1)[0], expected=0.0,
+                 se=math.sqrt(float(np.sum(w**2 * (ses / means) ** 2))), relation="below",
+                 cell=ecell(64, "none", "mean"))
+    for d in E_D_K:
+        paired = "inv_sqrt_dk_minus_unit_variance_reference"
+        assert_check(b5["mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={E_T}"],
+                     measured=ent(t, d, paired, "mean"), expected=0.0, se=ent(t, d, paired, "se"),
+                     relation="not below", cell=ecell(d, paired, "mean"))
+    literal = b5["steps where one draw's unscaled entropy does not fall (Exercise 2, literal)", "d_k=4,16,64,256"]
+    assert literal.literal and literal.basis == "exact" and literal.expected == 0
+    assert literal.measured == 2  # 1.08 -> 1.48 rises, 0.3 -> 0.31 rises
+    assert literal.verdict == M.NOT_PER_DRAW and literal.source == "entropy_single_draw.csv"
+    assert literal.note == "one continuing np.random.seed(42) stream, one draw per d_k: entropies 1.08, 1.48, 0.3, 0.31"
+    assert len(b5) == 2 + 1 + 3 + 1
+
+
+def test_b5_literal_counts_a_tie_as_not_falling():
+    tables = entropy_tables()
+    single = tables["entropy_single_draw.csv"].copy()
+    single.loc[(single.scale == "none") & (single.d_k == 64), "entropy"] = 1.48  # 1.48 -> 1.48: does not fall
+    tables["entropy_single_draw.csv"] = single
+    (literal,) = [c for c in decide_b5(Results("mem", tables)) if c.literal]
+    assert literal.measured == 2  # 1.08 -> 1.48 and 1.48 -> 1.48; 1.48 -> 0.31 falls
+
+
+def test_b8_entropy_checks():
+    tables = {**entropy_tables(), "variance.csv": variance_table()}
+    t = tables["entropy_sweep.csv"]
+    b8 = by_key(c for c in decide_b8(Results("mem", tables)) if c.source == "entropy_sweep.csv")
+    for a, b in pairwise(E_D_K):
+        assert_check(b8["rise of mean entropy under 1/d_k", f"d_k={a}->{b}, T={E_T}"],
+                     measured=ent(t, b, "inv_dk", "mean") - ent(t, a, "inv_dk", "mean"), expected=0.0,
+                     se=math.hypot(ent(t, a, "inv_dk", "se"), ent(t, b, "inv_dk", "se")), relation="above",
+                     cell=ecell(b, "inv_dk", "mean"))
+    c = b8["mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k=64, T={E_T}"]
+    assert_check(c, measured=ent(t, 64, "inv_dk_minus_inv_sqrt_dk", "mean"), expected=0.0,
+                 se=ent(t, 64, "inv_dk_minus_inv_sqrt_dk", "se"), relation="above")
+    assert c.note == f"uniform bound log T = {math.log(8):.4f}"
+    assert len(b8) == 3
+
+
+# ----------------------------------------------------------------- gradient.csv: B7
+
+G_D_K = (4, 64, 1024)
+
+
+def gradient_table():
+    rows = []
+    for i, d in enumerate(G_D_K):
+        values = {("none", "jacobian_norm"): (0.5 / (i + 1), 0.01 * (i + 1)),
+                  ("inv_sqrt_dk", "jacobian_norm"): (0.6, 0.01),
+                  ("unit_variance_reference", "jacobian_norm"): (0.61, 0.011),
+                  ("inv_sqrt_dk_minus_unit_variance_reference", "jacobian_norm"): (-0.001, 0.002),
+                  ("inv_sqrt_dk_minus_none", "jacobian_norm"): (0.1 * (i + 1), 0.004),
+                  ("none", "score_grad_norm"): (2.0 / (i + 1) ** 2, 0.05 / (i + 1)),
+                  ("inv_sqrt_dk", "score_grad_norm"): (1.5 + 0.1 * i, 0.04)}
+        for (scale, quantity), (mean, se) in values.items():
+            for statistic, value in (("mean", mean), ("std", 10 * se), ("se", se)):
+                rows.append({"seed": 1, "d_k": d, "T": 8, "trials": 100, "scale": scale, "quantity": quantity,
+                             "statistic": statistic, "value": value})
+    return pd.DataFrame(rows)
+
+
+def g(t, d, scale, quantity, statistic):
+    return float(t[(t.d_k == d) & (t.scale == scale) & (t.quantity == quantity) & (t.statistic == statistic)]
+                 .value.iloc[0])
+
+
+def gcell(d, scale, quantity, statistic):
+    return ("gradient.csv", (("d_k", d), ("scale", scale), ("quantity", quantity), ("statistic", statistic)),
+            "value")
+
+
+def test_b7_checks():
+    t = gradient_table()
+    b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})))
+    J = "jacobian_norm"
+    for a, b in pairwise(G_D_K):
+        assert_check(b7["fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={a}->{b}, T=8"],
+                     measured=g(t, a, "none", J, "mean") - g(t, b, "none", J, "mean"), expected=0.0,
+                     se=math.hypot(g(t, a, "none", J, "se"), g(t, b, "none", J, "se")), relation="above",
+                     cell=gcell(b, "none", J, "mean"))
+
+        def ratio(d):
+            u, s = g(t, d, "none", "score_grad_norm", "mean"), g(t, d, "inv_sqrt_dk", "score_grad_norm", "mean")
+            su, ss = g(t, d, "none", "score_grad_norm", "se"), g(t, d, "inv_sqrt_dk", "score_grad_norm", "se")
+            return u / s, u / s * math.sqrt((su / u) ** 2 + (ss / s) ** 2)
+
+        (ra, sa), (rb, sb) = ratio(a), ratio(b)
+        assert_check(b7["fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T=8"],
+                     measured=ra - rb, expected=0.0, se=math.sqrt(sa**2 + sb**2), relation="above",
+                     cell=gcell(b, "none", "score_grad_norm", "mean"))
+    limit = b7["mean scaled Jacobian norm minus its unit-variance limit", "d_k=1024, T=8"]
+    assert_check(limit, measured=-0.001, expected=0.0, se=0.002, relation="within",
+                 cell=gcell(1024, "inv_sqrt_dk_minus_unit_variance_reference", J, "mean"))
+    assert limit.note == "the limit itself: 0.6100"
+    above = b7["mean scaled minus unscaled Jacobian norm at the widest head", "d_k=1024, T=8"]
+    assert_check(above, measured=0.3, expected=0.0, se=0.004, relation="above")
+    assert above.note == ""
+    assert len(b7) == 2 + 2 + 2
+
+
+# ----------------------------------------------------------------- ranking_invariance.csv: B6
+
+
+def ranking_table(counts):
+    rows = []
+    for (d, dtype), c in counts.items():
+        for quantity, n in c.items():
+            rows.append({"seed": 1, "d_k": d, "T": 8, "trials": 50, "dtype": dtype, "quantity": quantity,
+                         "count": n, "fraction": n / 50})
+    return pd.DataFrame(rows)
+
+
+def test_b6_checks_and_notes():
+    ok = {"logit_rank_agrees": 50, "weight_argsort_agrees": 50, "unscaled_weight_ties": 0,
+          "weight_argsort_disagrees_without_ties": 0}
+    tied = {"logit_rank_agrees": 49, "weight_argsort_agrees": 45, "unscaled_weight_ties": 7,
+            "weight_argsort_disagrees_without_ties": 1}
+    t = ranking_table({(4, "float64"): ok, (2048, "float32"): tied})
+    b6 = by_key(decide_b6(Results("mem", {"ranking_invariance.csv": t})))
+    assert len(b6) == 4
+    agree = b6["trials whose ranking of the logits is the same scaled and unscaled", "d_k=2048, float32"]
+    assert (agree.measured, agree.expected, agree.relation, agree.basis, agree.verdict) == (
+        49, 50, "equals", "exact", M.FAILS)
+    assert agree.cell == ("ranking_invariance.csv", (("d_k", 2048), ("dtype", "float32"),
+                                                     ("quantity", "logit_rank_agrees")), "count")
+    bad = b6["trials where argsort of the weights disagrees without a tie", "d_k=2048, float32"]
+    assert (bad.measured, bad.expected, bad.verdict) == (1, 0, M.FAILS)
+    assert bad.note == ("a naive argsort of the weights disagrees in 5 of 50 trials; 7 trials have exactly tied "
+                        "unscaled weights (exp underflowed to 0)")
+    fine = b6["trials where argsort of the weights disagrees without a tie", "d_k=4, float64"]
+    assert fine.note == "" and fine.verdict == M.HOLDS
+    only_ties = ranking_table({(4, "float32"): {**ok, "unscaled_weight_ties": 2}})
+    (_, c) = decide_b6(Results("mem", {"ranking_invariance.csv": only_ties}))
+    assert c.note.startswith("a naive argsort of the weights disagrees in 0 of 50 trials; 2 trials")
+
+
+# ----------------------------------------------------------------- forward_shape.csv: B9
+
+
+def forward_table(B=2, T=5, d=3, dtype="float32", **changed):
+    values = {"weights_B": B, "weights_T_q": T, "weights_T_k": T, "output_B": B, "output_T": T, "output_d": d,
+              "output_ndim": 3, "weights_ndim": 3, "dtype_kept": 1.0, "max_row_sum_error": 1e-7,
+              "min_weight": 0.0, "all_finite": 1.0} | changed
+    return pd.DataFrame([{"seed": 1, "B": B, "T": T, "d_k": d, "dtype": dtype, "quantity": q, "value": v}
+                         for q, v in values.items()])
+
+
+def b9(table):
+    return by_key(decide_b9(Results("mem", {"forward_shape.csv": table})))
+
+
+def test_b9_checks():
+    p = "(B,T,d_k)=(2,5,3), float32"
+    good = b9(forward_table())
+    assert len(good) == 5 and all(c.verdict == M.HOLDS for c in good.values())
+    bound = good["largest |row sum - 1|", p]
+    assert (bound.relation, bound.basis, bound.expected) == ("not above", "rounding", 0.0)
+    assert bound.tolerance == pytest.approx(6 * float(np.finfo(np.float32).eps), rel=1e-15)  # (T + 1) eps
+    assert b9(forward_table(dtype="float64"))["largest |row sum - 1|", "(B,T,d_k)=(2,5,3), float64"].tolerance == \
+        pytest.approx(6 * 2.0**-52, rel=1e-15)
+    weights_axes = "axes of the weights whose size differs from (B, T, T)"
+    output_axes = "axes of the output whose size differs from (B, T, d_k)"
+    assert b9(forward_table(weights_T_k=4))[weights_axes, p].measured == 1
+    assert b9(forward_table(weights_B=1, weights_T_q=4))[weights_axes, p].measured == 2
+    assert b9(forward_table(output_d=5))[output_axes, p].measured == 1
+    assert b9(forward_table(output_B=3))[output_axes, p].measured == 1
+    assert b9(forward_table(output_T=3))[output_axes, p].measured == 1
+    assert b9(forward_table(output_T=3))[weights_axes, p].measured == 0
+    assert b9(forward_table(dtype_kept=0.0))["output and weights keep the input dtype", p].verdict == M.FAILS
+    neg = b9(forward_table(min_weight=-1e-30))["smallest weight is non-negative", p]
+    assert (neg.relation, neg.verdict) == ("not below", M.FAILS)
+    assert b9(forward_table(min_weight=0.3))["smallest weight is non-negative", p].verdict == M.HOLDS
+    assert b9(forward_table(max_row_sum_error=7 * 2.0**-23))["largest |row sum - 1|", p].verdict == M.FAILS
+    assert b9(forward_table(max_row_sum_error=5.9 * 2.0**-23))["largest |row sum - 1|", p].verdict == M.HOLDS
+    cell = good[weights_axes, p].cell
+    assert cell == ("forward_shape.csv", (("B", 2), ("T", 5), ("d_k", 3), ("dtype", "float32"),
+                                          ("quantity", "weights_B")), "value")
+    assert good[output_axes, p].cell[1][-1] == ("quantity", "output_B")
+
+
+# ----------------------------------------------------------------- learning.csv: B10
+
+
+def learning_table(success, best, runs=64, lrs=(0.1, 1.0, 10.0)):
+    """success[(d_k, scale)] = success fraction per lr; best[(d_k, scale)] = index of the best lr."""
+    rows = []
+    for (d, scale), fractions in success.items():
+        for i, (lr, f) in enumerate(zip(lrs, fractions, strict=True)):
+            rows.append({"seed": 1, "d_k": d, "T": 8, "runs": runs, "steps": 100, "loss_threshold": 0.1,
+                         "scale": scale, "lr": lr, "best_lr": int(i == best[d, scale]),
+                         "statistic": "success_fraction", "value": f})
+    return pd.DataFrame(rows)
+
+
+def test_b10_checks():
+    success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.8, 0.7),
+               (64, "none"): (0.1, 0.2, 0.15), (64, "inv_sqrt_dk"): (0.4, 0.85, 0.6),
+               (256, "none"): (0.05, 0.1, 0.3), (256, "inv_sqrt_dk"): (0.5, 0.9, 0.6)}
+    best = {(4, "none"): 1, (4, "inv_sqrt_dk"): 1, (64, "none"): 1, (64, "inv_sqrt_dk"): 1, (256, "none"): 2,
+            (256, "inv_sqrt_dk"): 1}
+    checks = by_key(decide_b10(Results("mem", {"learning.csv": learning_table(success, best)})))
+    se = math.sqrt(2 * 0.25 / 64)
+    fall = checks["fall of unscaled success fraction (best learning rate each)", "d_k=4->256, runs=64"]
+    assert_check(fall, measured=0.9 - 0.3, expected=0.0, se=se, relation="above",
+                 cell=("learning.csv", (("d_k", 256), ("scale", "none"), ("lr", 10.0),
+                                        ("statistic", "success_fraction")), "value"))
+    assert fall.note == "best learning rate at the edge of the grid for none at d_k=256"
+    keep = checks["scaled success fraction minus its value at d_k=4", "d_k=4->256, runs=64"]
+    assert_check(keep, measured=0.9 - 0.8, expected=0.0, se=se, relation="not below")
+    gap = checks["scaled minus unscaled success fraction at the widest head", "d_k=256, runs=64, lr=1 vs 10"]
+    assert_check(gap, measured=0.9 - 0.3, expected=0.0, se=se, relation="above")
+    assert len(checks) == 3
+
+
+def test_b10_edge_note_lists_every_edge_and_none_when_inside():
+    success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.9, 0.8, 0.7),
+               (64, "none"): (0.1, 0.2, 0.15), (64, "inv_sqrt_dk"): (0.4, 0.85, 0.6)}
+    best = {(4, "none"): 1, (4, "inv_sqrt_dk"): 0, (64, "none"): 1, (64, "inv_sqrt_dk"): 1}
+    (fall, *_) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best)}))
+    assert fall.note == "best learning rate at the edge of the grid for inv_sqrt_dk at d_k=4"
+    best[4, "inv_sqrt_dk"] = 1
+    (fall, *_) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best)}))
+    assert fall.note == ""
+
+
+def test_b10_needs_exactly_one_best_learning_rate():
+    success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.8, 0.7)}
+    t = learning_table(success, {(4, "none"): 1, (4, "inv_sqrt_dk"): 1})
+    t.loc[(t.scale == "none") & (t.lr == 0.1), "best_lr"] = 1
+    with pytest.raises(ResultsError, match=r"learning\.csv: expected one best learning rate for d_k=4, scale=none"):
+        decide_b10(Results("mem", {"learning.csv": t}))
+
+
+# ----------------------------------------------------------------- the lesson's numbers: A1-A3
+# The tables below hold the lesson's printed numbers themselves (copied from the lesson text, as in
+# test_replication.py), so every replication check holds; then one cell at a time is moved.
+
+VARIANCE_PRINTED = {4: (3.988, 0.9971), 16: (15.891, 0.9932), 64: (64.249, 1.0039), 256: (256.391, 1.0015)}
+RAW = (-3.12, 13.41, -27.0, 12.41, 2.39, 24.29, -1.23, -2.77)
+SCALED = (-0.2, 0.84, -1.69, 0.78, 0.15, 1.52, -0.08, -0.17)
+W_SCALED = (0.0634, 0.1781, 0.0142, 0.1673, 0.0894, 0.3514, 0.0713, 0.0648)
+W6 = ((0.057, 0.41, 0.13, 0.21, 0.104, 0.09), (0.072, 0.606, 0.025, 0.089, 0.079, 0.128),
+      (0.172, 0.162, 0.096, 0.093, 0.185, 0.291), (0.116, 0.108, 0.216, 0.123, 0.173, 0.263),
+      (0.056, 0.104, 0.27, 0.301, 0.05, 0.219), (0.1, 0.083, 0.496, 0.134, 0.107, 0.081))
+
+
+def lesson_tables():
+    a1 = pd.DataFrame([{"d_k": d, "n_samples": 100000, "quantity": q, "value": v}
+                       for d, (raw, scaled) in VARIANCE_PRINTED.items()
+                       for q, v in (("raw_variance", raw), ("scaled_variance", scaled))])
+    a2 = [{"d_k": 256, "T": 8, "quantity": q, "key": j, "value": values[j]} for j in range(8)
+          for q, values in (("raw_score", RAW), ("scaled_score", SCALED),
+                            ("unscaled_weight", (0.0,) * 5 + (1.0,) + (0.0,) * 2), ("scaled_weight", W_SCALED))]
+    a2 += [{"d_k": 256, "T": 8, "quantity": q, "key": "", "value": v}
+           for q, v in (("unscaled_argmax", 5), ("unscaled_max_weight", 1.0), ("unscaled_entropy", 0.0003),
+                        ("scaled_max_weight", 0.3514), ("scaled_entropy", 1.7909), ("uniform_entropy", 2.0794))]
+    a3 = [{"B": 1, "T": 6, "d_k": 16, "quantity": f"{name}_shape", "row": "", "col": axis, "value": size}
+          for name, shape in (("input", (1, 6, 16)), ("weights", (1, 6, 6)), ("output", (1, 6, 16)))
+          for axis, size in enumerate(shape)]
+    a3 += [{"B": 1, "T": 6, "d_k": 16, "quantity": "row_sum", "row": i, "col": "", "value": 1.0} for i in range(6)]
+    a3 += [{"B": 1, "T": 6, "d_k": 16, "quantity": "weight", "row": i, "col": j, "value": W6[i][j]}
+           for i in range(6) for j in range(6)]
+    return {"lesson_variance.csv": a1, "lesson_softmax_collapse.csv": pd.DataFrame(a2),
+            "lesson_forward.csv": pd.DataFrame(a3)}
+
+
+def lesson_checks(tables=None, **moved):
+    from sdpa_lab.claims.replication import decide_a1, decide_a2, decide_a3
+
+    tables = dict(tables or lesson_tables())
+    for name, (where, value) in moved.items():
+        t = tables[name].copy()
+        mask = np.ones(len(t), dtype=bool)
+        for col, val in where.items():
+            mask &= (t[col] == val).to_numpy()
+        assert mask.sum() == 1
+        t.loc[mask, "value"] = value
+        tables[name] = t
+    R = Results("mem", tables)
+    return {"A1": by_key(decide_a1(R)), "A2": by_key(decide_a2(R)), "A3": by_key(decide_a3(R))}
+
+
+def test_replication_checks_hold_on_the_lessons_numbers():
+    checks = lesson_checks()
+    assert len(checks["A1"]) == 8 and len(checks["A2"]) == 32 + 1 + 5 and len(checks["A3"]) == 3 + 6 + 36 + 2
+    for claim in checks.values():
+        assert all(c.verdict == M.HOLDS for c in claim.values()), [c for c in claim.values() if c.verdict != M.HOLDS]
+    a1 = checks["A1"]
+    assert a1["raw score variance", "d_k=64"].tolerance == 0.0005  # half a unit in the 3rd place
+    assert a1["scaled score variance", "d_k=64"].tolerance == 0.00005
+    assert a1["raw score variance", "d_k=64"].cell == (
+        "lesson_variance.csv", (("d_k", 64), ("quantity", "raw_variance")), "value")
+    a2 = checks["A2"]
+    for name, places in (("raw score", 2), ("scaled score", 2), ("unscaled weight", 4), ("scaled weight", 4)):
+        for j in range(8):
+            c = a2[name, f"key={j}"]
+            assert c.basis == "printed" and c.tolerance == pytest.approx(0.5 * 10.0**-places, rel=1e-12)
+    assert a2["scaled score", "key=2"].expected == -1.69
+    argmax = a2["unscaled weights one-hot on position", "d_k=256, T=8"]
+    assert (argmax.basis, argmax.expected, argmax.measured) == ("exact", 5, 5)
+    for name, value in (("unscaled max weight", 1.0), ("unscaled entropy", 0.0003), ("scaled max weight", 0.3514),
+                        ("scaled entropy", 1.7909), ("uniform entropy", 2.0794)):
+        c = a2[name, "d_k=256, T=8"]
+        assert c.expected == value and c.tolerance == pytest.approx(0.00005, rel=1e-12)
+    a3 = checks["A3"]
+    for name, shape in (("input", (1, 6, 16)), ("weights", (1, 6, 6)), ("output", (1, 6, 16))):
+        c = a3[f"axes of the {name} whose size differs from {shape}", "(B,T,d_k)=(1,6,16)"]
+        assert (c.measured, c.expected, c.basis) == (0, 0, "exact")
+        assert c.cell == ("lesson_forward.csv", (("quantity", f"{name}_shape"), ("col", 0)), "value")
+    assert a3["weight row sum", "row=3"].tolerance == pytest.approx(5e-7, rel=1e-12)
+    assert a3["attention weight", "row=4, key=3"].expected == 0.301
+    assert a3["attention weight", "row=4, key=3"].tolerance == pytest.approx(0.0005, rel=1e-12)
+    link = a3["key this query attends to most", "row=5"]
+    assert (link.measured, link.expected, link.basis) == (2, 2, "exact")
+    assert link.cell == ("lesson_forward.csv", (("quantity", "weight"), ("row", 5), ("col", 2)), "value")
+    assert a3["key this query attends to most", "row=1"].measured == 1
+
+
+def test_replication_checks_fail_when_a_number_moves():
+    a1 = lesson_checks(**{"lesson_variance.csv": ({"d_k": 16, "quantity": "raw_variance"}, 15.8916)})["A1"]
+    assert a1["raw score variance", "d_k=16"].verdict == M.FAILS
+    a2 = lesson_checks(**{"lesson_softmax_collapse.csv": ({"quantity": "unscaled_argmax"}, 4)})["A2"]
+    assert a2["unscaled weights one-hot on position", "d_k=256, T=8"].verdict == M.FAILS
+    a2 = lesson_checks(**{"lesson_softmax_collapse.csv": ({"quantity": "scaled_weight", "key": 7}, 0.06486)})["A2"]
+    assert a2["scaled weight", "key=7"].verdict == M.FAILS
+    a3 = lesson_checks(**{"lesson_forward.csv": ({"quantity": "weights_shape", "col": 2}, 7)})["A3"]
+    assert a3["axes of the weights whose size differs from (1, 6, 6)", "(B,T,d_k)=(1,6,16)"].measured == 1
+    a3 = lesson_checks(**{"lesson_forward.csv": ({"quantity": "weight", "row": 1, "col": 3}, 0.7)})["A3"]
+    link = a3["key this query attends to most", "row=1"]
+    assert (link.measured, link.verdict) == (3, M.FAILS)
+    a3 = lesson_checks(**{"lesson_forward.csv": ({"quantity": "row_sum", "row": 2}, 1.000001)})["A3"]
+    assert a3["weight row sum", "row=2"].verdict == M.FAILS
