@@ -149,7 +149,8 @@ E_D_K, E_T = (4, 16, 64), 8
 def entropy_tables():
     rows = []
     for i, d in enumerate(E_D_K):
-        values = {"none": (1.5 / (i + 1), 0.01 * (i + 1)), "inv_sqrt_dk": (1.7, 0.012), "inv_dk": (1.8 + 0.1 * i, 0.005),
+        values = {"none": (1.5 / (i + 1), 0.01 * (i + 1)), "inv_sqrt_dk": (1.7, 0.012),
+                  "inv_dk": (1.8 + 0.1 * i, 0.005),
                   "unit_variance_reference": (1.69, 0.011), "inv_sqrt_dk_minus_unit_variance_reference": (0.01, 0.002),
                   "inv_dk_minus_inv_sqrt_dk": (0.2 + 0.05 * i, 0.003)}
         for scale, (mean, se) in values.items():
