@@ -520,3 +520,35 @@ def test_replication_checks_fail_when_a_number_moves():
     assert (link.measured, link.verdict) == (3, M.FAILS)
     a3 = lesson_checks(**{"lesson_forward.csv": ({"quantity": "row_sum", "row": 2}, 1.000001)})["A3"]
     assert a3["weight row sum", "row=2"].verdict == M.FAILS
+
+
+def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(tmp_path):
+    """decide_checked / write_claims on a results folder of the hand-made tables above."""
+    from sdpa_lab.io import write_csv
+
+    success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.8, 0.7),
+               (256, "none"): (0.05, 0.1, 0.3), (256, "inv_sqrt_dk"): (0.5, 0.9, 0.6)}
+    best = dict.fromkeys(success, 1)
+    tables = {"variance.csv": variance_table(), **entropy_tables(), "gradient.csv": gradient_table(),
+              "ranking_invariance.csv": ranking_table({(4, "float64"): {
+                  "logit_rank_agrees": 50, "weight_argsort_agrees": 50, "unscaled_weight_ties": 0,
+                  "weight_argsort_disagrees_without_ties": 0}}),
+              "forward_shape.csv": forward_table(), "learning.csv": learning_table(success, best), **lesson_tables()}
+    for name, table in tables.items():
+        write_csv(table, tmp_path / "results" / name)
+    curves = pd.DataFrame([{"seed": 1, "d_k": 4, "T": 8, "runs": 64, "scale": "none", "lr": 1.0, "step": 0,
+                            "mean_relative_loss": 1.0}])
+    write_csv(curves, tmp_path / "results" / "learning_curves.csv")
+    out = tmp_path / "results" / "claims.csv"
+    decision = M.write_claims(tmp_path / "results", out)
+    written = pd.read_csv(out)
+    assert len(written) == len(decision.checks) > 100
+    assert sorted(set(written.id)) == sorted({"A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8",
+                                              "B9", "B10"})
+    stale = {"seed": 2, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
+    with pytest.raises(ResultsError, match="seed"):
+        M.decide_checked(tmp_path / "results", stale)
+    with pytest.raises(ResultsError, match="seed"):
+        M.write_claims(tmp_path / "results", tmp_path / "other.csv", stale)
+    fresh = {"seed": 1, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
+    assert len(M.decide_checked(tmp_path / "results", fresh).checks) == len(decision.checks)

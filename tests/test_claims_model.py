@@ -222,17 +222,3 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     assert lines[-1] == f"1 of 4 claims hold; 1 {M.INCONCLUSIVE}; 1 {M.NOT_MEASURED}; FAILING: B1"
     # show_all lists every check (6) under its claim, instead of only the failing ones not already shown (1)
     assert len(V.summary(d, show_all=True).splitlines()) == len(lines) + 5
-
-
-def test_decide_checked_refuses_stale_results_and_write_claims_writes_the_table(tmp_path, tiny_config):
-    from conftest import write_run
-
-    results = write_run(tmp_path, tiny_config)
-    out = tmp_path / "claims.csv"
-    decision = M.write_claims(results, out, tiny_config)
-    table = pd.read_csv(out)
-    assert len(table) == len(decision.checks) and list(table.columns) == list(decision.table().columns)
-    other = {**tiny_config, "seed": tiny_config["seed"] + 1}
-    with pytest.raises(ResultsError, match="seed"):
-        M.decide_checked(results, other)
-    assert len(M.decide_checked(results, None).checks) == len(decision.checks)
