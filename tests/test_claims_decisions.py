@@ -21,10 +21,21 @@ from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
 from sdpa_lab.results import Results, ResultsError
 
 
-def by_key(checks):
+SOURCES = {"A1": "lesson_variance.csv", "A2": "lesson_softmax_collapse.csv", "A3": "lesson_forward.csv",
+           "B1": "variance.csv", "B2": "variance.csv", "B3": "variance.csv", "B4": "variance.csv",
+           "B5": ("entropy_sweep.csv", "entropy_single_draw.csv"), "B6": "ranking_invariance.csv",
+           "B7": "gradient.csv", "B8": ("variance.csv", "entropy_sweep.csv"), "B9": "forward_shape.csv",
+           "B10": "learning.csv"}
+
+
+def by_key(checks, claim=None):
+    """The checks by (check, parameters); all of claim `claim`, each naming a CSV that claim reads."""
     out = {}
     for c in checks:
         assert (c.check, c.parameters) not in out, c
+        if claim is not None:
+            assert c.claim == claim, c
+            assert c.source in SOURCES[claim], c
         out[c.check, c.parameters] = c
     return out
 
@@ -79,7 +90,7 @@ def test_b1_b2_b4_b8_variance_checks():
     t = variance_table()
     R = Results("mem", {"variance.csv": t})
     n = 1000
-    b1, b2, b8 = by_key(decide_b1(R)), by_key(decide_b2(R)), by_key(decide_b8_variance_only(R))
+    b1, b2, b8 = by_key(decide_b1(R), "B1"), by_key(decide_b2(R), "B2"), by_key(decide_b8_variance_only(R), "B8")
     assert len(b1) == 2 * len(D_K) and len(b2) == len(D_K)
     for d in D_K:
         p = f"d_k={d}, n={n}"
@@ -92,7 +103,7 @@ def test_b1_b2_b4_b8_variance_checks():
         assert_check(b8["variance of scores / d_k", p], measured=stat(t, d, "inv_dk", "variance"),
                      expected=1.0 / d, se=var_se(d, n) / d**2, relation="within",
                      cell=cell_of(d, "inv_dk", "variance"))
-    b4 = by_key(decide_b4(R))
+    b4 = by_key(decide_b4(R), "B4")
     assert_check(b4["raw variance at d_k = 1024", "d_k=1024, n=1000"], measured=stat(t, 1024, "none", "variance"),
                  expected=1024, se=var_se(1024, n), relation="within")
     assert_check(b4["scaled variance at d_k = 1024", "d_k=1024, n=1000"],
@@ -117,7 +128,7 @@ def test_b4_without_d_k_1024_is_not_measured():
 def test_b3_slope_and_std_ratios(ds):
     t = variance_table(ds=ds, n=500)
     R = Results("mem", {"variance.csv": t})
-    b3 = by_key(decide_b3(R))
+    b3 = by_key(decide_b3(R), "B3")
     x = np.log(ds)
     y = np.log([stat(t, d, "none", "std") for d in ds])
     slope = np.polyfit(x, y, 1)[0]
@@ -175,7 +186,7 @@ def ecell(d, scale, statistic):
 def test_b5_checks():
     tables = entropy_tables()
     t = tables["entropy_sweep.csv"]
-    b5 = by_key(decide_b5(Results("mem", tables)))
+    b5 = by_key(decide_b5(Results("mem", tables)), "B5")
     for a, b in pairwise(E_D_K):
         assert_check(b5["fall of mean unscaled entropy", f"d_k={a}->{b}, T={E_T}"],
                      measured=ent(t, a, "none", "mean") - ent(t, b, "none", "mean"), expected=0.0,
@@ -214,7 +225,7 @@ def test_b5_literal_counts_a_tie_as_not_falling():
 def test_b8_entropy_checks():
     tables = {**entropy_tables(), "variance.csv": variance_table()}
     t = tables["entropy_sweep.csv"]
-    b8 = by_key(c for c in decide_b8(Results("mem", tables)) if c.source == "entropy_sweep.csv")
+    b8 = by_key((c for c in decide_b8(Results("mem", tables)) if c.source == "entropy_sweep.csv"), "B8")
     for a, b in pairwise(E_D_K):
         assert_check(b8["rise of mean entropy under 1/d_k", f"d_k={a}->{b}, T={E_T}"],
                      measured=ent(t, b, "inv_dk", "mean") - ent(t, a, "inv_dk", "mean"), expected=0.0,
@@ -261,7 +272,7 @@ def gcell(d, scale, quantity, statistic):
 
 def test_b7_checks():
     t = gradient_table()
-    b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})))
+    b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})), "B7")
     J = "jacobian_norm"
     for a, b in pairwise(G_D_K):
         assert_check(b7["fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={a}->{b}, T=8"],
@@ -306,7 +317,7 @@ def test_b6_checks_and_notes():
     tied = {"logit_rank_agrees": 49, "weight_argsort_agrees": 45, "unscaled_weight_ties": 7,
             "weight_argsort_disagrees_without_ties": 1}
     t = ranking_table({(4, "float64"): ok, (2048, "float32"): tied})
-    b6 = by_key(decide_b6(Results("mem", {"ranking_invariance.csv": t})))
+    b6 = by_key(decide_b6(Results("mem", {"ranking_invariance.csv": t})), "B6")
     assert len(b6) == 4
     agree = b6["trials whose ranking of the logits is the same scaled and unscaled", "d_k=2048, float32"]
     assert (agree.measured, agree.expected, agree.relation, agree.basis, agree.verdict) == (
@@ -336,7 +347,7 @@ def forward_table(B=2, T=5, d=3, dtype="float32", **changed):
 
 
 def b9(table):
-    return by_key(decide_b9(Results("mem", {"forward_shape.csv": table})))
+    return by_key(decide_b9(Results("mem", {"forward_shape.csv": table})), "B9")
 
 
 def test_b9_checks():
@@ -362,6 +373,16 @@ def test_b9_checks():
     assert b9(forward_table(min_weight=0.3))["smallest weight is non-negative", p].verdict == M.HOLDS
     assert b9(forward_table(max_row_sum_error=7 * 2.0**-23))["largest |row sum - 1|", p].verdict == M.FAILS
     assert b9(forward_table(max_row_sum_error=5.9 * 2.0**-23))["largest |row sum - 1|", p].verdict == M.HOLDS
+    two = pd.concat([forward_table(), forward_table(B=1, T=4, d=2, dtype="float64", output_d=3, dtype_kept=0.0,
+                                                   min_weight=-1.0, max_row_sum_error=1.0)])
+    both = b9(two)
+    q = "(B,T,d_k)=(1,4,2), float64"
+    assert len(both) == 10 and [c.parameters for c in decide_b9(Results("mem", {"forward_shape.csv": two}))][0] == q
+    assert all(both[name, p].verdict == M.HOLDS for name, pp in both if pp == p)
+    assert both[output_axes, q].measured == 1 and both[weights_axes, q].measured == 0
+    assert both["output and weights keep the input dtype", q].measured == 0
+    assert both["smallest weight is non-negative", q].measured == -1.0
+    assert both["largest |row sum - 1|", q].measured == 1.0
     cell = good[weights_axes, p].cell
     assert cell == ("forward_shape.csv", (("B", 2), ("T", 5), ("d_k", 3), ("dtype", "float32"),
                                           ("quantity", "weights_B")), "value")
@@ -388,7 +409,7 @@ def test_b10_checks():
                (256, "none"): (0.05, 0.1, 0.3), (256, "inv_sqrt_dk"): (0.5, 0.9, 0.6)}
     best = {(4, "none"): 1, (4, "inv_sqrt_dk"): 1, (64, "none"): 1, (64, "inv_sqrt_dk"): 1, (256, "none"): 2,
             (256, "inv_sqrt_dk"): 1}
-    checks = by_key(decide_b10(Results("mem", {"learning.csv": learning_table(success, best)})))
+    checks = by_key(decide_b10(Results("mem", {"learning.csv": learning_table(success, best)})), "B10")
     se = math.sqrt(2 * 0.25 / 64)
     fall = checks["fall of unscaled success fraction (best learning rate each)", "d_k=4->256, runs=64"]
     assert_check(fall, measured=0.9 - 0.3, expected=0.0, se=se, relation="above",
@@ -467,7 +488,7 @@ def lesson_checks(tables=None, **moved):
         t.loc[mask, "value"] = value
         tables[name] = t
     R = Results("mem", tables)
-    return {"A1": by_key(decide_a1(R)), "A2": by_key(decide_a2(R)), "A3": by_key(decide_a3(R))}
+    return {"A1": by_key(decide_a1(R), "A1"), "A2": by_key(decide_a2(R), "A2"), "A3": by_key(decide_a3(R), "A3")}
 
 
 def test_replication_checks_hold_on_the_lessons_numbers():
@@ -550,5 +571,10 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
         M.decide_checked(tmp_path / "results", stale)
     with pytest.raises(ResultsError, match="seed"):
         M.write_claims(tmp_path / "results", tmp_path / "other.csv", stale)
+    both_stale = {**stale, "gradient": {"d_k": [4, 64, 1024], "T": 9, "trials": 100}}
+    with pytest.raises(ResultsError) as err:
+        M.decide_checked(tmp_path / "results", both_stale)
+    assert len(str(err.value).split("\n")) >= 3 and "XX" not in str(err.value)  # one line per stale setting
+    assert len(M.decide(str(tmp_path / "results")).checks) == len(decision.checks)  # a path, not Results
     fresh = {"seed": 1, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
     assert len(M.decide_checked(tmp_path / "results", fresh).checks) == len(decision.checks)
