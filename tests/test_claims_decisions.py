@@ -20,7 +20,6 @@ from sdpa_lab.claims.ranking import decide_b6
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
 from sdpa_lab.results import Results, ResultsError
 
-
 SOURCES = {"A1": "lesson_variance.csv", "A2": "lesson_softmax_collapse.csv", "A3": "lesson_forward.csv",
            "B1": "variance.csv", "B2": "variance.csv", "B3": "variance.csv", "B4": "variance.csv",
            "B5": ("entropy_sweep.csv", "entropy_single_draw.csv"), "B6": "ranking_invariance.csv",
