@@ -121,6 +121,7 @@ def test_b4_without_d_k_1024_is_not_measured():
         ("raw variance at d_k = 1024", "d_k=1024", M.NOT_MEASURED),
         ("scaled variance at d_k = 1024", "d_k=1024", M.NOT_MEASURED)]
     assert all(c.note == "d_k = 1024 is not in the configured variance sweep" for c in checks)
+    assert all(c.claim == "B4" and c.source == "variance.csv" for c in checks)
 
 
 @pytest.mark.parametrize("ds", [(4, 16, 64, 256, 1024), (4, 16, 256), (16, 64, 256)])
@@ -149,6 +150,9 @@ def test_b3_slope_and_std_ratios(ds):
 def test_b3_needs_two_d_k():
     (c,) = decide_b3(Results("mem", {"variance.csv": variance_table(ds=(64,))}))
     assert c.verdict == M.NOT_MEASURED and c.note == "needs at least two d_k values" and c.claim == "B3"
+    assert (c.check, c.parameters, c.source) == ("slope of log std vs log d_k", "", "variance.csv")
+    two = by_key(decide_b3(Results("mem", {"variance.csv": variance_table(ds=(4, 16))})), "B3")
+    assert set(two) == {("slope of log std vs log d_k", "d_k=4..16"), ("std ratio", "d_k=4->16")}
 
 
 # ----------------------------------------------------------------- entropy_sweep.csv: B5, B8
@@ -167,7 +171,7 @@ def entropy_tables():
             for statistic, value in (("mean", mean), ("std", se * 10), ("se", se)):
                 rows.append({"seed": 1, "d_k": d, "T": E_T, "trials": 100, "scale": scale, "quantity": "entropy",
                              "statistic": statistic, "value": value})
-    single = pd.DataFrame([{"d_k": d, "T": 8, "scale": scale, "entropy": h}
+    single = pd.DataFrame([{"d_k": d, "T": 8, "scale": scale, "entropy": h if scale == "none" else 2.0}
                            for d, h in ((4, 1.08), (16, 1.48), (64, 0.3), (256, 0.31))
                            for scale in ("none", "inv_sqrt_dk")])
     return {"entropy_sweep.csv": pd.DataFrame(rows), "entropy_single_draw.csv": single.iloc[::-1]}
@@ -210,6 +214,13 @@ def test_b5_checks():
     assert literal.verdict == M.NOT_PER_DRAW and literal.source == "entropy_single_draw.csv"
     assert literal.note == "one continuing np.random.seed(42) stream, one draw per d_k: entropies 1.08, 1.48, 0.3, 0.31"
     assert len(b5) == 2 + 1 + 3 + 1
+
+
+def test_b5_power_law_needs_only_two_d_k():
+    tables = entropy_tables()
+    tables["entropy_sweep.csv"] = tables["entropy_sweep.csv"].query("d_k != 64")
+    b5 = by_key(decide_b5(Results("mem", tables)), "B5")
+    assert ("power-law exponent of mean unscaled entropy vs d_k", "d_k=4..16, T=8") in b5
 
 
 def test_b5_literal_counts_a_tie_as_not_falling():
@@ -315,9 +326,10 @@ def test_b6_checks_and_notes():
           "weight_argsort_disagrees_without_ties": 0}
     tied = {"logit_rank_agrees": 49, "weight_argsort_agrees": 45, "unscaled_weight_ties": 7,
             "weight_argsort_disagrees_without_ties": 1}
-    t = ranking_table({(4, "float64"): ok, (2048, "float32"): tied})
+    t = ranking_table({(4, "float64"): ok, (2048, "float32"): tied, (4, "float32"): ok, (2048, "float64"): ok})
     b6 = by_key(decide_b6(Results("mem", {"ranking_invariance.csv": t})), "B6")
-    assert len(b6) == 4
+    assert len(b6) == 8
+    assert b6["trials where argsort of the weights disagrees without a tie", "d_k=2048, float64"].note == ""
     agree = b6["trials whose ranking of the logits is the same scaled and unscaled", "d_k=2048, float32"]
     assert (agree.measured, agree.expected, agree.relation, agree.basis, agree.verdict) == (
         49, 50, "equals", "exact", M.FAILS)
@@ -355,6 +367,8 @@ def test_b9_checks():
     assert len(good) == 5 and all(c.verdict == M.HOLDS for c in good.values())
     bound = good["largest |row sum - 1|", p]
     assert (bound.relation, bound.basis, bound.expected) == ("not above", "rounding", 0.0)
+    assert bound.cell == ("forward_shape.csv", (("B", 2), ("T", 5), ("d_k", 3), ("dtype", "float32"),
+                                                ("quantity", "max_row_sum_error")), "value")
     assert bound.tolerance == pytest.approx(6 * float(np.finfo(np.float32).eps), rel=1e-15)  # (T + 1) eps
     assert b9(forward_table(dtype="float64"))["largest |row sum - 1|", "(B,T,d_k)=(2,5,3), float64"].tolerance == \
         pytest.approx(6 * 2.0**-52, rel=1e-15)
@@ -416,9 +430,11 @@ def test_b10_checks():
                                         ("statistic", "success_fraction")), "value"))
     assert fall.note == "best learning rate at the edge of the grid for none at d_k=256"
     keep = checks["scaled success fraction minus its value at d_k=4", "d_k=4->256, runs=64"]
-    assert_check(keep, measured=0.9 - 0.8, expected=0.0, se=se, relation="not below")
+    s1 = ("learning.csv", (("d_k", 256), ("scale", "inv_sqrt_dk"), ("lr", 1.0), ("statistic", "success_fraction")),
+          "value")
+    assert_check(keep, measured=0.9 - 0.8, expected=0.0, se=se, relation="not below", cell=s1)
     gap = checks["scaled minus unscaled success fraction at the widest head", "d_k=256, runs=64, lr=1 vs 10"]
-    assert_check(gap, measured=0.9 - 0.3, expected=0.0, se=se, relation="above")
+    assert_check(gap, measured=0.9 - 0.3, expected=0.0, se=se, relation="above", cell=s1)
     assert len(checks) == 3
 
 
@@ -428,6 +444,10 @@ def test_b10_edge_note_lists_every_edge_and_none_when_inside():
     best = {(4, "none"): 1, (4, "inv_sqrt_dk"): 0, (64, "none"): 1, (64, "inv_sqrt_dk"): 1}
     (fall, *_) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best)}))
     assert fall.note == "best learning rate at the edge of the grid for inv_sqrt_dk at d_k=4"
+    best[64, "none"] = 2
+    (fall, *_) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best)}))
+    assert fall.note == "best learning rate at the edge of the grid for inv_sqrt_dk at d_k=4, none at d_k=64"
+    best[64, "none"] = 1
     best[4, "inv_sqrt_dk"] = 1
     (fall, *_) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best)}))
     assert fall.note == ""

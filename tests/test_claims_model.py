@@ -59,6 +59,7 @@ def test_literal_and_missing_checks():
     assert check("within", 0.5, 1.0, literal=True).verdict == M.HOLDS
     gone = M.missing("B1", "c", "p", "variance.csv", "no such d_k")
     assert gone.verdict == M.NOT_MEASURED and gone.margin == 0.0 and gone.note == "no such d_k"
+    assert (gone.claim, gone.check, gone.parameters, gone.source) == ("B1", "c", "p", "variance.csv")
     assert math.isnan(gone.expected) and math.isnan(gone.measured) and gone.relation == "equals"
 
 
@@ -216,9 +217,15 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     b1_line = next(ln for ln in lines if ln.startswith("B1"))
     assert b1_line.startswith(f"{'B1':<5} {3:>6}  {M.FAILS:<31} ")
     failing_extra = [ln for ln in lines if ln.startswith(" ") and M.FAILS in ln]
-    assert len(failing_extra) == 1  # the second failing check of B1, below its closest one
+    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<31} " + V.describe(d.checks[2])]  # B1's other failure
+    assert lines[-3] == ""
     assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors "
                          "(Bonferroni: a correct run fails by chance less than once in 10,000)")
     assert lines[-1] == f"1 of 4 claims hold; 1 {M.INCONCLUSIVE}; 1 {M.NOT_MEASURED}; FAILING: B1"
+    two = M.decide(Results("mem", {}), claims=[claims[0], M.Claim("B2", "t", "s", "l", "sec", (), "r",
+                                                                   decide=lambda R: [b1[2]])], k=3.0)
+    assert V.summary(two).splitlines()[-1] == "0 of 2 claims hold; FAILING: B1, B2"
+    fine = M.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
+    assert V.summary(fine).splitlines()[-1] == "1 of 1 claims hold"
     # show_all lists every check (6) under its claim, instead of only the failing ones not already shown (1)
     assert len(V.summary(d, show_all=True).splitlines()) == len(lines) + 5
