@@ -222,8 +222,9 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors "
                          "(Bonferroni: a correct run fails by chance less than once in 10,000)")
     assert lines[-1] == f"1 of 4 claims hold; 1 {M.INCONCLUSIVE}; 1 {M.NOT_MEASURED}; FAILING: B1"
-    two = M.decide(Results("mem", {}), claims=[claims[0], M.Claim("B2", "t", "s", "l", "sec", (), "r",
-                                                                   decide=lambda R: [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")])], k=3.0)
+    b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
+    b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2))
+    two = M.decide(Results("mem", {}), claims=[claims[0], b2_claim], k=3.0)
     assert V.summary(two).splitlines()[-1] == "0 of 2 claims hold; FAILING: B1, B2"
     fine = M.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
     assert V.summary(fine).splitlines()[-1] == "1 of 1 claims hold"
