@@ -16,13 +16,15 @@ from sdpa_lab.claims import model as M
 from sdpa_lab.claims.dot_product_growth import decide_b1, decide_b2, decide_b3, decide_b4
 from sdpa_lab.claims.forward_shapes import decide_b9
 from sdpa_lab.claims.learning import decide_b10
+from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.ranking import decide_b6
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
 from sdpa_lab.results import Results, ResultsError
 
 SOURCES = {"A1": "lesson_variance.csv", "A2": "lesson_softmax_collapse.csv", "A3": "lesson_forward.csv",
-           "B1": "variance.csv", "B2": "variance.csv", "B3": "variance.csv", "B4": "variance.csv",
-           "B5": ("entropy_sweep.csv", "entropy_single_draw.csv"), "B6": "ranking_invariance.csv",
+           "B1": "variance.csv", "B2": "variance.csv", "B3": "variance.csv",
+           "B4": ("variance.csv", "lesson_variance.csv"), "B5": ("entropy_sweep.csv", "entropy_exercise2.csv"),
+           "B6": ("ranking_invariance.csv", "lesson_softmax_collapse.csv"),
            "B7": "gradient.csv", "B8": ("variance.csv", "entropy_sweep.csv"), "B9": "forward_shape.csv",
            "B10": "learning.csv"}
 
@@ -85,9 +87,24 @@ def stat(t, d, scale, statistic):
     return float(t[(t.d_k == d) & (t.scale == scale) & (t.statistic == statistic)].value.iloc[0])
 
 
+def variance_skewness_d4(n):
+    """Skewness of the sample variance of n scores at d = 4, by hand: S = q.k has E S^2 = 4, E S^4 = 3*16 + 6*4 = 72,
+    E S^6 = 15*64 + 90*16 + 120*4 = 2880, so Y = S^2 has variance 72 - 16 = 56 and third central moment
+    2880 - 3*4*72 + 2*64 = 2144; a mean of n Y's has skewness 2144 / 56^1.5 / sqrt(n)."""
+    return 2144 / 56**1.5 / math.sqrt(n)
+
+
+def lesson_variance_1024(raw=1030.0, n=100000):
+    """lesson_variance.csv with Exercise 1's d_k = 1024 row (the lesson's seed-42 stream continued)."""
+    t = lesson_tables()["lesson_variance.csv"]
+    return pd.concat([t, pd.DataFrame([{"d_k": 1024, "n_samples": n, "quantity": "raw_variance", "value": raw},
+                                       {"d_k": 1024, "n_samples": n, "quantity": "scaled_variance",
+                                        "value": raw / 1024}])], ignore_index=True)
+
+
 def test_b1_b2_b4_b8_variance_checks():
     t = variance_table()
-    R = Results("mem", {"variance.csv": t})
+    R = Results("mem", {"variance.csv": t, "lesson_variance.csv": lesson_variance_1024()})
     n = 1000
     b1, b2, b8 = by_key(decide_b1(R), "B1"), by_key(decide_b2(R), "B2"), by_key(decide_b8_variance_only(R), "B8")
     assert len(b1) == 2 * len(D_K) and len(b2) == len(D_K)
@@ -95,33 +112,59 @@ def test_b1_b2_b4_b8_variance_checks():
         p = f"d_k={d}, n={n}"
         assert_check(b1["mean of raw scores", p], measured=stat(t, d, "none", "mean"), expected=0.0,
                      se=math.sqrt(d / n), relation="within", cell=cell_of(d, "none", "mean"))
-        assert_check(b1["variance of raw scores", p], measured=stat(t, d, "none", "variance"), expected=d,
+        raw = b1["variance of raw scores", p]
+        assert_check(raw, measured=stat(t, d, "none", "variance"), expected=d,
                      se=var_se(d, n), relation="within", cell=cell_of(d, "none", "variance"))
+        assert raw.skewness > 0 and raw.excess_kurtosis > 0  # a sample variance: long right tail
+        # B2 and B8 are B1's variance times 1/d_k and 1/d_k^2: the same evidence, counted once
+        of = f"derived from B1 variance of raw scores [{p}]"
+        for c in (b2["variance of scores / sqrt(d_k)", p], b8["variance of scores / d_k", p]):
+            assert c.note.startswith(of) and (c.skewness, c.excess_kurtosis) == (raw.skewness, raw.excess_kurtosis)
         assert_check(b2["variance of scores / sqrt(d_k)", p], measured=stat(t, d, "inv_sqrt_dk", "variance"),
-                     expected=1.0, se=var_se(d, n) / d, relation="within", cell=cell_of(d, "inv_sqrt_dk", "variance"))
+                     expected=1.0, se=var_se(d, n) / d, relation="within", basis="derived",
+                     cell=cell_of(d, "inv_sqrt_dk", "variance"))
         assert_check(b8["variance of scores / d_k", p], measured=stat(t, d, "inv_dk", "variance"),
-                     expected=1.0 / d, se=var_se(d, n) / d**2, relation="within",
+                     expected=1.0 / d, se=var_se(d, n) / d**2, relation="within", basis="derived",
                      cell=cell_of(d, "inv_dk", "variance"))
+    assert b1["variance of raw scores", "d_k=4, n=1000"].skewness == pytest.approx(variance_skewness_d4(n), rel=1e-12)
     b4 = by_key(decide_b4(R), "B4")
+    assert len(b4) == 4
+    ex = "d_k=1024, n=100000, lesson seed"
+    lcell = ("lesson_variance.csv", (("d_k", 1024), ("quantity", "raw_variance")), "value")
+    assert_check(b4["raw variance at d_k = 1024 (Exercise 1)", ex], measured=1030.0, expected=1024,
+                 se=var_se(1024, 100000), relation="within", cell=lcell)
+    scaled = b4["scaled variance at d_k = 1024 (Exercise 1)", ex]
+    assert_check(scaled, measured=1030.0 / 1024, expected=1.0, se=var_se(1024, 100000) / 1024, relation="within",
+                 basis="derived", cell=(lcell[0], (("d_k", 1024), ("quantity", "scaled_variance")), "value"))
+    assert scaled.note.startswith(f"derived from B4 raw variance at d_k = 1024 (Exercise 1) [{ex}]")
     assert_check(b4["raw variance at d_k = 1024", "d_k=1024, n=1000"], measured=stat(t, 1024, "none", "variance"),
-                 expected=1024, se=var_se(1024, n), relation="within")
+                 expected=1024, se=var_se(1024, n), relation="within", basis="derived",
+                 cell=cell_of(1024, "none", "variance"))
     assert_check(b4["scaled variance at d_k = 1024", "d_k=1024, n=1000"],
                  measured=stat(t, 1024, "inv_sqrt_dk", "variance"), expected=1.0, se=var_se(1024, n) / 1024,
-                 relation="within")
+                 relation="within", basis="derived", cell=cell_of(1024, "inv_sqrt_dk", "variance"))
+    # decided, the derived checks are not counted in the Bonferroni split
+    claims = [c for c in REGISTRY if c.id in ("B1", "B2")]
+    decision = M.decide(R, claims)
+    assert decision.n_statistical == 2 * len(D_K) and len(decision.checks) == 3 * len(D_K)
+    # every check here has a known skewness or excess kurtosis: Cornish-Fisher widens it beyond k SEs
+    assert all(c.tolerance > decision.k * c.se for c in decision.checks)
 
 
 def decide_b8_variance_only(R):
     return [c for c in decide_b8(Results("mem", {**R._tables, **entropy_tables()})) if c.source == "variance.csv"]
 
 
-def test_b4_without_d_k_1024_is_not_measured():
-    R = Results("mem", {"variance.csv": variance_table(ds=(4, 16))})
+def test_b4_is_exercise_1_only_without_d_k_1024_in_the_sweep():
+    R = Results("mem", {"variance.csv": variance_table(ds=(4, 16)), "lesson_variance.csv": lesson_variance_1024()})
     checks = decide_b4(R)
-    assert [(c.check, c.parameters, c.verdict) for c in checks] == [
-        ("raw variance at d_k = 1024", "d_k=1024", M.NOT_MEASURED),
-        ("scaled variance at d_k = 1024", "d_k=1024", M.NOT_MEASURED)]
-    assert all(c.note == "d_k = 1024 is not in the configured variance sweep" for c in checks)
-    assert all(c.claim == "B4" and c.source == "variance.csv" for c in checks)
+    assert [(c.check, c.source, c.basis) for c in checks] == [
+        ("raw variance at d_k = 1024 (Exercise 1)", "lesson_variance.csv", "statistical"),
+        ("scaled variance at d_k = 1024 (Exercise 1)", "lesson_variance.csv", "derived")]
+    no_exercise = Results("mem", {"variance.csv": variance_table(), "lesson_variance.csv": lesson_tables()[
+        "lesson_variance.csv"]})
+    with pytest.raises(ResultsError, match="d_k=1024"):
+        decide_b4(no_exercise)
 
 
 @pytest.mark.parametrize("ds", [(4, 16, 64, 256, 1024), (4, 16, 256), (16, 64, 256)])
