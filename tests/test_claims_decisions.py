@@ -14,10 +14,11 @@ import pytest
 
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims.dot_product_growth import decide_b1, decide_b2, decide_b3, decide_b4
+from sdpa_lab.claims.expectations import scaled_minus_unit_variance
 from sdpa_lab.claims.forward_shapes import decide_b9
 from sdpa_lab.claims.learning import decide_b10
-from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.ranking import decide_b6
+from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
 from sdpa_lab.results import Results, ResultsError
 
@@ -217,7 +218,10 @@ def entropy_tables():
     single = pd.DataFrame([{"d_k": d, "T": 8, "scale": scale, "entropy": h if scale == "none" else 2.0}
                            for d, h in ((4, 1.08), (16, 1.48), (64, 0.3), (256, 0.31))
                            for scale in ("none", "inv_sqrt_dk")])
-    return {"entropy_sweep.csv": pd.DataFrame(rows), "entropy_single_draw.csv": single.iloc[::-1]}
+    exercise2 = pd.DataFrame([{"seed": 1, "T": 8, "trials": 400, "quantity": q, "count": c, "fraction": c / 400}
+                              for q, c in (("sequences", 400), ("falls_at_every_step", 37))])
+    return {"entropy_sweep.csv": pd.DataFrame(rows), "entropy_single_draw.csv": single.iloc[::-1],
+            "entropy_exercise2.csv": exercise2}
 
 
 def ent(t, d, scale, statistic):
@@ -246,16 +250,22 @@ def test_b5_checks():
                  measured=np.polyfit(x, np.log(means), 1)[0], expected=0.0,
                  se=math.sqrt(float(np.sum(w**2 * (ses / means) ** 2))), relation="below",
                  cell=ecell(64, "none", "mean"))
-    for d in E_D_K:
+    for d in E_D_K:  # held to the exact finite-d_k gap (expectations.py, tested on its own), its MC SE added
         paired = "inv_sqrt_dk_minus_unit_variance_reference"
-        assert_check(b5["mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={E_T}"],
-                     measured=ent(t, d, paired, "mean"), expected=0.0, se=ent(t, d, paired, "se"),
-                     relation="not below", cell=ecell(d, paired, "mean"))
-    literal = b5["steps where one draw's unscaled entropy does not fall (Exercise 2, literal)", "d_k=4,16,64,256"]
-    assert literal.literal and literal.basis == "exact" and literal.expected == 0
-    assert literal.measured == 2  # 1.08 -> 1.48 rises, 0.3 -> 0.31 rises
-    assert literal.verdict == M.NOT_PER_DRAW and literal.source == "entropy_single_draw.csv"
-    assert literal.note == "one continuing np.random.seed(42) stream, one draw per d_k: entropies 1.08, 1.48, 0.3, 0.31"
+        gap, gap_se = scaled_minus_unit_variance("entropy", d, E_T)
+        c = b5["mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={E_T}"]
+        assert_check(c, measured=ent(t, d, paired, "mean"), expected=gap,
+                     se=math.hypot(ent(t, d, paired, "se"), gap_se), relation="within", cell=ecell(d, paired, "mean"))
+        assert gap != 0 and gap_se > 0
+    literal = b5["fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every step "
+                 "(Exercise 2, literal)", "d_k=4,16,64,256, n=400"]
+    assert_check(literal, measured=37 / 400, expected=1.0, se=math.sqrt(0.25 / 400), relation="not below",
+                 cell=("entropy_exercise2.csv", (("quantity", "falls_at_every_step"),), "fraction"))
+    assert literal.literal and literal.source == "entropy_exercise2.csv"
+    assert M.decide(Results("mem", tables), [next(c for c in REGISTRY if c.id == "B5")]).checks[-1].verdict == \
+        M.NOT_PER_DRAW
+    assert literal.note == ("the lesson's own draw (np.random.seed(42), one continuing stream): entropies "
+                            "1.08, 1.48, 0.3, 0.31, 2 of 3 steps not falling")  # 1.08 -> 1.48, 0.3 -> 0.31 rise
     assert len(b5) == 2 + 1 + 3 + 1
 
 
@@ -266,13 +276,33 @@ def test_b5_power_law_needs_only_two_d_k():
     assert ("power-law exponent of mean unscaled entropy vs d_k", "d_k=4..16, T=8") in b5
 
 
+def test_b5_power_law_leaves_out_a_mean_known_too_roughly():
+    tables = entropy_tables()
+    t = tables["entropy_sweep.csv"].copy()
+    # d_k=64's mean unscaled entropy is 0.5: an SE of 0.1 is exactly 20% (kept), just above is left out
+    rows = (t.d_k == 64) & (t.scale == "none") & (t.statistic == "se")
+    t.loc[rows, "value"] = 0.1
+    tables["entropy_sweep.csv"] = t
+    assert ("power-law exponent of mean unscaled entropy vs d_k", "d_k=4..64, T=8") in by_key(
+        decide_b5(Results("mem", tables)), "B5")
+    t.loc[rows, "value"] = 0.1001
+    fit = by_key(decide_b5(Results("mem", tables)), "B5")["power-law exponent of mean unscaled entropy vs d_k",
+                                                           "d_k=4..16, T=8"]
+    x = np.log([4, 16])
+    assert fit.measured == pytest.approx((math.log(0.75) - math.log(1.5)) / (x[1] - x[0]), rel=1e-12)
+    assert fit.note.endswith("; left out (mean entropy's relative SE above 0.2: too few trials): d_k=64")
+    t.loc[(t.d_k == 16) & (t.scale == "none") & (t.statistic == "se"), "value"] = 1.0
+    (c,) = [c for c in decide_b5(Results("mem", tables)) if c.check.startswith("power-law")]
+    assert c.verdict == M.NOT_MEASURED and c.parameters == "T=8" and c.note.endswith("d_k=16,64")
+
+
 def test_b5_literal_counts_a_tie_as_not_falling():
     tables = entropy_tables()
     single = tables["entropy_single_draw.csv"].copy()
     single.loc[(single.scale == "none") & (single.d_k == 64), "entropy"] = 1.48  # 1.48 -> 1.48: does not fall
     tables["entropy_single_draw.csv"] = single
     (literal,) = [c for c in decide_b5(Results("mem", tables)) if c.literal]
-    assert literal.measured == 2  # 1.08 -> 1.48 and 1.48 -> 1.48; 1.48 -> 0.31 falls
+    assert literal.note.endswith("1.08, 1.48, 1.48, 0.31, 2 of 3 steps not falling")  # 1.48 -> 0.31 falls
 
 
 def test_b8_entropy_checks():
