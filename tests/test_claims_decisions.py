@@ -14,7 +14,7 @@ import pytest
 
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims.dot_product_growth import decide_b1, decide_b2, decide_b3, decide_b4
-from sdpa_lab.claims.expectations import scaled_minus_unit_variance
+from sdpa_lab.claims.expectations import mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.forward_shapes import decide_b9
 from sdpa_lab.claims.learning import decide_b10
 from sdpa_lab.claims.ranking import decide_b6
@@ -324,18 +324,22 @@ def test_b8_entropy_checks():
 # ----------------------------------------------------------------- gradient.csv: B7
 
 G_D_K = (4, 64, 1024)
+J, LJ, G = "jacobian_norm", "log10_jacobian_norm", "score_grad_norm"
 
 
-def gradient_table():
+def gradient_table(ds=G_D_K):
     rows = []
-    for i, d in enumerate(G_D_K):
-        values = {("none", "jacobian_norm"): (0.5 / (i + 1), 0.01 * (i + 1)),
-                  ("inv_sqrt_dk", "jacobian_norm"): (0.6, 0.01),
-                  ("unit_variance_reference", "jacobian_norm"): (0.61, 0.011),
-                  ("inv_sqrt_dk_minus_unit_variance_reference", "jacobian_norm"): (-0.001, 0.002),
-                  ("inv_sqrt_dk_minus_none", "jacobian_norm"): (0.1 * (i + 1), 0.004),
-                  ("none", "score_grad_norm"): (2.0 / (i + 1) ** 2, 0.05 / (i + 1)),
-                  ("inv_sqrt_dk", "score_grad_norm"): (1.5 + 0.1 * i, 0.04)}
+    for i, d in enumerate(ds):
+        values = {("none", J): (0.5 / (i + 1), 0.01 * (i + 1)),
+                  ("inv_sqrt_dk", J): (0.6, 0.01),
+                  ("unit_variance_reference", J): (0.61, 0.011),
+                  ("inv_sqrt_dk_minus_unit_variance_reference", J): (-0.001 * (i + 1), 0.002),
+                  ("inv_sqrt_dk_minus_none", J): (0.1 * (i + 1), 0.004),
+                  ("none", LJ): (-0.5 - i, 0.02), ("inv_sqrt_dk", LJ): (-0.44, 0.001),
+                  ("inv_sqrt_dk_minus_none", LJ): (0.06 + i, 0.005 * (i + 1)),
+                  ("none", G): (2.0 / (i + 1) ** 2, 0.05 / (i + 1)),
+                  ("inv_sqrt_dk", G): (1.5 + 0.1 * i, 0.04),
+                  ("inv_sqrt_dk_minus_none", G): (1.5 + 0.1 * i - 2.0 / (i + 1) ** 2, 0.03)}
         for (scale, quantity), (mean, se) in values.items():
             for statistic, value in (("mean", mean), ("std", 10 * se), ("se", se)):
                 rows.append({"seed": 1, "d_k": d, "T": 8, "trials": 100, "scale": scale, "quantity": quantity,
@@ -353,33 +357,64 @@ def gcell(d, scale, quantity, statistic):
             "value")
 
 
+def grad_ratio(t, d, trials=100):
+    """Unscaled / scaled mean gradient at the scores over the same trials, and its SE: the delta method
+    Var(u/s) = (u/s)^2 (Var u / u^2 + Var s / s^2 - 2 Cov(u, s) / (u s)) / trials, with
+    2 Cov = Var u + Var s - Var(s - u) read from the per-trial difference's spread."""
+    u, s = g(t, d, "none", G, "mean"), g(t, d, "inv_sqrt_dk", G, "mean")
+    vu, vs = g(t, d, "none", G, "std") ** 2, g(t, d, "inv_sqrt_dk", G, "std") ** 2
+    two_cov = vu + vs - g(t, d, "inv_sqrt_dk_minus_none", G, "std") ** 2
+    return u / s, u / s * math.sqrt((vu / u**2 + vs / s**2 - two_cov / (u * s)) / trials)
+
+
 def test_b7_checks():
     t = gradient_table()
     b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})), "B7")
-    J = "jacobian_norm"
+    # theory (expectations.py, tested on its own) says the unscaled softmax saturates at each of these steps:
+    # its mean Jacobian norm falls by far more than 4 Monte Carlo SEs, so each fall is decided as "above 0"
     for a, b in pairwise(G_D_K):
-        assert_check(b7["fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={a}->{b}, T=8"],
-                     measured=g(t, a, "none", J, "mean") - g(t, b, "none", J, "mean"), expected=0.0,
-                     se=math.hypot(g(t, a, "none", J, "se"), g(t, b, "none", J, "se")), relation="above",
-                     cell=gcell(b, "none", J, "mean"))
-
-        def ratio(d):
-            u, s = g(t, d, "none", "score_grad_norm", "mean"), g(t, d, "inv_sqrt_dk", "score_grad_norm", "mean")
-            su, ss = g(t, d, "none", "score_grad_norm", "se"), g(t, d, "inv_sqrt_dk", "score_grad_norm", "se")
-            return u / s, u / s * math.sqrt((su / u) ** 2 + (ss / s) ** 2)
-
-        (ra, sa), (rb, sb) = ratio(a), ratio(b)
+        for q, name in ((J, "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F"),
+                        (LJ, "fall of mean log10 unscaled Jacobian norm (the typical trial)")):
+            (ma, sa), (mb, sb) = mean_statistic(q, a, 8, False), mean_statistic(q, b, 8, False)
+            assert ma - mb > 4 * math.hypot(sa, sb)
+            c = b7[name, f"d_k={a}->{b}, T=8"]
+            assert_check(c, measured=g(t, a, "none", q, "mean") - g(t, b, "none", q, "mean"), expected=0.0,
+                         se=math.hypot(g(t, a, "none", q, "se"), g(t, b, "none", q, "se")), relation="above",
+                         cell=gcell(b, "none", q, "mean"))
+            assert c.note == ""
+        (ra, sa), (rb, sb) = grad_ratio(t, a), grad_ratio(t, b)
         assert_check(b7["fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T=8"],
-                     measured=ra - rb, expected=0.0, se=math.sqrt(sa**2 + sb**2), relation="above",
-                     cell=gcell(b, "none", "score_grad_norm", "mean"))
-    limit = b7["mean scaled Jacobian norm minus its unit-variance limit", "d_k=1024, T=8"]
-    assert_check(limit, measured=-0.001, expected=0.0, se=0.002, relation="within",
-                 cell=gcell(1024, "inv_sqrt_dk_minus_unit_variance_reference", J, "mean"))
-    assert limit.note == "the limit itself: 0.6100"
+                     measured=ra - rb, expected=0.0, se=math.hypot(sa, sb), relation="above",
+                     cell=gcell(b, "none", G, "mean"))
+    paired = "inv_sqrt_dk_minus_unit_variance_reference"
+    for i, d in enumerate(G_D_K):
+        gap, gap_se = scaled_minus_unit_variance(J, d, 8)
+        limit = b7["mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T=8"]
+        assert_check(limit, measured=-0.001 * (i + 1), expected=gap, se=math.hypot(0.002, gap_se),
+                     relation="within", cell=gcell(d, paired, J, "mean"))
+        assert limit.note.endswith("the limit itself: 0.6100")
+    diff = "inv_sqrt_dk_minus_none"
     above = b7["mean scaled minus unscaled Jacobian norm at the widest head", "d_k=1024, T=8"]
-    assert_check(above, measured=0.3, expected=0.0, se=0.004, relation="above")
+    assert_check(above, measured=0.3, expected=0.0, se=0.004, relation="above", cell=gcell(1024, diff, J, "mean"))
     assert above.note == ""
-    assert len(b7) == 2 + 2 + 2
+    typical = b7["mean log10 scaled minus unscaled Jacobian norm at the widest head", "d_k=1024, T=8"]
+    assert_check(typical, measured=2.06, expected=0.0, se=0.015, relation="above", cell=gcell(1024, diff, LJ, "mean"))
+    assert typical.note == f"typical unscaled norm {10**-2.5:.3g} vs scaled {10**-0.44:.3g} (geometric means)"
+    assert len(b7) == 2 * 2 + 3 + 2 + 2
+
+
+def test_b7_where_theory_says_the_norm_does_not_fall_yet():
+    # from d_k = 1 to 2 at T = 8 the unscaled softmax is not saturated: its exact mean Jacobian norm rises a little,
+    # so that step is held to its expectation, and the gradient ratio is not decided on it
+    t = gradient_table(ds=(1, 2, 64))
+    b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})), "B7")
+    (m1, s1), (m2, s2) = mean_statistic(J, 1, 8, False), mean_statistic(J, 2, 8, False)
+    assert m1 - m2 < 0
+    c = b7["fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", "d_k=1->2, T=8"]
+    assert_check(c, measured=0.5 - 0.25, expected=m1 - m2, se=math.hypot(0.01, 0.02, s1, s2), relation="within")
+    assert c.note.startswith("theory: not positive at this point") and c.verdict == M.FAILS
+    ratios = [p for name, p in b7 if name == "fall of unscaled / scaled gradient norm at the scores"]
+    assert ratios == ["d_k=2->64, T=8"]
 
 
 # ----------------------------------------------------------------- ranking_invariance.csv: B6
