@@ -530,15 +530,25 @@ def test_b9_checks():
 # ----------------------------------------------------------------- learning.csv: B10
 
 
-def learning_table(success, best, runs=64, lrs=(0.1, 1.0, 10.0)):
-    """success[(d_k, scale)] = success fraction per lr; best[(d_k, scale)] = index of the best lr."""
+def learning_table(success, best, runs=64, lrs=(0.1, 1.0, 10.0), only=(20, 3), on_target=0.0):
+    """success[(d_k, scale)] = success fraction per lr; best[(d_k, scale)] = index of the best lr; at each d_k the
+    paired counts of runs only the scaled (only[0]) or only the unscaled head (only[1]) learns."""
     rows = []
+    common = {"seed": 1, "T": 8, "runs": runs, "steps": 100, "loss_threshold": 0.1}
     for (d, scale), fractions in success.items():
         for i, (lr, f) in enumerate(zip(lrs, fractions, strict=True)):
-            rows.append({"seed": 1, "d_k": d, "T": 8, "runs": runs, "steps": 100, "loss_threshold": 0.1,
-                         "scale": scale, "lr": lr, "best_lr": int(i == best[d, scale]),
-                         "statistic": "success_fraction", "value": f})
+            for statistic, value in (("success_fraction", f), ("starts_on_target", on_target)):
+                rows.append({**common, "d_k": d, "scale": scale, "lr": lr, "best_lr": int(i == best[d, scale]),
+                             "statistic": statistic, "value": value})
+    for d in sorted({d for d, _ in success}):
+        for statistic, n in zip(("only_scaled_succeeds", "only_unscaled_succeeds"), only, strict=True):
+            rows.append({**common, "d_k": d, "scale": "inv_sqrt_dk_minus_none", "lr": lrs[1], "best_lr": 1,
+                         "statistic": statistic, "value": n})
     return pd.DataFrame(rows)
+
+
+def lcell(d, scale, lr):
+    return ("learning.csv", (("d_k", d), ("scale", scale), ("lr", lr), ("statistic", "success_fraction")), "value")
 
 
 def test_b10_checks():
@@ -547,20 +557,44 @@ def test_b10_checks():
                (256, "none"): (0.05, 0.1, 0.3), (256, "inv_sqrt_dk"): (0.5, 0.9, 0.6)}
     best = {(4, "none"): 1, (4, "inv_sqrt_dk"): 1, (64, "none"): 1, (64, "inv_sqrt_dk"): 1, (256, "none"): 2,
             (256, "inv_sqrt_dk"): 1}
-    checks = by_key(decide_b10(Results("mem", {"learning.csv": learning_table(success, best)})), "B10")
-    se = math.sqrt(2 * 0.25 / 64)
-    fall = checks["fall of unscaled success fraction (best learning rate each)", "d_k=4->256, runs=64"]
-    assert_check(fall, measured=0.9 - 0.3, expected=0.0, se=se, relation="above",
-                 cell=("learning.csv", (("d_k", 256), ("scale", "none"), ("lr", 10.0),
-                                        ("statistic", "success_fraction")), "value"))
-    assert fall.note == "best learning rate at the edge of the grid for none at d_k=256"
-    keep = checks["scaled success fraction minus its value at d_k=4", "d_k=4->256, runs=64"]
-    s1 = ("learning.csv", (("d_k", 256), ("scale", "inv_sqrt_dk"), ("lr", 1.0), ("statistic", "success_fraction")),
-          "value")
-    assert_check(keep, measured=0.9 - 0.8, expected=0.0, se=se, relation="not below", cell=s1)
+    checks = by_key(decide_b10(Results("mem", {"learning.csv": learning_table(success, best, on_target=0.125)})),
+                    "B10")
+    x = np.log([4, 64, 256])
+    sxx = float(np.sum((x - x.mean()) ** 2))
+    se = math.sqrt(0.25 / 64 / sxx)  # OLS slope of fractions with the worst-case binomial variance 1/4 / runs
+    reach = float(np.sum(np.maximum(x - x.mean(), 0))) / sxx  # all-fail to all-succeed on the points above the mean
+    span = "d_k=4..256, runs=64"
+    down = checks["slope of unscaled success fraction vs log d_k (best learning rate each)", span]
+    assert_check(down, measured=np.polyfit(x, [0.9, 0.2, 0.3], 1)[0], expected=0.0, se=se, relation="below",
+                 cell=lcell(256, "none", 10.0))
+    assert down.reach == pytest.approx(reach, rel=1e-12)
+    assert down.note == "best learning rate at the edge of the grid for none at d_k=256"
+    keep = checks["slope of scaled success fraction vs log d_k (best learning rate each)", span]
+    assert_check(keep, measured=np.polyfit(x, [0.8, 0.85, 0.9], 1)[0], expected=0.0, se=se, relation="not below",
+                 cell=lcell(256, "inv_sqrt_dk", 1.0))
+    assert keep.reach == pytest.approx(reach, rel=1e-12) and keep.note == ""
     gap = checks["scaled minus unscaled success fraction at the widest head", "d_k=256, runs=64, lr=1 vs 10"]
-    assert_check(gap, measured=0.9 - 0.3, expected=0.0, se=se, relation="above", cell=s1)
+    # paired over the same 64 runs: 20 only scaled, 3 only unscaled succeed
+    paired_se = math.sqrt(((20 + 3) / 64 - ((20 - 3) / 64) ** 2) / 64)
+    assert_check(gap, measured=0.9 - 0.3, expected=0.0, se=paired_se, relation="above",
+                 cell=lcell(256, "inv_sqrt_dk", 1.0))
+    assert gap.reach == 1.0
+    assert gap.note == ("paired: 20 runs only the scaled head learns, 3 only the unscaled; 8 unscaled runs start on "
+                        "their target (loss 0: a success at step 0)")
     assert len(checks) == 3
+    # no discordant run: the SE is floored at one discordant run's, not 0
+    (*_, none) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best, only=(0, 0))}))
+    assert none.se == pytest.approx(math.sqrt(1 / 64 / 64), rel=1e-12)
+
+
+def test_b10_slope_needs_two_d_k():
+    success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.8, 0.7)}
+    checks = decide_b10(Results("mem", {"learning.csv": learning_table(success, dict.fromkeys(success, 1))}))
+    assert [(c.check, c.parameters) for c in checks] == [
+        ("slope of unscaled success fraction vs log d_k", "d_k=4..4, runs=64"),
+        ("scaled minus unscaled success fraction at the widest head", "d_k=4, runs=64, lr=1 vs 1")]
+    assert checks[0].verdict == M.NOT_MEASURED and checks[0].note == "needs at least two d_k values"
+    assert checks[1].measured == pytest.approx(0.8 - 0.9, rel=1e-12)
 
 
 def test_b10_edge_note_lists_every_edge_and_none_when_inside():
