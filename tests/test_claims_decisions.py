@@ -732,7 +732,8 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
               "ranking_invariance.csv": ranking_table({(4, "float64"): {
                   "logit_rank_agrees": 50, "weight_argsort_agrees": 50, "unscaled_weight_ties": 0,
                   "weight_argsort_disagrees_without_ties": 0}}),
-              "forward_shape.csv": forward_table(), "learning.csv": learning_table(success, best), **lesson_tables()}
+              "forward_shape.csv": forward_table(), "learning.csv": learning_table(success, best), **lesson_tables(),
+              "lesson_variance.csv": lesson_variance_1024(), "lesson_softmax_collapse.csv": argsort_rows()}
     for name, table in tables.items():
         write_csv(table, tmp_path / "results" / name)
     curves = pd.DataFrame([{"seed": 1, "d_k": 4, "T": 8, "runs": 64, "scale": "none", "lr": 1.0, "step": 0,
@@ -742,6 +743,9 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
     decision = M.write_claims(tmp_path / "results", out)
     written = pd.read_csv(out)
     assert len(written) == len(decision.checks) > 100
+    # derived checks (B2, B8, B4's) repeat B1's evidence: decided, not counted in the Bonferroni split
+    assert decision.n_statistical == (written.basis == "statistical").sum() > 0
+    assert (written.basis == "derived").sum() == 2 * len(D_K) + 3
     assert sorted(set(written.id)) == sorted({"A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8",
                                               "B9", "B10"})
     stale = {"seed": 2, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
