@@ -219,8 +219,8 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     failing_extra = [ln for ln in lines if ln.startswith(" ") and M.FAILS in ln]
     assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<31} " + V.describe(d.checks[2])]  # B1's other failure
     assert lines[-3] == ""
-    assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors "
-                         "(Bonferroni: a correct run fails by chance less than once in 10,000)")
+    assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
+                         "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")
     assert lines[-1] == f"1 of 4 claims hold; 1 {M.INCONCLUSIVE}; 1 {M.NOT_MEASURED}; FAILING: B1"
     b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
     b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2))
