@@ -372,12 +372,16 @@ def test_ranking_counts_add_up_over_chunks(monkeypatch):
     assert ranking_invariance.ranking_invariance_rows(3, [4, 4096], 8, 50) == whole
 
 
+def dtype_sqrt(dtype, d):
+    return np.sqrt(np.array(d, dtype=dtype))
+
+
 def test_replication_quantities_are_the_ones_a2_and_a3_read():
     a2 = replication.replicate_softmax_collapse_rows()
     per_key = {"raw_score", "scaled_score", "unscaled_weight", "scaled_weight"}
     assert {r["quantity"] for r in a2} == per_key | {
         "unscaled_argmax", "unscaled_max_weight", "unscaled_entropy", "scaled_max_weight", "scaled_entropy",
-        "uniform_entropy"}
+        "uniform_entropy", "weight_argsort_agrees_float64", "weight_argsort_agrees_float32"}
     for quantity in per_key:
         assert sorted(r["key"] for r in a2 if r["quantity"] == quantity) == list(range(replication.A2_T))
     for quantity in ("unscaled_weight", "scaled_weight"):
@@ -385,6 +389,15 @@ def test_replication_quantities_are_the_ones_a2_and_a3_read():
     raw = {r["key"]: r["value"] for r in a2 if r["quantity"] == "raw_score"}
     scaled = {r["key"]: r["value"] for r in a2 if r["quantity"] == "scaled_score"}
     assert all(scaled[j] == pytest.approx(raw[j] / math.sqrt(replication.A2_D_K), rel=1e-12) for j in raw)
+    # Exercise 3 on this draw: exp of the raw scores (less their max), unscaled and scaled, in each dtype, ranked;
+    # this draw has no tied weights in either dtype, so any sort gives the one order
+    for dtype in ("float64", "float32"):
+        r = np.array([raw[j] for j in sorted(raw)], dtype=dtype)
+        w_u, w_s = np.exp(r - r.max()), np.exp((r - r.max()) / dtype_sqrt(dtype, replication.A2_D_K))
+        assert len(set(w_u)) == len(set(w_s)) == replication.A2_T
+        same = float(list(np.argsort(-w_u, kind="stable")) == list(np.argsort(-w_s, kind="stable")))
+        (row,) = [x for x in a2 if x["quantity"] == f"weight_argsort_agrees_{dtype}"]
+        assert row["key"] == "" and row["value"] == same
     a3 = replication.replicate_forward_rows()
     sums = [r for r in a3 if r["quantity"] == "row_sum"]
     assert sums and all(r["col"] == "" and r["value"] == pytest.approx(1.0, abs=1e-12) for r in sums)
@@ -417,7 +430,8 @@ def test_each_experiment_runs_as_the_registry_declares(tiny_config):
     expected_rows = {
         "variance": lambda s: {"table": variance.variance_rows(s["seed"], s["d_k"], s["n_pairs"])},
         "entropy_sweep": lambda s: {"table": entropy_sweep.entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"]),
-                                    "single_draw": entropy_sweep.entropy_single_draw_rows()},
+                                    "single_draw": entropy_sweep.entropy_single_draw_rows(),
+                                    "exercise2": entropy_sweep.exercise2_rows(s["seed"], s["trials"])},
         "ranking_invariance": lambda s: {"table": ranking_invariance.ranking_invariance_rows(
             s["seed"], s["d_k"], s["T"], s["trials"])},
         "forward_shape": lambda s: {"table": forward_shape.forward_shape_rows(s["seed"], s["shapes"])},
