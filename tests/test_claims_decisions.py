@@ -20,6 +20,7 @@ from sdpa_lab.claims.learning import decide_b10
 from sdpa_lab.claims.ranking import decide_b6
 from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
+from sdpa_lab.claims.standard_errors import log_std_skewness, variance_excess_kurtosis, variance_skewness
 from sdpa_lab.results import Results, ResultsError
 
 SOURCES = {"A1": "lesson_variance.csv", "A2": "lesson_softmax_collapse.csv", "A3": "lesson_forward.csv",
@@ -113,6 +114,9 @@ def test_b1_b2_b4_b8_variance_checks():
         p = f"d_k={d}, n={n}"
         assert_check(b1["mean of raw scores", p], measured=stat(t, d, "none", "mean"), expected=0.0,
                      se=math.sqrt(d / n), relation="within", cell=cell_of(d, "none", "mean"))
+        # a mean of n scores: excess kurtosis of one score (6d / d^2 from its 4th cumulant) over n; no skewness
+        assert (b1["mean of raw scores", p].skewness, b1["mean of raw scores", p].excess_kurtosis) == pytest.approx(
+            (0.0, 6.0 / d / n), rel=1e-12)
         raw = b1["variance of raw scores", p]
         assert_check(raw, measured=stat(t, d, "none", "variance"), expected=d,
                      se=var_se(d, n), relation="within", cell=cell_of(d, "none", "variance"))
@@ -138,6 +142,11 @@ def test_b1_b2_b4_b8_variance_checks():
     assert_check(scaled, measured=1030.0 / 1024, expected=1.0, se=var_se(1024, 100000) / 1024, relation="within",
                  basis="derived", cell=(lcell[0], (("d_k", 1024), ("quantity", "scaled_variance")), "value"))
     assert scaled.note.startswith(f"derived from B4 raw variance at d_k = 1024 (Exercise 1) [{ex}]")
+    for c in b4.values():  # each a sample variance of n scores at d_k = 1024 (skewness and kurtosis: tested below)
+        n_c = 100000 if c.source == "lesson_variance.csv" else n
+        assert (c.skewness, c.excess_kurtosis) == (variance_skewness(1024, n_c), variance_excess_kurtosis(1024, n_c))
+    assert b4["raw variance at d_k = 1024 (Exercise 1)", ex].note == (
+        "the lesson's np.random.seed(42) stream continued past d_k = 256")
     assert_check(b4["raw variance at d_k = 1024", "d_k=1024, n=1000"], measured=stat(t, 1024, "none", "variance"),
                  expected=1024, se=var_se(1024, n), relation="within", basis="derived",
                  cell=cell_of(1024, "none", "variance"))
@@ -180,6 +189,10 @@ def test_b3_slope_and_std_ratios(ds):
     se = math.sqrt(sum(wi * wi * log_std_var(d, 500) for wi, d in zip(w, ds, strict=True)))
     assert_check(b3["slope of log std vs log d_k", f"d_k={ds[0]}..{ds[-1]}"], measured=slope, expected=0.5, se=se,
                  relation="within", cell=cell_of(ds[-1], "none", "std"))
+    # third cumulants of the log stds add with the cube of each OLS weight (delta method)
+    k3 = [log_std_skewness(d, 500) * log_std_var(d, 500) ** 1.5 for d in ds]
+    assert b3["slope of log std vs log d_k", f"d_k={ds[0]}..{ds[-1]}"].skewness == pytest.approx(
+        sum(wi**3 * k for wi, k in zip(w, k3, strict=True)) / se**3, rel=1e-9)
     steps = list(pairwise(ds))
     if 16 in ds and 256 in ds and (16, 256) not in steps:
         steps.append((16, 256))  # the lesson's own comparison
@@ -189,6 +202,12 @@ def test_b3_slope_and_std_ratios(ds):
         assert_check(b3["std ratio", f"d_k={a}->{b}"], measured=stat(t, b, "none", "std") / stat(t, a, "none", "std"),
                      expected=expected, se=expected * math.sqrt(log_std_var(a, 500) + log_std_var(b, 500)),
                      relation="within", cell=cell_of(b, "none", "std"))
+        v = log_std_var(a, 500) + log_std_var(b, 500)  # the ratio is exp(log std_b - log std_a)
+        k3_diff = (log_std_skewness(b, 500) * log_std_var(b, 500) ** 1.5
+                   - log_std_skewness(a, 500) * log_std_var(a, 500) ** 1.5)
+        # skewness of exp(X) for a nearly normal X of sd s: skew(X) + 3 s to first order
+        assert b3["std ratio", f"d_k={a}->{b}"].skewness == pytest.approx(k3_diff / v**1.5 + 3 * math.sqrt(v),
+                                                                         rel=1e-9)
 
 
 def test_b3_needs_two_d_k():
@@ -246,10 +265,16 @@ def test_b5_checks():
     means = np.array([ent(t, d, "none", "mean") for d in E_D_K])
     ses = np.array([ent(t, d, "none", "se") for d in E_D_K])
     w = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
-    assert_check(b5["power-law exponent of mean unscaled entropy vs d_k", f"d_k=4..64, T={E_T}"],
-                 measured=np.polyfit(x, np.log(means), 1)[0], expected=0.0,
-                 se=math.sqrt(float(np.sum(w**2 * (ses / means) ** 2))), relation="below",
-                 cell=ecell(64, "none", "mean"))
+    slope, slope_se = np.polyfit(x, np.log(means), 1)[0], math.sqrt(float(np.sum(w**2 * (ses / means) ** 2)))
+    power = b5["power-law exponent of mean unscaled entropy vs d_k", f"d_k=4..64, T={E_T}"]
+    assert_check(power, measured=slope, expected=0.0, se=slope_se, relation="below", cell=ecell(64, "none", "mean"))
+    # the local exponent between the two widest d_k, 16 and 64: log(mean ratio) / log 4, SE by the delta method
+    local = math.log(means[2] / means[1]) / math.log(4)
+    local_se = math.hypot(ses[2] / means[2], ses[1] / means[1]) / math.log(4)
+    assert power.note == (f"fitted exponent {slope:.3f}, 95% interval {slope - 1.96 * slope_se:.3f} to "
+                          f"{slope + 1.96 * slope_se:.3f}; between d_k=16 and 64: {local:.3f} "
+                          f"({local - 1.96 * local_se:.3f} to {local + 1.96 * local_se:.3f}); "
+                          "theory: -1/2 as d_k -> infinity")
     for d in E_D_K:  # held to the exact finite-d_k gap (expectations.py, tested on its own), its MC SE added
         paired = "inv_sqrt_dk_minus_unit_variance_reference"
         gap, gap_se = scaled_minus_unit_variance("entropy", d, E_T)
@@ -831,3 +856,20 @@ def test_paired_ratio_se():
                                                                                   rel=1e-12)
     # inconsistent spreads (a covariance above what the two SDs allow) give 0, not nan
     assert paired_ratio_se(2.0, 4.0, 1.0, 2.0, 0.0, 100) == 0.0
+
+
+def test_a_tolerance_past_the_statistics_reach_says_so():
+    success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.8, 0.7),
+               (256, "none"): (0.05, 0.1, 0.3), (256, "inv_sqrt_dk"): (0.5, 0.9, 0.6)}
+    b10 = [c for c in REGISTRY if c.id == "B10"]
+    for runs in (4, 400):
+        table = learning_table(success, dict.fromkeys(success, 1), runs=runs, only=(1, 0))
+        slope, *_ = M.decide(Results("mem", {"learning.csv": table}), b10).checks
+        reach = 1 / math.log(64)  # two d_k: the slope's largest value, all-fail to all-succeed
+        assert slope.reach == pytest.approx(reach, rel=1e-12)
+        why = (f"cannot be decided at this sample size: the tolerance {slope.tolerance:.3g} is at least the largest "
+               f"deviation the statistic can show ({reach:.3g}); more samples needed")
+        if runs == 4:  # SE = sqrt(1/4 / 4) / log 64 = 0.06: some 4 SEs reach past 0.24
+            assert slope.tolerance >= reach and slope.note == why
+        else:
+            assert slope.tolerance < reach and slope.note == ""
