@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import Phase, settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -51,3 +52,10 @@ def write_run(root: Path, config: dict) -> Path:
         for key, rel in output_paths(name).items():
             write_csv(tables[key], root / rel)
     return root / "results"
+
+
+# `mutmut run` (pyproject.toml [tool.mutmut]) selects this profile: no deadline, as mutated code runs
+# slower through mutmut's trampolines; derandomized, so that a mutant's verdict is reproducible; and
+# no shrinking, since a failing example is all mutmut needs (shrinking made kills time out).
+settings.register_profile("mutmut", deadline=None, derandomize=True,
+                          phases=(Phase.explicit, Phase.reuse, Phase.generate))
