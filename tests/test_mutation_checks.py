@@ -86,8 +86,8 @@ def test_experiment_scale_one_over_d_k_fails_b2(monkeypatch):
 
     assert b2_verdicts() == {C.HOLDS}
     factor = variance.scale_factor
-    monkeypatch.setattr(variance, "scale_factor",
-                        lambda scale, d_k: factor("inv_dk" if scale == "inv_sqrt_dk" else scale, d_k))
+    monkeypatch.setattr(variance, "scale_factor",  # the experiment passes its attention_scale on too
+                        lambda scale, d_k, *rest: factor("inv_dk" if scale == "inv_sqrt_dk" else scale, d_k, *rest))
     assert b2_verdicts() == {C.FAILS}
 
 
