@@ -586,40 +586,90 @@ def test_b10_checks():
                     "B10")
     x = np.log([4, 64, 256])
     sxx = float(np.sum((x - x.mean()) ** 2))
-    se = math.sqrt(0.25 / 64 / sxx)  # OLS slope of fractions with the worst-case binomial variance 1/4 / runs
     reach = float(np.sum(np.maximum(x - x.mean(), 0))) / sxx  # all-fail to all-succeed on the points above the mean
     span = "d_k=4..256, runs=64"
-    down = checks["slope of unscaled success fraction vs log d_k (best learning rate each)", span]
-    assert_check(down, measured=np.polyfit(x, [0.9, 0.2, 0.3], 1)[0], expected=0.0, se=se, relation="below",
-                 cell=lcell(256, "none", 10.0))
-    assert down.reach == pytest.approx(reach, rel=1e-12)
-    assert down.note == "best learning rate at the edge of the grid for none at d_k=256"
+    # paired over the same 64 runs at every d_k: 20 only scaled, 3 only unscaled succeed
+    paired_se = math.sqrt(((20 + 3) / 64 - ((20 - 3) / 64) ** 2) / 64)
+    gap = checks["slope of scaled minus unscaled success fraction vs log d_k over the wide heads (paired, best "
+                 "learning rate each)", span]
+    # the OLS slope of the gaps; its SE from independent d_k, each with the paired SE
+    assert_check(gap, measured=np.polyfit(x, [0.8 - 0.9, 0.85 - 0.2, 0.9 - 0.3], 1)[0], expected=0.0,
+                 se=paired_se * math.sqrt(1 / sxx), relation="above", cell=lcell(256, "none", 10.0))
+    assert gap.reach == pytest.approx(2 * reach, rel=1e-12)  # a gap runs from -1 to 1
+    assert gap.note == "best learning rate at the edge of the grid for none at d_k=256"
     keep = checks["slope of scaled success fraction vs log d_k (best learning rate each)", span]
+    se = math.sqrt(0.25 / 64 / sxx)  # OLS slope of fractions with the worst-case binomial variance 1/4 / runs
     assert_check(keep, measured=np.polyfit(x, [0.8, 0.85, 0.9], 1)[0], expected=0.0, se=se, relation="not below",
                  cell=lcell(256, "inv_sqrt_dk", 1.0))
     assert keep.reach == pytest.approx(reach, rel=1e-12) and keep.note == ""
-    gap = checks["scaled minus unscaled success fraction at the widest head", "d_k=256, runs=64, lr=1 vs 10"]
-    # paired over the same 64 runs: 20 only scaled, 3 only unscaled succeed
-    paired_se = math.sqrt(((20 + 3) / 64 - ((20 - 3) / 64) ** 2) / 64)
-    assert_check(gap, measured=0.9 - 0.3, expected=0.0, se=paired_se, relation="above",
+    widest = checks["scaled minus unscaled success fraction at the widest head", "d_k=256, runs=64, lr=1 vs 10"]
+    assert_check(widest, measured=0.9 - 0.3, expected=0.0, se=paired_se, relation="above",
                  cell=lcell(256, "inv_sqrt_dk", 1.0))
-    assert gap.reach == 1.0
-    assert gap.note == ("paired: 20 runs only the scaled head learns, 3 only the unscaled; 8 unscaled runs start on "
-                        "their target (loss 0: a success at step 0)")
+    assert widest.reach == 1.0
+    assert widest.note == ("paired: 20 runs only the scaled head learns, 3 only the unscaled; 8 unscaled runs start "
+                           "on their target (loss 0: a success at step 0)")
     assert len(checks) == 3
     # no discordant run: the SE is floored at one discordant run's, not 0
-    (*_, none) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best, only=(0, 0))}))
+    (slope, *_, none) = decide_b10(Results("mem", {"learning.csv": learning_table(success, best, only=(0, 0))}))
     assert none.se == pytest.approx(math.sqrt(1 / 64 / 64), rel=1e-12)
+    assert slope.se == pytest.approx(math.sqrt(1 / 64 / 64 / sxx), rel=1e-12)
 
 
-def test_b10_slope_needs_two_d_k():
-    success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.8, 0.7)}
+def test_b10_gap_trend_uses_only_the_wide_heads():
+    # d_k 2 is below WIDE_D_K: its gap (here the unscaled head ahead) is left out of the trend, kept in the
+    # scaled head's trend over the whole sweep
+    success = {(2, "none"): (0.2, 0.95, 0.5), (2, "inv_sqrt_dk"): (0.3, 0.8, 0.7),
+               (4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.85, 0.7),
+               (64, "none"): (0.1, 0.2, 0.15), (64, "inv_sqrt_dk"): (0.4, 0.85, 0.6)}
+    slope, scaled, widest = decide_b10(Results("mem", {"learning.csv": learning_table(success,
+                                                                                      dict.fromkeys(success, 1))}))
+    assert slope.parameters == "d_k=4..64, runs=64"
+    assert slope.measured == pytest.approx(((0.85 - 0.2) - (0.85 - 0.9)) / math.log(16), rel=1e-12)
+    assert scaled.parameters == "d_k=2..64, runs=64"
+    assert scaled.measured == pytest.approx(np.polyfit(np.log([2, 4, 64]), [0.8, 0.85, 0.85], 1)[0], rel=1e-12)
+    assert widest.parameters == "d_k=64, runs=64, lr=1 vs 1"
+
+
+def test_b10_needs_two_wide_heads():
+    success = {(2, "none"): (0.2, 0.9, 0.5), (2, "inv_sqrt_dk"): (0.3, 0.8, 0.7),
+               (4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.3, 0.8, 0.7)}
     checks = decide_b10(Results("mem", {"learning.csv": learning_table(success, dict.fromkeys(success, 1))}))
     assert [(c.check, c.parameters) for c in checks] == [
-        ("slope of unscaled success fraction vs log d_k", "d_k=4..4, runs=64"),
+        ("slope of scaled minus unscaled success fraction vs log d_k over the wide heads", "d_k=2..4, runs=64"),
+        ("slope of scaled success fraction vs log d_k (best learning rate each)", "d_k=2..4, runs=64"),
         ("scaled minus unscaled success fraction at the widest head", "d_k=4, runs=64, lr=1 vs 1")]
-    assert checks[0].verdict == M.NOT_MEASURED and checks[0].note == "needs at least two d_k values"
-    assert checks[1].measured == pytest.approx(0.8 - 0.9, rel=1e-12)
+    assert checks[0].verdict == M.NOT_MEASURED
+    assert checks[0].note == "needs at least two wide heads (d_k >= 4) in the sweep"
+    assert checks[1].verdict != M.NOT_MEASURED
+    assert checks[2].measured == pytest.approx(0.8 - 0.9, rel=1e-12)
+
+
+def test_b10_decides_nothing_about_heads_that_are_not_wide():
+    success = {(1, "none"): (0.2, 0.9, 0.5), (1, "inv_sqrt_dk"): (0.2, 0.9, 0.5),
+               (2, "none"): (0.2, 0.95, 0.5), (2, "inv_sqrt_dk"): (0.3, 0.8, 0.7)}
+    gap, scaled, widest = decide_b10(Results("mem", {"learning.csv": learning_table(success,
+                                                                                    dict.fromkeys(success, 1))}))
+    assert gap.verdict == M.NOT_MEASURED and widest.verdict == M.NOT_MEASURED
+    assert widest.note == "the widest head is not wide (d_k < 4)"
+    assert scaled.verdict != M.NOT_MEASURED
+
+
+def test_b10_holds_at_small_heads_where_both_heads_learn_more_as_d_k_grows():
+    # the calibration study's `many_trials` sweep (d_k 2..16, T = 8): there the unscaled head succeeds MORE often
+    # as d_k grows (and so does the scaled one), so a falling trend of the unscaled fraction alone fails a correct
+    # run; the paired gap over the wide heads is what the claim is about, and it holds
+    from sdpa_lab.experiments.learning import learning_rows
+
+    ds, runs = [2, 4, 8, 16], 256
+    rows, _ = learning_rows(20241129, ds, 8, runs, 200, [0.01, 0.1, 1.0, 10.0, 100.0], 0.1)
+    table = pd.DataFrame(rows)
+    best = table[(table.best_lr == 1) & (table.statistic == "success_fraction")]
+    unscaled = [float(best[(best.scale == "none") & (best.d_k == d)].value.iloc[0]) for d in ds]
+    x = np.log(ds)
+    rise = np.polyfit(x, unscaled, 1)[0] / math.sqrt(0.25 / runs / np.sum((x - x.mean()) ** 2))
+    assert rise > 3, unscaled  # rising by 3+ worst-case SEs (the study's 512 runs: past any k, the old check failed)
+    checks = decide_b10(Results("mem", {"learning.csv": table}))
+    assert [c.verdict for c in checks] == [M.HOLDS] * 3, checks
 
 
 def test_b10_edge_note_lists_every_edge_and_none_when_inside():
@@ -864,7 +914,7 @@ def test_a_tolerance_past_the_statistics_reach_says_so():
     b10 = [c for c in REGISTRY if c.id == "B10"]
     for runs in (4, 400):
         table = learning_table(success, dict.fromkeys(success, 1), runs=runs, only=(1, 0))
-        slope, *_ = M.decide(Results("mem", {"learning.csv": table}), b10).checks
+        _, slope, _ = M.decide(Results("mem", {"learning.csv": table}), b10).checks  # the scaled head's trend
         reach = 1 / math.log(64)  # two d_k: the slope's largest value, all-fail to all-succeed
         assert slope.reach == pytest.approx(reach, rel=1e-12)
         why = (f"cannot be decided at this sample size: the tolerance {slope.tolerance:.3g} is at least the largest "

@@ -58,3 +58,24 @@ def test_standard_errors_match_the_spread_over_seeds(edge):
             if abs(z.mean()) > 4.5 / np.sqrt(seeds):
                 problems.append(f"{where}: mean z = {z.mean():.2f} over {seeds} seeds")
     assert not problems, "\n".join(problems)
+
+
+def test_b10_paired_standard_errors_match_the_spread_over_seeds():
+    # the gap checks' SEs come from each d_k's discordant runs; the learning-rate pick (on selection runs of
+    # their own) varies from seed to seed too, and the SE must still cover the spread. The scaled head's trend
+    # uses the worst-case binomial SE: a bound (about twice the spread here), never below it.
+    from sdpa_lab.experiments.learning import learning_rows
+
+    runs = []
+    for seed in range(40):
+        rows, _ = learning_rows(seed, [4, 16], 4, 64, 30, [0.1, 1.0, 10.0, 100.0], 0.1)
+        decision = C.decide(Results("mem", {"learning.csv": pd.DataFrame(rows)}), claims=[C.registry()["B10"]],
+                            k=4.8)
+        runs.append({c.check: (c.measured, c.se) for c in decision.checks})
+    for check in runs[0]:
+        measured = np.array([run[check][0] for run in runs])
+        ratio = float(np.mean([run[check][1] for run in runs])) / float(np.std(measured, ddof=1))
+        if check.startswith("slope of scaled success"):
+            assert ratio > 1 / 1.5, (check, ratio)
+        else:
+            assert 1 / 1.5 < ratio < 1.5, (check, ratio)

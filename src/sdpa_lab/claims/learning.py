@@ -12,6 +12,11 @@ from sdpa_lab.claims.model import Check, missing, statistical
 from sdpa_lab.claims.standard_errors import paired_proportion_se
 from sdpa_lab.results import Results, ResultsError
 
+# A head is wide from here: the unscaled scores' spread sqrt(d_k) is at least twice the scaled head's (1). Below
+# it the two heads are nearly the same head (at d_k = 1 exactly: the scale is 1), and what separates them is how
+# the learning-rate grid happens to fit each, not saturation (see the registry's tolerance text).
+WIDE_D_K = 4
+
 
 def _success(R: Results, d: int, scale: str):
     """Success fraction at the best learning rate of (d_k, scale), and that learning rate."""
@@ -23,12 +28,25 @@ def _success(R: Results, d: int, scale: str):
     return R.value("learning.csv", d_k=d, scale=scale, lr=lr, statistic="success_fraction"), lr
 
 
+def _slope_weights(ds: list[int]) -> np.ndarray:
+    """c (n,) with the OLS slope of y against log d_k = sum c_i y_i."""
+    x = np.log(ds)
+    return (x - x.mean()) / np.sum((x - x.mean()) ** 2)
+
+
 def _trend(ds: list[int], fractions: list[float], runs: int) -> tuple[float, float, float]:
     """OLS slope of success fraction vs log d_k, its SE (worst-case binomial p = 1/2, independent d_k), and the
     largest fall (or rise) the slope can show at all: sum of the positive OLS weights."""
-    x = np.log(ds)
-    c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # slope = sum c_i p_i
+    c = _slope_weights(ds)
     return float(c @ np.array(fractions)), math.sqrt(float(c @ c) * 0.25 / runs), float(np.sum(np.maximum(c, 0)))
+
+
+def _gap_trend(ds: list[int], gaps: list[float], only: list[tuple[int, int]], runs: int) -> tuple[float, float, float]:
+    """OLS slope of the paired gap (scaled minus unscaled success fraction) vs log d_k; its SE from each d_k's
+    paired SE (the d_k are independent draws); and the largest deviation it can show (gaps lie in [-1, 1])."""
+    c = _slope_weights(ds)
+    var = np.array([paired_proportion_se(only_s, only_u, runs) ** 2 for only_s, only_u in only])
+    return float(c @ np.array(gaps)), math.sqrt(float(c**2 @ var)), float(np.sum(np.abs(c)))
 
 
 def decide_b10(R: Results) -> list[Check]:
@@ -40,25 +58,40 @@ def decide_b10(R: Results) -> list[Check]:
     success = {(d, sc): _success(R, d, sc) for d in ds for sc in ("none", "inv_sqrt_dk")}
     edge = [f"{sc} at d_k={d}" for (d, sc), (_, lr) in success.items() if lr in (lrs[0], lrs[-1])]
     note = ("best learning rate at the edge of the grid for " + ", ".join(edge)) if edge else ""
-    span = f"d_k={ds[0]}..{ds[-1]}, runs={runs}"
+    # the same runs under both scales: per d_k, the runs only the scaled, and only the unscaled, head learns
+    only = {d: tuple(int(R.value(src, d_k=d, scale="inv_sqrt_dk_minus_none", statistic=f"only_{sc}_succeeds"))
+                     for sc in ("scaled", "unscaled")) for d in ds}
+    wide = [d for d in ds if d >= WIDE_D_K]
+    gap_check = "slope of scaled minus unscaled success fraction vs log d_k over the wide heads"
     out = []
+    if len(wide) < 2:
+        out.append(missing("B10", gap_check, f"d_k={ds[0]}..{ds[-1]}, runs={runs}", src,
+                           f"needs at least two wide heads (d_k >= {WIDE_D_K}) in the sweep"))
+    else:  # the trend over every wide head, not only the end points
+        gaps = [success[d, "inv_sqrt_dk"][0] - success[d, "none"][0] for d in wide]
+        slope, se, reach = _gap_trend(wide, gaps, [only[d] for d in wide], runs)
+        out.append(statistical("B10", gap_check + " (paired, best learning rate each)",
+                               f"d_k={wide[0]}..{wide[-1]}, runs={runs}", slope, 0.0, se, "above", src,
+                               cell=success[wide[-1], "none"][0].cell, reach=reach, note=note))
+    span = f"d_k={ds[0]}..{ds[-1]}, runs={runs}"
+    scaled_check = "slope of scaled success fraction vs log d_k (best learning rate each)"
     if len(ds) < 2:
-        out.append(missing("B10", "slope of unscaled success fraction vs log d_k", span, src,
-                           "needs at least two d_k values"))
-    else:  # the trend over the whole sweep, not only its end points
-        for scale, check, relation in (("none", "slope of unscaled success fraction vs log d_k", "below"),
-                                       ("inv_sqrt_dk", "slope of scaled success fraction vs log d_k", "not below")):
-            fractions = [success[d, scale][0] for d in ds]
-            slope, se, reach = _trend(ds, fractions, runs)
-            out.append(statistical("B10", check + " (best learning rate each)", span, slope, 0.0, se, relation,
-                                   src, cell=fractions[-1].cell, reach=reach, note=note if scale == "none" else ""))
-    (u1, lr_u), (s1, lr_s) = success[ds[-1], "none"], success[ds[-1], "inv_sqrt_dk"]
-    # the same runs under both scales: the paired SE, from the runs only one of the two heads learns
-    only_s, only_u = (int(R.value(src, d_k=ds[-1], scale="inv_sqrt_dk_minus_none", statistic=f"only_{sc}_succeeds"))
-                      for sc in ("scaled", "unscaled"))
-    on_target = R.value(src, d_k=ds[-1], scale="none", lr=lr_u, statistic="starts_on_target")
-    out.append(statistical("B10", "scaled minus unscaled success fraction at the widest head",
-                           f"d_k={ds[-1]}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0,
+        out.append(missing("B10", scaled_check, span, src, "needs at least two d_k values"))
+    else:  # the scaled head keeps learning over the whole sweep
+        fractions = [success[d, "inv_sqrt_dk"][0] for d in ds]
+        slope, se, reach = _trend(ds, fractions, runs)
+        out.append(statistical("B10", scaled_check, span, slope, 0.0, se, "not below", src, cell=fractions[-1].cell,
+                               reach=reach))
+    widest = ds[-1]
+    (u1, lr_u), (s1, lr_s) = success[widest, "none"], success[widest, "inv_sqrt_dk"]
+    widest_check = "scaled minus unscaled success fraction at the widest head"
+    if widest < WIDE_D_K:
+        out.append(missing("B10", widest_check, f"d_k={widest}, runs={runs}", src,
+                           f"the widest head is not wide (d_k < {WIDE_D_K})"))
+        return out
+    only_s, only_u = only[widest]
+    on_target = R.value(src, d_k=widest, scale="none", lr=lr_u, statistic="starts_on_target")
+    out.append(statistical("B10", widest_check, f"d_k={widest}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0,
                            paired_proportion_se(only_s, only_u, runs), "above", src, cell=s1.cell, reach=1.0,
                            note=f"paired: {only_s} runs only the scaled head learns, {only_u} only the unscaled; "
                                 f"{round(float(on_target) * runs)} unscaled runs start on their target (loss 0: a "
