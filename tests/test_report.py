@@ -35,7 +35,7 @@ def run_dir(tmp_path_factory) -> Path:
     """A small run as the rules leave it: every CSV, every figure, a benchmark file and the report."""
     root = tmp_path_factory.mktemp("report_run")
     write_run(root, REPORT_CONFIG)
-    k = C.decide(root / "results").k
+    k = C.write_claims(root / "results", root / "results" / "claims.csv", REPORT_CONFIG).k  # as the claims rule
     for name, spec in F.FIGURES.items():
         F.make_figure(name, root / "results", root / "reports" / "figures" / name, k if spec.uses_k else None)
     bench = root / "logs" / "benchmarks" / "variance.tsv"
@@ -98,6 +98,16 @@ def test_each_figure_draws_with_labelled_axes(run_dir, name):
             continue
         assert ax.get_xlabel() or ax.get_ylabel() or ax.get_title(), f"{name}: an axis says nothing"
     assert fig.axes[0].get_ylabel(), name
+
+
+def test_the_report_shows_the_claims_csv_exactly_as_deciding_again_would(run_dir):
+    """The report reads results/claims.csv instead of deciding the claims again: the same page either way."""
+    results = run_dir / "results"
+    pngs = {name: (run_dir / "reports" / "figures" / f"{name}.png").read_bytes() for name in F.FIGURES}
+    prov = P.provenance(REPORT_CONFIG, repo_dir=run_dir)
+    page = H.render_report(C.read_claims(results / "claims.csv"), pngs, prov)
+    assert page == H.render_report(C.decide(results), pngs, prov)
+    assert "k = " in page and "Figure 1" in page
 
 
 def test_figures_are_byte_deterministic_and_carry_no_date_or_version(run_dir):

@@ -40,7 +40,8 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
 def report_job(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                benchmarks: Iterable[str | Path] = (), log_path: str | None = None,
                solutions: str | Path | None = None) -> None:
-    """Decide every claim and write the HTML report to `out` (with a learner's graded `solutions` CSV, if given)."""
+    """Write the HTML report to `out` from the claims results/claims.csv holds (with a learner's graded
+    `solutions` CSV, if given)."""
     from sdpa_lab.report.html import build_report  # jinja2 and the config schema: not needed by figures_job
 
     with job_log("report", log_path) as logger:
