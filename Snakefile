@@ -38,7 +38,8 @@ if "solutions" in config:
 # the end of every run.
 localrules:
     claims,
-    figures,
+    figures_plain,
+    figures_intervals,
     report,
 
 

@@ -836,6 +836,21 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
     fresh = {"seed": 1, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
     assert len(M.decide_checked(tmp_path / "results", fresh).checks) == len(decision.checks)
 
+    # read back (the figures and the report do): every number, verdict and k as decided, to the last bit
+    back = M.read_claims(out)
+    assert (back.k, back.n_statistical, back.alpha_family) == (decision.k, decision.n_statistical, M.ALPHA_FAMILY)
+    shown = ("claim", "check", "parameters", "relation", "expected", "measured", "basis", "source", "tolerance",
+             "se", "literal", "note", "deviation", "margin", "verdict")
+    assert [tuple(map(repr, (getattr(c, f) for f in shown))) for c in back.checks] == \
+        [tuple(map(repr, (getattr(c, f) for f in shown))) for c in decision.checks]
+    assert {c.verdict for c in back.checks} >= {M.HOLDS, M.FAILS}
+    assert back.statements["B1"] == next(c.statement for c in REGISTRY if c.id == "B1")
+    assert back.table().equals(decision.table())
+    tampered = out.read_text().replace(",holds,", ",fails,", 1)
+    (tmp_path / "tampered.csv").write_text(tampered)
+    with pytest.raises(ResultsError, match="row .* says 'fails', but its numbers give 'holds'"):
+        M.read_claims(tmp_path / "tampered.csv")
+
 
 # ----------------------------------------------------------------- the standard errors' shape terms
 # test_standard_errors.py checks the SEs against the spread over seeds (slow: it runs experiments); these

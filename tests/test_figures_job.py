@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from sdpa_lab import claims as C
 from sdpa_lab.claims import write_claims
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import jobs as J
+from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results, read_table
 
 
@@ -68,6 +70,25 @@ def test_a_figure_job_draws_exactly_its_figures(results_dir, tmp_path):
     with pytest.raises(ValueError, match="unknown figures \\['heatmap'\\]"):
         J.figures_job(results_dir, tmp_path / "bad", names=["heatmap"])
     assert not (tmp_path / "bad").exists()
+
+
+def test_each_figure_job_draws_from_the_csvs_it_waits_for_alone(results_dir, tmp_path):
+    """figures_plain waits only for the CSVs its figures declare (FigureSpec.reads), not for every result: a figure
+    that read another CSV could run before it exists. And the jobs split the figures by whether they need k."""
+    assert sorted(name for names in FIGURE_JOBS.values() for name in names) == sorted(F.FIGURES)
+    assert all(F.FIGURES[name].uses_k == (job == "figures_intervals") for job, names in FIGURE_JOBS.items()
+               for name in names)
+    for name, spec in F.FIGURES.items():
+        alone = tmp_path / name / "results"
+        alone.mkdir(parents=True)
+        for csv in spec.reads:
+            shutil.copy(results_dir / csv, alone / csv)
+        if spec.uses_k:  # k from the claims rule's table
+            shutil.copy(results_dir / "claims.csv", alone / "claims.csv")
+        J.figures_job(alone, tmp_path / name / "figures", names=[name])
+        assert (tmp_path / name / "figures" / f"{name}.png").read_bytes() == \
+            F.render(F.draw(name, Results(results_dir), C.read_claims(results_dir / "claims.csv").k
+                            if spec.uses_k else None), "png"), name
 
 
 def test_the_report_job_does_not_import_matplotlib():

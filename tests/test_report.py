@@ -21,6 +21,7 @@ from sdpa_lab.io import write_csv
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
+from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results
 
 REPORT_CONFIG = copy.deepcopy(TINY_CONFIG)
@@ -35,7 +36,7 @@ def run_dir(tmp_path_factory) -> Path:
     """A small run as the rules leave it: every CSV, every figure, a benchmark file and the report."""
     root = tmp_path_factory.mktemp("report_run")
     write_run(root, REPORT_CONFIG)
-    k = C.decide(root / "results").k
+    k = C.write_claims(root / "results", root / "results" / "claims.csv", REPORT_CONFIG).k  # as the claims rule
     for name, spec in F.FIGURES.items():
         F.make_figure(name, root / "results", root / "reports" / "figures" / name, k if spec.uses_k else None)
     bench = root / "logs" / "benchmarks" / "variance.tsv"
@@ -98,6 +99,16 @@ def test_each_figure_draws_with_labelled_axes(run_dir, name):
             continue
         assert ax.get_xlabel() or ax.get_ylabel() or ax.get_title(), f"{name}: an axis says nothing"
     assert fig.axes[0].get_ylabel(), name
+
+
+def test_the_report_shows_the_claims_csv_exactly_as_deciding_again_would(run_dir):
+    """The report reads results/claims.csv instead of deciding the claims again: the same page either way."""
+    results = run_dir / "results"
+    pngs = {name: (run_dir / "reports" / "figures" / f"{name}.png").read_bytes() for name in F.FIGURES}
+    prov = P.provenance(REPORT_CONFIG, repo_dir=run_dir)
+    page = H.render_report(C.read_claims(results / "claims.csv"), pngs, prov)
+    assert page == H.render_report(C.decide(results), pngs, prov)
+    assert "k = " in page and "Figure 1" in page
 
 
 def test_figures_are_byte_deterministic_and_carry_no_date_or_version(run_dir):
@@ -321,7 +332,7 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
         for fmt in F.FORMATS:
             assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
     root = work / "logs" / "benchmarks"
-    assert (root / "figures.tsv").is_file()
+    assert all((root / f"{job}.tsv").is_file() for job in FIGURE_JOBS)
     benchmarks = sorted(root.rglob("*.tsv"))
     assert any(b.parent.name == "trial_scores" for b in benchmarks)
     assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
@@ -330,9 +341,12 @@ def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_p
         if b.stem != "report":
             name = b.relative_to(root).with_suffix("").as_posix()
             assert f"<td>{name}</td>" in text, name
-    figures_log = (work / "logs" / "figures.log").read_text()
-    assert all(f"figure {name} (k = " in figures_log for name in F.FIGURES)
-    assert figures_log.count("figures: done in") == 1
+    logs = {job: (work / "logs" / f"{job}.log").read_text() for job in FIGURE_JOBS}
+    for name in F.FIGURES:  # each figure drawn by exactly one job, with the run's k where it draws intervals
+        assert sum(f"figure {name} (k = " in log for log in logs.values()) == 1, name
+    assert all(f"figure {name} (k = None)" in logs["figures_plain"] for name in FIGURE_JOBS["figures_plain"])
+    assert not any("(k = None)" in line for line in logs["figures_intervals"].splitlines())
+    assert all(log.count("figures: done in") == 1 for log in logs.values())
     assert "report: done in" in (work / "logs" / "report.log").read_text()
     zipped = tmp_path / "snakemake-report.zip"
     proc = snakemake(work, "--report", str(zipped))

@@ -27,7 +27,7 @@ from sdpa_lab.config import ConfigError, config_errors
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.previous import aside_messages, settle, snapshot, sweep_temporaries
-from sdpa_lab.report.specs import FIGURES, figure_files
+from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 
 # The config is checked once, here, before any job: one line per bad setting, naming it.
 _errors = config_errors(config)
@@ -95,20 +95,36 @@ def trial_scores_files():
     )
 
 
-def figure_outputs():
-    """Every figure's PNG (flagged for `snakemake --report`, with its caption) and SVG, named <figure>_<format>."""
+def figure_inputs(job):
+    """The result CSVs the figures of a figure job (specs.FIGURE_JOBS) draw."""
+    return sorted(
+        {
+            f"{registry.RESULTS_DIR}/{csv}"
+            for name in FIGURE_JOBS[job]
+            for csv in FIGURES[name].reads
+        }
+    )
+
+
+def figure_outputs(job):
+    """A figure job's PNGs (flagged for `snakemake --report`, with their captions) and SVGs, named <figure>_<format>."""
     outputs = {}
-    for name, spec in FIGURES.items():
+    for name in FIGURE_JOBS[job]:
         files = figure_files(name)
         caption = f"../report/figures/{name}.rst"
         outputs[f"{name}_png"] = report(
             files["png"],
             caption=caption,
             category="Figures",
-            subcategory=", ".join(spec.claims),
+            subcategory=", ".join(FIGURES[name].claims),
         )
         outputs[f"{name}_svg"] = files["svg"]
     return outputs
+
+
+def figure_captions(job):
+    """A figure job's captions, as Snakemake's report shows them: the job reruns when one changes."""
+    return {name: FIGURES[name].caption_generic() for name in FIGURE_JOBS[job]}
 
 
 def figure_pngs():
@@ -157,7 +173,9 @@ def benchmarks_before_report():
     draws = [
         benchmark_of(f"trial_scores/{Path(path).stem}") for path in trial_scores_files()
     ]
-    return [benchmark_of(rule) for rule in [*EXPERIMENTS, "claims", "figures"]] + draws
+    return [
+        benchmark_of(rule) for rule in [*EXPERIMENTS, "claims", *FIGURE_JOBS]
+    ] + draws
 
 
 # A failed or interrupted run must not lose results. Snakemake deletes a job's

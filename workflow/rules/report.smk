@@ -1,26 +1,47 @@
-# The report: the figures (sdpa_lab.report.figures, one job, beside the claims job),
-# then the self-contained reports/report.html (sdpa_lab.report.html), built after every
-# other rule because it shows their runtimes (their benchmark files are inputs).
+# The report: the figures (sdpa_lab.report.figures, in two jobs, specs.FIGURE_JOBS), then the
+# self-contained reports/report.html (sdpa_lab.report.html), built after every other rule
+# because it shows their runtimes (their benchmark files are inputs).
 
 
-rule figures:
+# The figures without intervals: only the CSVs they draw, so the job runs beside the experiments still going.
+rule figures_plain:
     input:
-        # Every result CSV: figures with k-SE intervals use the run's k, decided from all of them as the
-        # checks do. Not results/claims.csv: the figure job runs beside the claims job, not after it.
-        results=experiment_outputs(),
+        results=figure_inputs("figures_plain"),
         code=code_of("sdpa_lab.report.jobs", "sdpa_lab.report.figures"),
     output:
-        **figure_outputs(),
+        **figure_outputs("figures_plain"),
     log:
-        log_of("figures"),
+        log_of("figures_plain"),
     benchmark:
-        benchmark_of("figures")
+        benchmark_of("figures_plain")
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),
         runtime=2,
     params:
-        captions={name: spec.caption_generic() for name, spec in FIGURES.items()},  # for Snakemake's report
+        captions=figure_captions("figures_plain"),  # for Snakemake's report
+    script:
+        "../scripts/make_figures.py"
+
+
+# The figures with intervals of k standard errors: k is the run's, from results/claims.csv.
+rule figures_intervals:
+    input:
+        results=figure_inputs("figures_intervals"),
+        claims="results/claims.csv",
+        code=code_of("sdpa_lab.report.jobs", "sdpa_lab.report.figures"),
+    output:
+        **figure_outputs("figures_intervals"),
+    log:
+        log_of("figures_intervals"),
+    benchmark:
+        benchmark_of("figures_intervals")
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(300),
+        runtime=2,
+    params:
+        captions=figure_captions("figures_intervals"),  # for Snakemake's report
     script:
         "../scripts/make_figures.py"
 

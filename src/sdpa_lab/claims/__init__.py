@@ -1,6 +1,7 @@
 """The lesson's claims, each decided from the result CSVs.
 
-- `model`: `Check`, `Claim`, `Decision`, verdicts and relations, the check builders, `decide`;
+- `model`: `Check`, `Claim`, `Decision`, verdicts and relations, the check builders, `decide`, and
+  results/claims.csv written and read back (`write_claims`, `read_claims`);
 - `standard_errors`: the Bonferroni k and the standard errors the statistical checks use;
 - `lesson_numbers`: the numbers the lesson printed;
 - the decisions, grouped as the lesson groups the claims: `replication` (A1-A3),
@@ -23,6 +24,7 @@ from sdpa_lab.claims.model import (
     Decision,
     decide,
     decide_checked,
+    read_claims,
     write_claims,
 )
 from sdpa_lab.claims.registry import CLAIMS, registry
@@ -32,5 +34,5 @@ from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe, summary
 __all__ = [
     "ALPHA_FAMILY", "CLAIMS", "CONTRADICTED", "FAILS", "HOLDS", "INCONCLUSIVE", "NOT_MEASURED", "NOT_PER_DRAW",
     "RELATIONS", "Check", "Claim", "Decision", "bonferroni_k", "claim_verdict", "closeness", "decide",
-    "decide_checked", "describe", "registry", "summary", "variance_se", "write_claims",
+    "decide_checked", "describe", "read_claims", "registry", "summary", "variance_se", "write_claims",
 ]

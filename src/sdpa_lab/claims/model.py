@@ -13,6 +13,7 @@ Tolerances:
 
 from __future__ import annotations
 
+import csv
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -221,13 +222,17 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 
 
+def refuse_stale(results: Results, config: Mapping | None) -> None:
+    """Raise ResultsError, naming every setting, when the CSVs in `results` were made with another config."""
+    errors = stale_errors(results, config) if config is not None else []
+    if errors:
+        raise ResultsError("\n".join(errors))
+
+
 def decide_checked(results_dir: str | Path, config: dict | None) -> Decision:
     """Decide the claims after refusing results that do not match `config`."""
     results = Results(results_dir)
-    if config is not None:
-        errors = stale_errors(results, config)
-        if errors:
-            raise ResultsError("\n".join(errors))
+    refuse_stale(results, config)
     return decide(results)
 
 
@@ -236,3 +241,28 @@ def write_claims(results_dir: str | Path, out: str | Path, config: dict | None =
     decision = decide_checked(results_dir, config)
     write_csv(decision.table(), out)
     return decision
+
+
+def _number(text: str) -> float:
+    """A number of claims.csv: shortest round-trip text, so float() gives back the decided value; empty is nan."""
+    return float(text) if text else math.nan
+
+
+def read_claims(path: str | Path) -> Decision:
+    """The decision results/claims.csv holds (write_claims), for the figures and the report, which show it
+    rather than deciding again: every check's numbers as decided, and k, set by `decide` from the number of
+    statistical checks. A row whose verdict does not follow from its numbers is an error.
+    """
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    checks = tuple(Check(r["id"], r["check"], r["parameters"], r["relation"], _number(r["expected"]),
+                         _number(r["measured"]), r["basis"], r["source"], tolerance=_number(r["tolerance"]),
+                         se=_number(r["standard_error"]), literal=r["literal"] == "True", note=r["note"])
+                   for r in rows)
+    for row, (c, r) in enumerate(zip(checks, rows, strict=True), start=2):
+        if c.verdict != r["verdict"]:
+            raise ResultsError(f"{path}: row {row} ({c.claim}, {c.check}, {c.parameters}) says {r['verdict']!r}, "
+                               f"but its numbers give {c.verdict!r}: rerun the claims rule")
+    n_stat = sum(c.basis == "statistical" for c in checks)
+    return Decision(checks, bonferroni_k(n_stat, ALPHA_FAMILY), n_stat, ALPHA_FAMILY,
+                    {r["id"]: r["statement"] for r in rows})

@@ -1,7 +1,8 @@
 """reports/report.html: every claim restated with this run's numbers, its verdict and its figures, in one file.
 
-The numbers come from one place: the `Decision` the claims registry makes
-from the result CSVs (`sdpa_lab.claims.decide`). The templates only lay them
+The numbers come from one place: the `Decision` the claims rule made from the
+result CSVs and wrote to results/claims.csv (`sdpa_lab.claims.write_claims`),
+read back as decided (`read_claims`), not decided again. The templates only lay them
 out (Jinja2, autoescaped); figures are embedded as base64 PNG data URIs and
 the CSS is inline, so the file works offline and when mailed alone.
 """
@@ -27,7 +28,8 @@ from sdpa_lab.claims.model import (
     Check,
     Claim,
     Decision,
-    decide_checked,
+    read_claims,
+    refuse_stale,
 )
 from sdpa_lab.claims.registry import registry
 from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe
@@ -261,12 +263,14 @@ def recorded_seeds(results: Results) -> dict[str, list[int]]:
 def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                  benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".",
                  solutions: str | Path | None = None) -> Decision:
-    """Decide every claim from `results_dir` (refusing results of another config) and write the report to `out`;
-    with `solutions` (results/solutions.csv), a "Your solutions" section too."""
-    decision = decide_checked(results_dir, dict(config))
+    """Write the report to `out` from the claims decided in `results_dir`/claims.csv and the CSVs beside it
+    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too."""
+    results = Results(results_dir)
+    refuse_stale(results, dict(config))
+    decision = read_claims(results.dir / "claims.csv")
     pngs = {name: (Path(figures_dir) / f"{name}.png").read_bytes()
             for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
-    prov = provenance(config, benchmarks, repo_dir, recorded_seeds(Results(results_dir)))
+    prov = provenance(config, benchmarks, repo_dir, recorded_seeds(results))
     graded = solutions_view(solutions) if solutions is not None else None
     # The calibration study's tables, if `snakemake calibration` has made them: read, never a rule input.
     calibration = main_report_summary(Path(results_dir) / "calibration")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sdpa_lab.claims.model import decide
+from sdpa_lab.claims.model import read_claims
 from sdpa_lab.joblog import job_log
 from sdpa_lab.report.specs import FIGURES, figure_files
 from sdpa_lab.results import Results
@@ -16,9 +16,8 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
     """Draw the figures `names` (default: every one in specs.FIGURES) from `results_dir` into `figures_dir`,
     as <name>.png and <name>.svg.
 
-    Figures with k-standard-error intervals take k from the run's decision, as the checks do
-    (decided here from the same CSVs, once for all of them: so the figure jobs need not wait for
-    the claims job, and run beside it).
+    Figures with k-standard-error intervals take k from the run's decision, as the checks do: read from
+    `results_dir`/claims.csv (the claims rule's), not decided again.
     The CSVs are read once and shared: no figure function modifies a table (tests/test_figures_job.py).
     """
     from sdpa_lab.report.figures import make_figure  # matplotlib: here, so the report job never imports it
@@ -29,7 +28,7 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
         raise ValueError(f"unknown figures {unknown}; known: {', '.join(FIGURES)}")
     with job_log("figures", log_path) as logger:
         R = Results(results_dir)
-        k_run = decide(R).k if any(FIGURES[name].uses_k for name in names) else None
+        k_run = read_claims(R.dir / "claims.csv").k if any(FIGURES[name].uses_k for name in names) else None
         for name in names:
             k = k_run if FIGURES[name].uses_k else None
             stem = Path(figure_files(name, str(figures_dir))["png"]).with_suffix("")
@@ -40,7 +39,8 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
 def report_job(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                benchmarks: Iterable[str | Path] = (), log_path: str | None = None,
                solutions: str | Path | None = None) -> None:
-    """Decide every claim and write the HTML report to `out` (with a learner's graded `solutions` CSV, if given)."""
+    """Write the HTML report to `out` from the claims results/claims.csv holds (with a learner's graded
+    `solutions` CSV, if given)."""
     from sdpa_lab.report.html import build_report  # jinja2 and the config schema: not needed by figures_job
 
     with job_log("report", log_path) as logger:

@@ -86,6 +86,15 @@ FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
 )}
 
 
+# The figures in two jobs (workflow/rules/report.smk). Those with intervals of k standard errors wait for the
+# claims rule: k is the run's, read from results/claims.csv. The others need only the CSVs they draw, so they
+# run beside the experiments still going.
+FIGURE_JOBS: dict[str, tuple[str, ...]] = {
+    "figures_plain": tuple(name for name, spec in FIGURES.items() if not spec.uses_k),
+    "figures_intervals": tuple(name for name, spec in FIGURES.items() if spec.uses_k),
+}
+
+
 def figures_for(claim_id: str) -> list[FigureSpec]:
     """The figures that show a claim, in FIGURES order."""
     return [f for f in FIGURES.values() if claim_id in f.claims]
