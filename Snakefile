@@ -33,10 +33,15 @@ if "solutions" in config:
     include: "workflow/rules/solutions.smk"
 
 
-# On a cluster (profiles/slurm) these run on the submitting machine: seconds each, after
-# every experiment, as SLURM jobs they would add a job's start-up and status checks to
-# the end of every run.
+# On a cluster (profiles/slurm) these run on the submitting machine. The lesson's three
+# replications are the same few seconds of work whatever the config (the lesson's own
+# sizes), so a cluster never makes them faster; the claims, figures and report take
+# seconds each after every experiment. As SLURM jobs they would add a job's start-ups
+# and status checks to every run.
 localrules:
+    lesson_variance,
+    lesson_softmax_collapse,
+    lesson_forward,
     claims,
     figures_plain,
     figures_intervals,

@@ -120,17 +120,17 @@ def test_calibration_target_runs_on_the_cluster(runs, cluster):
 
 
 def test_out_of_memory_names_the_rule_and_a_rerun_with_more_fixes_it(runs, cluster):
-    work, target = runs["cluster"], "results/lesson_forward.csv"
+    work, target = runs["cluster"], "results/forward_shape.csv"
     others = {p: (h, (work / "results" / p).stat().st_mtime_ns)
-              for p, h in digests(work / "results").items() if p != "lesson_forward.csv"}
+              for p, h in digests(work / "results").items() if p != "forward_shape.csv"}
 
     # 20 MB: less than the job's own Snakemake needs; the cluster kills the job within a second.
-    failed = snakemake(work, target, "--forcerun", "lesson_forward", "--profile", "profiles/slurm",
-                       "--set-resources", "lesson_forward:mem_mb=20", env=cluster)
+    failed = snakemake(work, target, "--forcerun", "forward_shape", "--profile", "profiles/slurm",
+                       "--set-resources", "forward_shape:mem_mb=20", env=cluster)
     assert failed.returncode != 0
     # The workflow's onerror hook (sdpa_lab.cluster) names the rule and its limit.
-    said = re.search(r"^rule lesson_forward ran out of memory \(mem_mb=20\); "
-                     r"rerun with --set-resources (lesson_forward:mem_mb=\d+)$", failed.stderr, re.MULTILINE)
+    said = re.search(r"^rule forward_shape ran out of memory \(mem_mb=20\); "
+                     r"rerun with --set-resources (forward_shape:mem_mb=\d+)$", failed.stderr, re.MULTILINE)
     assert said, failed.stderr[-3000:]
     suggested = said[1]
 
@@ -139,5 +139,5 @@ def test_out_of_memory_names_the_rule_and_a_rerun_with_more_fixes_it(runs, clust
     assert (work / target).read_bytes() == (runs["local"] / target).read_bytes()
     assert not (work / f"{target}.previous").exists()
     after = {p: (h, (work / "results" / p).stat().st_mtime_ns)
-             for p, h in digests(work / "results").items() if p != "lesson_forward.csv"}
+             for p, h in digests(work / "results").items() if p != "forward_shape.csv"}
     assert after == others  # no other result rewritten or touched
