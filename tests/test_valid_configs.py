@@ -14,7 +14,10 @@ from sdpa_lab.config import config_errors
 from sdpa_lab.results import Results
 
 LR = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
+
+
 def cfg(seed, dks, T, n_pairs, trials, runs, steps=100, lrs=LR, thr=0.1, shapes=([2, 5, 3],), ldks=None):
+    """A config: the same head sizes and T in every sweep (learning's own head sizes if `ldks` is given)."""
     return {"seed": seed, "variance": {"d_k": dks, "n_pairs": n_pairs},
             "entropy_sweep": {"d_k": dks, "T": T, "trials": trials},
             "ranking_invariance": {"d_k": dks, "T": T, "trials": trials},
@@ -22,6 +25,8 @@ def cfg(seed, dks, T, n_pairs, trials, runs, steps=100, lrs=LR, thr=0.1, shapes=
             "gradient": {"d_k": dks, "T": T, "trials": trials},
             "learning": {"d_k": ldks or dks, "T": T, "runs": runs, "steps": steps, "learning_rates": lrs,
                          "loss_threshold": thr}}
+
+
 CONFIGS = {
     "two small heads, T=2": cfg(1, [1, 2], 2, 1000, 100, 10, steps=1),
     "odd sizes": cfg(2, [3, 7, 50, 300], 5, 5000, 2000, 40),
