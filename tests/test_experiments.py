@@ -165,6 +165,19 @@ def test_ranking_invariance_counts():
     assert (t["count"] <= 300).all() and (t["count"] >= 0).all()
 
 
+def test_ranking_invariance_exactly_tied_logits_keep_their_rank(tmp_path):
+    # logits that tie exactly (here small integers, over more keys than a sort handles by insertion) tie the
+    # same way after any positive scale: their ranking agrees in every trial, whatever order a sort may give ties
+    T, trials = 40, 20
+    raw = np.random.default_rng(3).integers(0, 3, size=(trials, T)).astype(np.float64)
+    path = tmp_path / "scores.npy"
+    np.save(path, np.column_stack([raw, np.ones(trials)]))  # the file's layout: T scores, then |q|
+    t = pd.DataFrame(ranking_invariance_rows(seed=1, d_k_values=[16], T=T, trials=trials, scores={16: path}))
+    count = t.set_index(["dtype", "quantity"])["count"]
+    assert count["float64", "logit_rank_agrees"] == trials and count["float32", "logit_rank_agrees"] == trials
+    assert count["float64", "unscaled_weight_ties"] == trials  # every row has tied logits, hence tied weights
+
+
 def test_forward_shape_rows():
     t = pd.DataFrame(forward_shape_rows(seed=1, shapes=[[2, 5, 3]]))
     v = t.set_index(["dtype", "quantity"])["value"]
