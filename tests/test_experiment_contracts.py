@@ -422,10 +422,12 @@ def test_trial_scores_are_read_a_chunk_at_a_time(tmp_path):
     assert peak < 10 * rows * (T + 1) * 8 < trials * (T + 1) * 8 / 2, peak
 
 
-def test_each_experiment_runs_as_the_registry_declares(tiny_config):
+def test_each_experiment_runs_as_the_registry_declares(tiny_config, monkeypatch):
     """<experiment>_tables(settings, trial scores) gives the declared outputs, with the settings' rows."""
     from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
     from sdpa_lab.pipeline import run_experiment
+
+    monkeypatch.setattr(replication, "A1_N_SAMPLES", 1000)  # the outputs, not the lesson's numbers (seconds)
 
     expected_rows = {
         "variance": lambda s: {"table": variance.variance_rows(s["seed"], s["d_k"], s["n_pairs"])},
@@ -439,9 +441,11 @@ def test_each_experiment_runs_as_the_registry_declares(tiny_config):
         "learning": lambda s: dict(zip(("table", "curves"), learning.learning_rows(
             s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"], s["loss_threshold"]),
             strict=True)),
+        "lesson_variance": lambda s: {"table": replication.replicate_variance_rows()},
         "lesson_softmax_collapse": lambda s: {"table": replication.replicate_softmax_collapse_rows()},
         "lesson_forward": lambda s: {"table": replication.replicate_forward_rows()},
     }
+    assert set(expected_rows) == set(EXPERIMENTS)
     for name, rows_of in expected_rows.items():
         settings = settings_of(tiny_config, name)
         tables = run_experiment(name, settings)
