@@ -422,6 +422,37 @@ def test_trial_scores_are_read_a_chunk_at_a_time(tmp_path):
     assert peak < 10 * rows * (T + 1) * 8 < trials * (T + 1) * 8 / 2, peak
 
 
+def test_the_attention_scale_reaches_each_experiment_that_takes_it(tiny_config):
+    """The calibration study's broken arms (run_experiment(..., attention_scale=...)) run the experiment with that
+    scale in place of 1/sqrt(d_k): the same rows as the experiment's own function given it."""
+    import inspect
+    from importlib import import_module
+
+    from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
+    from sdpa_lab.pipeline import run_experiment
+
+    rows_with = {
+        "variance": lambda s, a: variance.variance_rows(s["seed"], s["d_k"], s["n_pairs"], attention_scale=a),
+        "entropy_sweep": lambda s, a: entropy_sweep.entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"],
+                                                                       attention_scale=a),
+        "ranking_invariance": lambda s, a: ranking_invariance.ranking_invariance_rows(
+            s["seed"], s["d_k"], s["T"], s["trials"], attention_scale=a),
+        "gradient": lambda s, a: gradient.gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], attention_scale=a),
+        "learning": lambda s, a: learning.learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"],
+                                                        s["learning_rates"], s["loss_threshold"], attention_scale=a)[0],
+    }
+    takes = {name for name, e in EXPERIMENTS.items() if "attention_scale" in inspect.signature(
+        getattr(import_module(e.function.partition(":")[0]), e.function.partition(":")[2])).parameters}
+    assert takes == set(rows_with)
+    for name, rows_of in rows_with.items():
+        settings = settings_of(tiny_config, name)
+        if name == "ranking_invariance":  # wide enough heads that float32 weights underflow to ties unscaled
+            settings = {**settings, "d_k": [4096], "T": 8}
+        got = run_experiment(name, settings, attention_scale="none")["table"]
+        assert got == rows_of(settings, "none"), name
+        assert got != rows_of(settings, "inv_sqrt_dk"), name  # the scale changes the numbers: the test can fail
+
+
 def test_each_experiment_runs_as_the_registry_declares(tiny_config, monkeypatch):
     """<experiment>_tables(settings, trial scores) gives the declared outputs, with the settings' rows."""
     from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
