@@ -33,6 +33,7 @@ SMALL = {  # file -> rows of a small run
     "variance.csv": lambda: variance.variance_rows(7, [4, 9], 50),
     "entropy_sweep.csv": lambda: entropy_sweep.entropy_sweep_rows(7, [4], 4, 5),
     "entropy_single_draw.csv": entropy_sweep.entropy_single_draw_rows,
+    "entropy_exercise2.csv": lambda: entropy_sweep.exercise2_rows(7, 3),
     "ranking_invariance.csv": lambda: ranking_invariance.ranking_invariance_rows(7, [4], 4, 5),
     "forward_shape.csv": lambda: forward_shape.forward_shape_rows(7, [[2, 3, 4]]),
     "gradient.csv": lambda: gradient.gradient_rows(7, [4], 4, 5),
@@ -126,6 +127,7 @@ BAD_ARGUMENTS = [
     (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "d_k_values", []),
     (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "T", 1),
     (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "trials", 1),
+    (entropy_sweep.exercise2_rows, dict(seed=1, trials=1), "trials", 0),
     (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "d_k_values", []),
     (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "T", 1),
     (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "trials", 0),
@@ -159,6 +161,11 @@ def test_bad_argument_is_refused_by_name_and_the_smallest_good_one_runs(fn, good
 def test_forward_shape_too_large_is_refused_naming_the_shape():
     with pytest.raises(ValueError, match=r"^shapes\[1\] = \[100000, 100000, 100000\]: "):
         forward_shape.forward_shape_rows(1, [[1, 1, 1], [100000, 100000, 100000]])
+
+
+def test_unknown_attention_scale_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"^unknown attention_scale 'inv_cbrt_dk'; expected one of \('none', "):
+        variance.variance_rows(3, [4], 10, attention_scale="inv_cbrt_dk")
 
 
 def test_unknown_scale_is_refused_by_name():
