@@ -206,20 +206,20 @@ def test_exercise2_counts_the_sequences_that_fall_at_every_step():
 
 def test_exercise2_counts_every_chunk_of_sequences(monkeypatch):
     # a sequence is one query and 8 keys per d_k: 9 * (4 + 16 + 64 + 256) = 3060 normals; 4 sequences per chunk,
-    # 25 sequences: 7 chunks, each drawn d_k by d_k (the last one of a single sequence), every one counted
+    # 39 sequences: 10 chunks, each drawn d_k by d_k (the last one of 3 sequences), every one counted
     from sdpa_lab.attention import lesson_entropy, softmax
     from sdpa_lab.experiments.entropy_sweep import EXERCISE2_D_K, exercise2_rows
     from sdpa_lab.seeding import stream
 
     monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 4 * 3060)
-    rows = {r["quantity"]: r for r in exercise2_rows(5, 25)}
+    rows = {r["quantity"]: r for r in exercise2_rows(5, 39)}
     rng = stream(5, "exercise2")
     falls = 0
-    for start in range(0, 25, 4):
-        m = min(4, 25 - start)
+    for start in range(0, 39, 4):
+        m = min(4, 39 - start)
         h = []
         for d in EXERCISE2_D_K:
             q, K = rng.standard_normal((m, d)), rng.standard_normal((m, 8, d))
             h.append([lesson_entropy(softmax(K[i] @ q[i])) for i in range(m)])
         falls += sum(all(h[j + 1][i] < h[j][i] for j in range(3)) for i in range(m))
-    assert rows["sequences"]["count"] == 25 and rows["falls_at_every_step"]["count"] == falls
+    assert rows["sequences"]["count"] == 39 and rows["falls_at_every_step"]["count"] == falls
