@@ -153,6 +153,8 @@ def test_b1_b2_b4_b8_variance_checks():
     assert_check(b4["scaled variance at d_k = 1024", "d_k=1024, n=1000"],
                  measured=stat(t, 1024, "inv_sqrt_dk", "variance"), expected=1.0, se=var_se(1024, n) / 1024,
                  relation="within", basis="derived", cell=cell_of(1024, "inv_sqrt_dk", "variance"))
+    for name in ("raw variance at d_k = 1024", "scaled variance at d_k = 1024"):  # the sweep's point repeats B1's
+        assert b4[name, "d_k=1024, n=1000"].note.startswith("derived from B1 variance of raw scores [d_k=1024, n=1000]")
     # decided, the derived checks are not counted in the Bonferroni split
     claims = [c for c in REGISTRY if c.id in ("B1", "B2")]
     decision = M.decide(R, claims)
@@ -282,6 +284,7 @@ def test_b5_checks():
         assert_check(c, measured=ent(t, d, paired, "mean"), expected=gap,
                      se=math.hypot(ent(t, d, paired, "se"), gap_se), relation="within", cell=ecell(d, paired, "mean"))
         assert gap != 0 and gap_se > 0
+        assert c.note == f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included)"
     literal = b5["fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every step "
                  "(Exercise 2, literal)", "d_k=4,16,64,256, n=400"]
     assert_check(literal, measured=37 / 400, expected=1.0, se=math.sqrt(0.25 / 400), relation="not below",
@@ -318,7 +321,23 @@ def test_b5_power_law_leaves_out_a_mean_known_too_roughly():
     assert fit.note.endswith("; left out (mean entropy's relative SE above 0.2: too few trials): d_k=64")
     t.loc[(t.d_k == 16) & (t.scale == "none") & (t.statistic == "se"), "value"] = 1.0
     (c,) = [c for c in decide_b5(Results("mem", tables)) if c.check.startswith("power-law")]
-    assert c.verdict == M.NOT_MEASURED and c.parameters == "T=8" and c.note.endswith("d_k=16,64")
+    assert c.verdict == M.NOT_MEASURED and c.parameters == "T=8"
+    assert (c.claim, c.source) == ("B5", "entropy_sweep.csv")
+    assert c.note == ("needs two d_k whose mean unscaled entropy is known to within 20%; left out (mean entropy's "
+                      "relative SE above 0.2: too few trials): d_k=16,64")
+
+
+def test_b5_power_law_leaves_out_a_mean_entropy_of_zero():
+    # at the widest head every trial's unscaled softmax is one-hot (exp underflowed): mean entropy 0, SE 0; its
+    # log is -inf, so the point is left out of the fit, which the other two d_k still decide
+    tables = entropy_tables()
+    t = tables["entropy_sweep.csv"].copy()
+    t.loc[(t.d_k == 64) & (t.scale == "none"), "value"] = 0.0
+    tables["entropy_sweep.csv"] = t
+    b5 = by_key(decide_b5(Results("mem", tables)), "B5")
+    fit = b5["power-law exponent of mean unscaled entropy vs d_k", "d_k=4..16, T=8"]
+    assert fit.measured == pytest.approx((math.log(0.75) - math.log(1.5)) / math.log(4), rel=1e-12)
+    assert fit.note.endswith("; left out (mean entropy's relative SE above 0.2: too few trials): d_k=64")
 
 
 def test_b5_literal_counts_a_tie_as_not_falling():
@@ -438,8 +457,42 @@ def test_b7_where_theory_says_the_norm_does_not_fall_yet():
     c = b7["fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", "d_k=1->2, T=8"]
     assert_check(c, measured=0.5 - 0.25, expected=m1 - m2, se=math.hypot(0.01, 0.02, s1, s2), relation="within")
     assert c.note.startswith("theory: not positive at this point") and c.verdict == M.FAILS
+    assert c.cell == gcell(2, "none", J, "mean")
     ratios = [p for name, p in b7 if name == "fall of unscaled / scaled gradient norm at the scores"]
     assert ratios == ["d_k=2->64, T=8"]
+
+
+def test_b7_at_a_widest_head_where_theory_says_scaling_does_not_help_yet():
+    # one head of d_k = 1 over 8 keys: the scaled softmax is not clearly sharper than the unscaled one (1/sqrt(1)
+    # is no scaling at all, up to the Monte Carlo noise), so both widest-head differences are held to their exact
+    # expectations, each with the Monte Carlo SEs of both means
+    t = gradient_table(ds=(1,))
+    b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})), "B7")
+    diff = "inv_sqrt_dk_minus_none"
+    for q, name in ((J, "mean scaled minus unscaled Jacobian norm at the widest head"),
+                    (LJ, "mean log10 scaled minus unscaled Jacobian norm at the widest head")):
+        (ms, ss), (mu, su) = mean_statistic(q, 1, 8, True), mean_statistic(q, 1, 8, False)
+        assert ms - mu <= 4 * math.hypot(ss, su)
+        c = b7[name, "d_k=1, T=8"]
+        assert_check(c, measured=g(t, 1, diff, q, "mean"), expected=ms - mu,
+                     se=math.hypot(g(t, 1, diff, q, "se"), ss, su), relation="within", cell=gcell(1, diff, q, "mean"))
+        theory = (f"theory: not positive at this point ({ms - mu:.3g}, Monte Carlo SE {math.hypot(ss, su):.2g}): "
+                  "the softmax is not yet saturated here")
+        if q == LJ:
+            theory += f"; typical unscaled norm {10**-0.5:.3g} vs scaled {10**-0.44:.3g} (geometric means)"
+        assert c.note == theory
+    assert len(b7) == 1 + 2
+
+
+def test_b7_decides_a_difference_above_its_expectation_only_past_four_monte_carlo_ses():
+    # "clearly positive" is strictly more than CLEAR = 4 Monte Carlo SEs: exactly 4 is held to the expectation
+    from sdpa_lab.claims.softmax_saturation import _positive_by_theory
+
+    args = ("B7", "c", "p", 0.3, 0.1)
+    at = _positive_by_theory(*args, 4.0, 1.0, "gradient.csv", None)
+    assert (at.relation, at.expected, at.se) == ("within", 4.0, pytest.approx(math.hypot(0.1, 1.0), rel=1e-15))
+    past = _positive_by_theory(*args, 4.000001, 1.0, "gradient.csv", None)
+    assert (past.relation, past.expected, past.se) == ("above", 0.0, 0.1)
 
 
 # ----------------------------------------------------------------- ranking_invariance.csv: B6

@@ -230,3 +230,24 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     assert V.summary(fine).splitlines()[-1] == "1 of 1 claims hold"
     # show_all lists every check (6) under its claim, instead of only the failing ones not already shown (1)
     assert len(V.summary(d, show_all=True).splitlines()) == len(lines) + 5
+
+
+def test_decide_widens_by_the_skewness_and_the_kurtosis_of_each_check():
+    # Cornish-Fisher by hand at k = 3 (z + (z^2 - 1) S / 6 + (z^3 - 3z) K / 24 - (2z^3 - 5z) S^2 / 36, the wider
+    # side): kurtosis 0.48 alone -> 3 + 18 * 0.48 / 24 = 3.36; skewness 0.3 alone -> 3 + 0.4 - 39 * 0.09 / 36
+    kurt = M.statistical("B1", "kurtosis only", "p", 4.0, 4.0, 0.5, "within", "variance.csv", excess_kurtosis=0.48)
+    skew = M.statistical("B1", "skewness only", "p", 4.0, 4.0, 0.5, "within", "variance.csv", skewness=0.3)
+    got = {c.check: c for c in M.decide(Results("mem", {}), claims=[_claim([kurt, skew])], k=3.0).checks}
+    assert got["kurtosis only"].tolerance == pytest.approx(0.5 * 3.36, rel=1e-12)
+    assert got["skewness only"].tolerance == pytest.approx(0.5 * (3.4 - 39 * 0.09 / 36), rel=1e-12)
+
+
+def test_a_tolerance_exactly_at_the_statistics_reach_cannot_decide_and_keeps_the_checks_note():
+    # reach 1.0: a tolerance of exactly k * se = 1.0 already covers every deviation the statistic can show
+    c = M.statistical("B1", "c", "p", 0.5, 0.5, 0.25, "within", "variance.csv", reach=1.0, note="a note")
+    (at,) = M.decide(Results("mem", {}), claims=[_claim([c])], k=4.0).checks
+    assert at.tolerance == 1.0
+    assert at.note == ("a note; cannot be decided at this sample size: the tolerance 1 is at least the largest "
+                       "deviation the statistic can show (1); more samples needed")
+    (below,) = M.decide(Results("mem", {}), claims=[_claim([c])], k=3.999).checks
+    assert below.note == "a note"

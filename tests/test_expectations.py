@@ -99,3 +99,46 @@ def test_the_unscaled_jacobian_norm_first_rises_at_many_keys():
     rising = [E.mean_statistic("jacobian_norm", d, 16, False)[0] for d in (1, 2)]
     falling = [E.mean_statistic("jacobian_norm", d, 16, False)[0] for d in (64, 256)]
     assert rising[1] > rising[0] and falling[1] < falling[0]
+
+
+def _entropy_by_log_sum_exp(s):
+    """-sum p log p with log p = s - logsumexp(s): no exp of a large score, no log of an underflowed weight."""
+    lse = s.max(axis=-1, keepdims=True) + np.log(np.exp(s - s.max(axis=-1, keepdims=True)).sum(axis=-1, keepdims=True))
+    logp = s - lse
+    return -np.sum(np.exp(logp) * logp, axis=-1)
+
+
+@pytest.mark.parametrize("shift", [0.0, 700.0, -700.0, 5000.0])
+def test_statistics_at_large_and_saturating_scores(shift):
+    # the softmax does not depend on a common shift of the scores; large scores neither overflow nor divide by 0,
+    # and weights that underflowed to exactly 0 contribute exactly 0 (rows 2-4 are one-hot or nearly)
+    s = np.array([[0.3, -1.2, 2.0, 0.0], [0.0, -800.0, -900.0, -5.0], [0.0, -800.0, -900.0, -1000.0],
+                  [400.0, -400.0, 0.0, 1.0], [3.0, 3.0, -800.0, -800.0]])
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    J = p[:, :, None] * np.eye(4) - p[:, :, None] * p[:, None, :]
+    with np.errstate(divide="raise", invalid="raise", over="raise"):
+        entropy = E.softmax_statistic("entropy", s + shift)
+        norm = E.softmax_statistic("jacobian_norm", s + shift)
+    np.testing.assert_allclose(entropy, _entropy_by_log_sum_exp(s), rtol=1e-9, atol=1e-300)
+    assert entropy[2] == 0.0 and entropy[4] == pytest.approx(math.log(2), rel=1e-12)  # one-hot; two tied of four
+    np.testing.assert_allclose(norm, np.linalg.norm(J, axis=(1, 2)), rtol=1e-9)
+
+
+def test_pair_mean_averages_each_antithetic_pair_first():
+    # values of (u_1..u_n, -u_1..-u_n): the pair means (v_i + v_{n+i}) / 2 are the independent draws
+    values = np.array([1.0, 4.0, 2.0, 8.0, 3.0, 0.0, 6.0, 2.0])  # pairs (1, 3), (4, 0), (2, 6), (8, 2)
+    pair = np.array([2.0, 2.0, 4.0, 5.0])
+    mean, se = E._pair_mean(values)
+    assert mean == pytest.approx(pair.mean(), rel=1e-15)
+    assert se == pytest.approx(math.sqrt(np.sum((pair - 3.25) ** 2) / 3) / 2, rel=1e-12)  # sample SD (n - 1) / sqrt n
+
+
+@pytest.mark.parametrize("T", [2, 8, 100, 128])
+def test_draws_are_antithetic_pairs_filling_the_element_budget(T):
+    u = E._draws("entropy", 4, T, 0)
+    pairs = len(u) // 2
+    assert u.shape == (2 * pairs, T) and np.array_equal(u[pairs:], -u[:pairs])
+    # as many pairs as DRAW_ELEMENTS allows (the bound on memory and time), short of it by less than one pair
+    assert E.DRAW_ELEMENTS - 2 * T < u.size <= E.DRAW_ELEMENTS
+    assert np.array_equal(u, E._draws("entropy", 4, T, 0)) and not np.array_equal(u, E._draws("entropy", 4, T, 1))

@@ -33,6 +33,7 @@ SMALL = {  # file -> rows of a small run
     "variance.csv": lambda: variance.variance_rows(7, [4, 9], 50),
     "entropy_sweep.csv": lambda: entropy_sweep.entropy_sweep_rows(7, [4], 4, 5),
     "entropy_single_draw.csv": entropy_sweep.entropy_single_draw_rows,
+    "entropy_exercise2.csv": lambda: entropy_sweep.exercise2_rows(7, 3),
     "ranking_invariance.csv": lambda: ranking_invariance.ranking_invariance_rows(7, [4], 4, 5),
     "forward_shape.csv": lambda: forward_shape.forward_shape_rows(7, [[2, 3, 4]]),
     "gradient.csv": lambda: gradient.gradient_rows(7, [4], 4, 5),
@@ -126,6 +127,7 @@ BAD_ARGUMENTS = [
     (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "d_k_values", []),
     (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "T", 1),
     (entropy_sweep.entropy_sweep_rows, dict(seed=1, d_k_values=[4], T=2, trials=2), "trials", 1),
+    (entropy_sweep.exercise2_rows, dict(seed=1, trials=1), "trials", 0),
     (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "d_k_values", []),
     (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "T", 1),
     (ranking_invariance.ranking_invariance_rows, dict(seed=1, d_k_values=[4], T=2, trials=1), "trials", 0),
@@ -159,6 +161,11 @@ def test_bad_argument_is_refused_by_name_and_the_smallest_good_one_runs(fn, good
 def test_forward_shape_too_large_is_refused_naming_the_shape():
     with pytest.raises(ValueError, match=r"^shapes\[1\] = \[100000, 100000, 100000\]: "):
         forward_shape.forward_shape_rows(1, [[1, 1, 1], [100000, 100000, 100000]])
+
+
+def test_unknown_attention_scale_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"^unknown attention_scale 'inv_cbrt_dk'; expected one of \('none', "):
+        variance.variance_rows(3, [4], 10, attention_scale="inv_cbrt_dk")
 
 
 def test_unknown_scale_is_refused_by_name():
@@ -422,10 +429,43 @@ def test_trial_scores_are_read_a_chunk_at_a_time(tmp_path):
     assert peak < 10 * rows * (T + 1) * 8 < trials * (T + 1) * 8 / 2, peak
 
 
-def test_each_experiment_runs_as_the_registry_declares(tiny_config):
+def test_the_attention_scale_reaches_each_experiment_that_takes_it(tiny_config):
+    """The calibration study's broken arms (run_experiment(..., attention_scale=...)) run the experiment with that
+    scale in place of 1/sqrt(d_k): the same rows as the experiment's own function given it."""
+    import inspect
+    from importlib import import_module
+
+    from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
+    from sdpa_lab.pipeline import run_experiment
+
+    rows_with = {
+        "variance": lambda s, a: variance.variance_rows(s["seed"], s["d_k"], s["n_pairs"], attention_scale=a),
+        "entropy_sweep": lambda s, a: entropy_sweep.entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"],
+                                                                       attention_scale=a),
+        "ranking_invariance": lambda s, a: ranking_invariance.ranking_invariance_rows(
+            s["seed"], s["d_k"], s["T"], s["trials"], attention_scale=a),
+        "gradient": lambda s, a: gradient.gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], attention_scale=a),
+        "learning": lambda s, a: learning.learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"],
+                                                        s["learning_rates"], s["loss_threshold"], attention_scale=a)[0],
+    }
+    takes = {name for name, e in EXPERIMENTS.items() if "attention_scale" in inspect.signature(
+        getattr(import_module(e.function.partition(":")[0]), e.function.partition(":")[2])).parameters}
+    assert takes == set(rows_with)
+    for name, rows_of in rows_with.items():
+        settings = settings_of(tiny_config, name)
+        if name == "ranking_invariance":  # wide enough heads that float32 weights underflow to ties unscaled
+            settings = {**settings, "d_k": [4096], "T": 8}
+        got = run_experiment(name, settings, attention_scale="none")["table"]
+        assert got == rows_of(settings, "none"), name
+        assert got != rows_of(settings, "inv_sqrt_dk"), name  # the scale changes the numbers: the test can fail
+
+
+def test_each_experiment_runs_as_the_registry_declares(tiny_config, monkeypatch):
     """<experiment>_tables(settings, trial scores) gives the declared outputs, with the settings' rows."""
     from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
     from sdpa_lab.pipeline import run_experiment
+
+    monkeypatch.setattr(replication, "A1_N_SAMPLES", 1000)  # the outputs, not the lesson's numbers (seconds)
 
     expected_rows = {
         "variance": lambda s: {"table": variance.variance_rows(s["seed"], s["d_k"], s["n_pairs"])},
@@ -439,9 +479,11 @@ def test_each_experiment_runs_as_the_registry_declares(tiny_config):
         "learning": lambda s: dict(zip(("table", "curves"), learning.learning_rows(
             s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"], s["loss_threshold"]),
             strict=True)),
+        "lesson_variance": lambda s: {"table": replication.replicate_variance_rows()},
         "lesson_softmax_collapse": lambda s: {"table": replication.replicate_softmax_collapse_rows()},
         "lesson_forward": lambda s: {"table": replication.replicate_forward_rows()},
     }
+    assert set(expected_rows) == set(EXPERIMENTS)
     for name, rows_of in expected_rows.items():
         settings = settings_of(tiny_config, name)
         tables = run_experiment(name, settings)

@@ -165,6 +165,19 @@ def test_ranking_invariance_counts():
     assert (t["count"] <= 300).all() and (t["count"] >= 0).all()
 
 
+def test_ranking_invariance_exactly_tied_logits_keep_their_rank(tmp_path):
+    # logits that tie exactly (here small integers, over more keys than a sort handles by insertion) tie the
+    # same way after any positive scale: their ranking agrees in every trial, whatever order a sort may give ties
+    T, trials = 40, 20
+    raw = np.random.default_rng(3).integers(0, 3, size=(trials, T)).astype(np.float64)
+    path = tmp_path / "scores.npy"
+    np.save(path, np.column_stack([raw, np.ones(trials)]))  # the file's layout: T scores, then |q|
+    t = pd.DataFrame(ranking_invariance_rows(seed=1, d_k_values=[16], T=T, trials=trials, scores={16: path}))
+    count = t.set_index(["dtype", "quantity"])["count"]
+    assert count["float64", "logit_rank_agrees"] == trials and count["float32", "logit_rank_agrees"] == trials
+    assert count["float64", "unscaled_weight_ties"] == trials  # every row has tied logits, hence tied weights
+
+
 def test_forward_shape_rows():
     t = pd.DataFrame(forward_shape_rows(seed=1, shapes=[[2, 5, 3]]))
     v = t.set_index(["dtype", "quantity"])["value"]
@@ -189,3 +202,24 @@ def test_exercise2_counts_the_sequences_that_fall_at_every_step():
     falls = sum(all(h[j + 1][i] < h[j][i] for j in range(3)) for i in range(300))
     assert rows["sequences"]["count"] == 300 and rows["falls_at_every_step"]["count"] == falls
     assert 0 < falls < 300 and rows["falls_at_every_step"]["fraction"] == falls / 300
+
+
+def test_exercise2_counts_every_chunk_of_sequences(monkeypatch):
+    # a sequence is one query and 8 keys per d_k: 9 * (4 + 16 + 64 + 256) = 3060 normals; 4 sequences per chunk,
+    # 39 sequences: 10 chunks, each drawn d_k by d_k (the last one of 3 sequences), every one counted
+    from sdpa_lab.attention import lesson_entropy, softmax
+    from sdpa_lab.experiments.entropy_sweep import EXERCISE2_D_K, exercise2_rows
+    from sdpa_lab.seeding import stream
+
+    monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 4 * 3060)
+    rows = {r["quantity"]: r for r in exercise2_rows(5, 39)}
+    rng = stream(5, "exercise2")
+    falls = 0
+    for start in range(0, 39, 4):
+        m = min(4, 39 - start)
+        h = []
+        for d in EXERCISE2_D_K:
+            q, K = rng.standard_normal((m, d)), rng.standard_normal((m, 8, d))
+            h.append([lesson_entropy(softmax(K[i] @ q[i])) for i in range(m)])
+        falls += sum(all(h[j + 1][i] < h[j][i] for j in range(3)) for i in range(m))
+    assert rows["sequences"]["count"] == 39 and rows["falls_at_every_step"]["count"] == falls

@@ -119,6 +119,7 @@ def test_statistics_on_known_losses():
     assert s["mean_final_relative_loss"][0] == pytest.approx((0.02 + 0.25) / 2)
     assert s["median_steps_to_threshold"][0] == pytest.approx((2 + 4) / 2)
     assert s["mean_initial_loss"][0] == 7.0 and s["mean_final_loss"][0] == 0.6
+    assert s["starts_on_target"].shape == (1,) and s["starts_on_target"][0] == 0.0  # per lr; no run starts at 0
 
 
 def test_zero_initial_loss_counts_as_reached_at_step_0():
@@ -126,6 +127,7 @@ def test_zero_initial_loss_counts_as_reached_at_step_0():
     assert track["reach"][0, 0] == 0
     assert track["curve"].max() == 0.0
     assert learning.lr_statistics(track)["success_fraction"][0] == 1.0
+    assert learning.lr_statistics(track)["starts_on_target"][0] == 1.0
 
 
 def test_best_lr_tie_breaks():
@@ -168,6 +170,21 @@ def test_run_learning_tables():
             v[d_k, scale, g.lr.iloc[0], "mean_final_relative_loss"], rel=1e-12)
     sf = table[table.statistic == "success_fraction"].value
     assert ((sf >= 0) & (sf <= 1)).all()
+
+
+def test_paired_counts_count_a_run_that_reaches_the_threshold_at_the_last_step():
+    # one step: a run succeeds if its loss after that step is below the threshold (reach = steps counts)
+    table, _ = frames(learning.learning_rows(seed=3, d_k_values=[4], T=4, runs=40, steps=1,
+                                             learning_rates=[0.3, 3.0], loss_threshold=0.9))
+    best = table[table.best_lr == 1].set_index(["scale", "statistic"]).value
+    reached_at_1 = {s: best[s, "success_fraction"] - best[s, "starts_on_target"] for s in learning.LEARNING_SCALES}
+    assert max(reached_at_1.values()) > 0  # some runs reach it exactly at the last step: the test can fail
+    paired = table[table.scale == learning.PAIRED_SCALE]
+    scaled_best_lr = table[(table.scale == "inv_sqrt_dk") & (table.best_lr == 1)].lr.iloc[0]
+    assert (paired.best_lr == 1).all() and (paired.lr == scaled_best_lr).all()  # at the scaled head's best lr
+    counts = paired.set_index("statistic").value
+    assert (counts["only_scaled_succeeds"] - counts["only_unscaled_succeeds"]) / 40 == pytest.approx(
+        best["inv_sqrt_dk", "success_fraction"] - best["none", "success_fraction"], abs=1e-12)
 
 
 def test_run_learning_is_deterministic_and_fair():
@@ -227,3 +244,29 @@ def test_descent_is_chaotic_at_large_learning_rates_only():
     change = np.abs(nudged - base) / base
     assert change[:, 0].max() < 1e-9
     assert change[:, 1].max() > 0.1
+
+
+def test_the_best_learning_rate_is_picked_on_selection_runs_of_their_own():
+    # few runs and rates a step apart: which one is best depends on the runs it is judged on and on the
+    # attention's scale, so picking it on the scored runs, on other draws, or at another scale would show here
+    seed, d_k, T, runs, steps, lrs, threshold = 6, 8, 4, 6, 12, [0.1, 0.3, 1.0, 3.0, 10.0], 0.3
+    picked, scored = {}, {}
+    for attention_scale in ("inv_sqrt_dk", "none"):
+        table, _ = frames(learning.learning_rows(seed, [d_k], T, runs, steps, lrs, threshold,
+                                                 attention_scale=attention_scale))
+        v = table.set_index(["scale", "lr", "statistic"]).value
+        for scale in learning.LEARNING_SCALES:
+            c = learning.scale_factor(scale, d_k, attention_scale)
+            selection = [learning.follow(learning.descent(q0, K, V, target, c, lrs, steps), threshold,
+                                         learning.checkpoints(steps))
+                         for q0, K, V, target in learning.run_chunks(stream(seed, "learning-selection", d_k, T), runs,
+                                                                     T, d_k, learning.value_dim(d_k), len(lrs))]
+            chosen = learning.lr_statistics(learning.merge_tracks(selection))
+            want = lrs[learning.best_lr_index(chosen["success_fraction"], chosen["mean_final_relative_loss"], lrs)]
+            assert list(table[(table.scale == scale) & (table.best_lr == 1)].lr.unique()) == [want]
+            picked[attention_scale, scale] = want
+            scored[attention_scale, scale] = lrs[learning.best_lr_index(
+                np.array([v[scale, lr, "success_fraction"] for lr in lrs]),
+                np.array([v[scale, lr, "mean_final_relative_loss"] for lr in lrs]), lrs)]
+    # the test can fail: the scored runs, and the other attention scale, would pick other rates
+    assert scored != picked and picked["inv_sqrt_dk", "inv_sqrt_dk"] != picked["none", "inv_sqrt_dk"]

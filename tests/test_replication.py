@@ -60,6 +60,23 @@ def test_a2_softmax_collapse():
     assert round(v["uniform_entropy"], 4) == 2.0794
 
 
+def test_exercise3_argsort_rows_are_decided_in_each_dtype(monkeypatch):
+    # at the lesson's d_k = 256 both dtypes agree; at d_k = 32768 the scores spread so far that float32 weights
+    # underflow to exact ties (float64 ones do not), so the float32 row must come from float32 weights
+    monkeypatch.setattr(replication, "A2_D_K", 32768)
+    rows = replication.replicate_softmax_collapse_rows()
+    raw = np.array([r["value"] for r in rows if r["quantity"] == "raw_score"])  # (T,) float64, as drawn
+    got = {r["quantity"]: r["value"] for r in rows}
+    agrees = {}
+    for dtype in (np.float64, np.float32):
+        r = raw.astype(dtype)
+        w_u, w_s = (np.exp(x - x.max()) / np.exp(x - x.max()).sum() for x in (r, r / dtype(np.sqrt(32768))))
+        assert w_u.dtype == dtype
+        agrees[dtype] = float(np.array_equal(np.argsort(w_u), np.argsort(w_s)))
+        assert got[f"weight_argsort_agrees_{np.dtype(dtype).name}"] == agrees[dtype]
+    assert agrees[np.float64] != agrees[np.float32]  # the two rows differ here: the test can fail
+
+
 def test_a3_forward():
     t = pd.DataFrame(replication.replicate_forward_rows())
     w = t[t.quantity == "weight"].sort_values(["row", "col"]).value.to_numpy().reshape(6, 6)

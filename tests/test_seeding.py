@@ -48,3 +48,18 @@ def test_lesson_streams_are_the_lessons_seed_42():
     np.testing.assert_array_equal(seeding.lesson_legacy_stream().randn(6), np.random.RandomState(42).randn(6))
     np.testing.assert_array_equal(seeding.lesson_default_rng().standard_normal(6),
                                   np.random.default_rng(42).standard_normal(6))
+
+
+@pytest.mark.parametrize("seed, index", [(0, 0), (20241129, 7), (5, np.int64(3)), (2**63, 2**40)])
+def test_calibration_seed_is_the_64_bit_state_of_its_keyed_seed_sequence(seed, index):
+    """A calibration study's run `index` is seeded from (seed, "calibration", index), as every stream is keyed."""
+    expected = np.random.SeedSequence(int(seed), spawn_key=(binascii.crc32(b"calibration"), int(index)))
+    got = seeding.calibration_seed(seed, index)
+    assert type(got) is int and got == int(expected.generate_state(1, dtype=np.uint64)[0])
+    assert got != seeding.calibration_seed(seed, index + 1)
+
+
+@pytest.mark.parametrize("index", [-1, True, 1.0, "1", None])
+def test_calibration_seed_refuses_a_bad_index_by_name(index):
+    with pytest.raises(ValueError, match=r"calibration run index must be a non-negative integer, got "):
+        seeding.calibration_seed(1, index)
