@@ -725,6 +725,29 @@ def test_b10_holds_at_small_heads_where_both_heads_learn_more_as_d_k_grows():
     assert [c.verdict for c in checks] == [M.HOLDS] * 3, checks
 
 
+def test_b10_says_what_it_cannot_measure_and_why():
+    def said(checks):
+        return [(c.claim, c.check, c.parameters, c.source, c.verdict, c.note) for c in checks]
+
+    one = {(64, "none"): (0.2, 0.9, 0.5), (64, "inv_sqrt_dk"): (0.3, 0.8, 0.7)}
+    gap, scaled, widest = decide_b10(Results("mem", {"learning.csv": learning_table(one, dict.fromkeys(one, 1))}))
+    assert said([gap, scaled]) == [
+        ("B10", "slope of scaled minus unscaled success fraction vs log d_k over the wide heads", "d_k=64..64, runs=64",
+         "learning.csv", M.NOT_MEASURED, "needs at least two wide heads (d_k >= 4) in the sweep"),
+        ("B10", "slope of scaled success fraction vs log d_k (best learning rate each)", "d_k=64..64, runs=64",
+         "learning.csv", M.NOT_MEASURED, "needs at least two d_k values")]
+    assert widest.measured == pytest.approx(0.8 - 0.9, rel=1e-12)
+    small = {(d, sc): (0.2, 0.9, 0.5) for d in (1, 2, 4) for sc in ("none", "inv_sqrt_dk")}
+    gap, _, widest = decide_b10(Results("mem", {"learning.csv": learning_table(small, dict.fromkeys(small, 1))}))
+    assert said([gap]) == [
+        ("B10", "slope of scaled minus unscaled success fraction vs log d_k over the wide heads", "d_k=1..4, runs=64",
+         "learning.csv", M.NOT_MEASURED, "needs at least two wide heads (d_k >= 4) in the sweep")]
+    small = {(d, sc): (0.2, 0.9, 0.5) for d in (1, 2) for sc in ("none", "inv_sqrt_dk")}
+    *_, widest = decide_b10(Results("mem", {"learning.csv": learning_table(small, dict.fromkeys(small, 1))}))
+    assert said([widest]) == [("B10", "scaled minus unscaled success fraction at the widest head", "d_k=2, runs=64",
+                               "learning.csv", M.NOT_MEASURED, "the widest head is not wide (d_k < 4)")]
+
+
 def test_b10_edge_note_lists_every_edge_and_none_when_inside():
     success = {(4, "none"): (0.2, 0.9, 0.5), (4, "inv_sqrt_dk"): (0.9, 0.8, 0.7),
                (64, "none"): (0.1, 0.2, 0.15), (64, "inv_sqrt_dk"): (0.4, 0.85, 0.6)}
