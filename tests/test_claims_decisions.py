@@ -924,8 +924,16 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
     assert back.table().equals(decision.table())
     tampered = out.read_text().replace(",holds,", ",fails,", 1)
     (tmp_path / "tampered.csv").write_text(tampered)
-    with pytest.raises(ResultsError, match="row .* says 'fails', but its numbers give 'holds'"):
+    line = next(i for i, text in enumerate(tampered.split("\n"), start=1) if ",fails," in text)  # header: line 1
+    with pytest.raises(ResultsError, match=f"row {line} .* says 'fails', but its numbers give 'holds'"):
         M.read_claims(tmp_path / "tampered.csv")
+    # a note that holds a line break (CRLF inside a quoted field) reads back as written
+    from sdpa_lab.io import write_csv
+
+    table = decision.table()
+    table.loc[0, "note"] = "two\r\nlines"
+    write_csv(table, tmp_path / "crlf.csv")
+    assert M.read_claims(tmp_path / "crlf.csv").checks[0].note == "two\r\nlines"
 
 
 # ----------------------------------------------------------------- the standard errors' shape terms
