@@ -204,6 +204,20 @@ def test_exercise2_counts_the_sequences_that_fall_at_every_step():
     assert 0 < falls < 300 and rows["falls_at_every_step"]["fraction"] == falls / 300
 
 
+def test_exercise2_does_not_count_a_tie_as_a_fall(monkeypatch):
+    # "falls at every step" is strict: entropies that stay equal from one d_k to the next do not fall. Random draws
+    # never tie exactly, so the entropy is made a constant here (and a tie at one step only, for one sequence)
+    from sdpa_lab.experiments import entropy_sweep
+
+    monkeypatch.setattr(entropy_sweep, "lesson_entropy", lambda p: np.zeros(p.shape[:-1]))
+    rows = {r["quantity"]: r for r in entropy_sweep.exercise2_rows(5, 20)}
+    assert rows["falls_at_every_step"]["count"] == 0
+    steps = iter([np.array([3.0, 3.0]), np.array([2.0, 3.0]), np.array([1.0, 2.0]), np.array([0.0, 1.0])])
+    monkeypatch.setattr(entropy_sweep, "lesson_entropy", lambda p: next(steps))
+    rows = {r["quantity"]: r for r in entropy_sweep.exercise2_rows(5, 2)}
+    assert rows["falls_at_every_step"]["count"] == 1  # the second sequence ties at its first step
+
+
 def test_exercise2_counts_every_chunk_of_sequences(monkeypatch):
     # a sequence is one query and 8 keys per d_k: 9 * (4 + 16 + 64 + 256) = 3060 normals; 4 sequences per chunk,
     # 39 sequences: 10 chunks, each drawn d_k by d_k (the last one of 3 sequences), every one counted
