@@ -38,10 +38,10 @@ NS_PER_DESCENT_ELEMENT = 1.8
 # forward_shape: ns of CPU per (B, T, T) weight (results_large.csv: 0.21 s for (8, 1024, 64)).
 NS_PER_WEIGHT = 25.0
 # Everything that does not grow with the config: Snakemake's start-up, each job's, the lesson
-# replications, the claims, the figures and the report (benchmarks/results.csv, pipeline_clean on
-# config/config.yaml: 15.46 s of CPU, of which the parts above model 4.6 s; on config/large.yaml the
-# model then gives 119 s against the 120 s measured, results_large.csv).
-FIXED_CPU_S = 10.9
+# replications (since issue 13 Exercise 1's legacy stream to d_k = 1024), the claims, the figures and
+# the report (benchmarks/results.csv at 3552708, pipeline_clean on config/config.yaml: 19.9 s of CPU,
+# of which the parts above model 4.6 s).
+FIXED_CPU_S = 15.3
 # A value dimension is at most this wide (sdpa_lab.experiments.gradient and .learning: D_V_MAX).
 D_V_MAX = 64
 # The CSVs, figures, report, logs and benchmark files: a few MiB whatever the sweep.
