@@ -308,15 +308,22 @@ def _same(a: np.ndarray, b, tol: float) -> bool:
     return a.shape == np.shape(b) and M.max_difference(a, np.asarray(b, dtype=np.float64)) <= tol
 
 
+def _stopped(part: Part, call: Calls, o, claim: str, returns: str) -> bool:
+    """Whether an exercise's grade ends at its call: the call was lost (time or memory) or raised an error."""
+    if call.lost is not None:
+        part.lost = call.lost
+        return True
+    if o.status == "error":
+        part.error = o.message
+        part.checks = [Check(claim, returns, False, "raised an error")]
+        return True
+    return False
+
+
 def grade_exercise_1(call: Calls, n_samples: int = A1_N_SAMPLES) -> Part:
     part = Part("exercise_1", "exercise_1(n_samples=100_000) -> (raw variance, scaled variance) at d_k = 1024")
     o = call(n_samples=n_samples)
-    if call.lost is not None:
-        part.lost = call.lost
-        return part
-    if o.status == "error":
-        part.error = o.message
-        part.checks = [Check("B4", "returns (raw variance, scaled variance)", False, "raised an error")]
+    if _stopped(part, call, o, "B4", "returns (raw variance, scaled variance)"):
         return part
     n = n_samples if "n_samples" in o.kwargs else A1_N_SAMPLES
     v = _floats(o)
@@ -383,12 +390,7 @@ def exercise2_reference(reseed: bool) -> dict[str, np.ndarray]:
 def grade_exercise_2(call: Calls) -> Part:
     part = Part("exercise_2", "exercise_2() -> unscaled entropies for d_k = 4, 16, 64, 256")
     o = call()
-    if call.lost is not None:
-        part.lost = call.lost
-        return part
-    if o.status == "error":
-        part.error = o.message
-        part.checks = [Check("B5", "returns 4 entropies", False, "raised an error")]
+    if _stopped(part, call, o, "B5", "returns 4 entropies"):
         return part
     h = _floats(o)
     bound = math.log(EXERCISE2_T)
@@ -432,12 +434,7 @@ def exercise3_reference() -> np.ndarray:
 def grade_exercise_3(call: Calls) -> Part:
     part = Part("exercise_3", "exercise_3() -> (argsort of unscaled weights, argsort of scaled weights)")
     o = call()
-    if call.lost is not None:
-        part.lost = call.lost
-        return part
-    if o.status == "error":
-        part.error = o.message
-        part.checks = [Check("B6", "returns two argsorts", False, "raised an error")]
+    if _stopped(part, call, o, "B6", "returns two argsorts"):
         return part
     perm = np.arange(A2_T)
     arrays = [np.asarray(v) for v in o.values] if o.sequence else []
