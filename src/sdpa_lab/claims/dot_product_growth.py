@@ -21,8 +21,9 @@ from sdpa_lab.results import Results
 
 
 def variance_points(R: Results) -> list[tuple[int, int]]:
-    """(d_k, n_pairs) of each d_k of variance.csv, in increasing d_k."""
-    return [(int(d), int(R.values("variance.csv", "n_pairs", d_k=d)[0])) for (d,) in R.distinct("variance.csv", "d_k")]
+    """(d_k, n_pairs) of each d_k of variance.csv, in increasing d_k (n_pairs is one setting of the sweep)."""
+    n = int(R["variance.csv"].n_pairs.iloc[0])
+    return [(int(d), n) for (d,) in R.distinct("variance.csv", "d_k")]
 
 
 def variance_shape(d: int, n: int) -> dict[str, float]:

@@ -86,7 +86,7 @@ def decide_b5(R: Results) -> list[Check]:
     # is, one sample; what a learner doing the exercise sees is measured over many fresh one-draw sequences
     src = "entropy_single_draw.csv"
     single_d_k = R.values(src, "d_k", scale="none")
-    order = np.argsort(single_d_k, kind="stable")  # in increasing d_k, whatever the CSV's row order
+    order = np.argsort(single_d_k)  # in increasing d_k, whatever the CSV's row order
     single_d_k, entropies = single_d_k[order], R.values(src, "entropy", scale="none")[order]
     drawn = ", ".join(f"{h:.3g}" for h in entropies)
     rises = int(np.sum(np.diff(entropies) >= 0))
