@@ -856,6 +856,21 @@ def test_replication_checks_hold_on_the_lessons_numbers():
     assert a3["key this query attends to most", "row=1"].measured == 1
 
 
+def test_replication_checks_do_not_depend_on_the_rows_order():
+    tables = lesson_tables()
+    shuffled = {name: t.iloc[np.random.default_rng(0).permutation(len(t))] for name, t in tables.items()}
+    for claim, checks in lesson_checks(shuffled).items():
+        assert {key: (c.measured, c.verdict, c.cell) for key, c in checks.items()} == {
+            key: (c.measured, c.verdict, c.cell) for key, c in lesson_checks(tables)[claim].items()}
+    # the strongest link is found among its own row's weights, whatever order the rows come in
+    forward = tables["lesson_forward.csv"]
+    weights = forward[forward.quantity == "weight"]
+    by_column = {**tables, "lesson_forward.csv": pd.concat([forward[forward.quantity != "weight"],
+                                                            weights.sort_values("col", kind="stable")])}
+    a3 = lesson_checks(by_column)["A3"]
+    assert [a3["key this query attends to most", f"row={r}"].measured for r in (1, 5)] == [1, 2]
+
+
 def test_replication_checks_fail_when_a_number_moves():
     a1 = lesson_checks(**{"lesson_variance.csv": ({"d_k": 16, "quantity": "raw_variance"}, 15.8916)})["A1"]
     assert a1["raw score variance", "d_k=16"].verdict == M.FAILS

@@ -86,7 +86,8 @@ class Results:
     def __init__(self, results_dir: str | Path, tables: Mapping[str, pd.DataFrame] | None = None):
         self.dir = Path(results_dir)
         self._tables: dict[str, pd.DataFrame] = dict(tables or {})
-        self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `value`
+        self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `values`
+        self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple, list[int]]] = {}  # see `_rows`
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
@@ -95,15 +96,36 @@ class Results:
 
     def value(self, name: str, column: str = "value", **where) -> Measured:
         """The single value of `column` in the row of `name` matching `where`."""
-        table = self[name]
-        mask = np.ones(len(table), dtype=bool)
-        for col, val in where.items():
-            mask &= self._array(name, col) == val
-        hits = self._array(name, column)[mask]
+        hits = self.values(name, column, **where)
         if len(hits) != 1:
             cond = ", ".join(f"{k}={v!r}" for k, v in where.items())
             raise ResultsError(f"{self.dir / name}: expected one row with {cond}, found {len(hits)}")
         return Measured(float(hits[0]), (name, tuple(where.items()), column))
+
+    def values(self, name: str, column: str = "value", **where) -> np.ndarray:
+        """The values of `column` in every row of `name` matching `where` (column == value for each), in the
+        table's order."""
+        rows = self._rows(name, tuple(where)).get(tuple(where.values()), [])
+        return self._array(name, column)[rows]
+
+    def distinct(self, name: str, *columns: str) -> list[tuple]:
+        """The distinct combinations of values of `columns` in `name`, sorted: the sweep points of a table."""
+        return sorted(self._rows(name, columns))
+
+    def _rows(self, name: str, columns: tuple[str, ...]) -> dict[tuple, list[int]]:
+        """The row numbers of `name` by their values in `columns` (a tuple of them), built once per set of columns.
+
+        The claims look up hundreds of single cells: one pass over the table, then a dict lookup each, rather
+        than a boolean mask over the whole table each. Keys compare as the values do (4 == 4.0 == np.int64(4)).
+        """
+        if (name, columns) not in self._indexes:
+            by_column = [self._array(name, c).tolist() for c in columns]
+            keys = zip(*by_column, strict=True) if columns else [()] * len(self[name])
+            index: dict[tuple, list[int]] = {}
+            for row, key in enumerate(keys):
+                index.setdefault(key, []).append(row)
+            self._indexes[name, columns] = index
+        return self._indexes[name, columns]
 
     def _array(self, name: str, column: str) -> np.ndarray:
         """Column `column` of `name` as a NumPy array, kept: the claims look up hundreds of single cells."""

@@ -13,6 +13,7 @@ import io
 import math
 import numbers
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,16 @@ Rows = list[dict[str, Any]]
 
 def _kind(value: Any) -> str:
     """"bool", "int", "float" or "other": how a cell is written."""
-    if isinstance(value, (bool, np.bool_)):
+    return _kind_of_type(type(value))
+
+
+@cache  # a table has a handful of types and hundreds of thousands of cells; the ABC checks are slow
+def _kind_of_type(cls: type) -> str:
+    if issubclass(cls, (bool, np.bool_)):
         return "bool"
-    if isinstance(value, numbers.Integral):
+    if issubclass(cls, numbers.Integral):
         return "int"
-    if isinstance(value, numbers.Real):
+    if issubclass(cls, numbers.Real):
         return "float"
     return "other"
 

@@ -20,9 +20,10 @@ from sdpa_lab.claims.standard_errors import (
 from sdpa_lab.results import Results
 
 
-def variance_points(R: Results):
-    t = R["variance.csv"]
-    return [(int(d), int(t[t.d_k == d].n_pairs.iloc[0])) for d in sorted(t.d_k.unique())]
+def variance_points(R: Results) -> list[tuple[int, int]]:
+    """(d_k, n_pairs) of each d_k of variance.csv, in increasing d_k (n_pairs is one setting of the sweep)."""
+    n = int(R["variance.csv"].n_pairs.iloc[0])
+    return [(int(d), n) for (d,) in R.distinct("variance.csv", "d_k")]
 
 
 def variance_shape(d: int, n: int) -> dict[str, float]:

@@ -21,9 +21,8 @@ def _row_sum_bound(T: int, dtype: str) -> float:
 
 def decide_b9(R: Results) -> list[Check]:
     src = "forward_shape.csv"
-    t = R[src]
     out = []
-    for (B, T, d, dtype), _ in t.groupby(["B", "T", "d_k", "dtype"], sort=True):
+    for B, T, d, dtype in R.distinct(src, "B", "T", "d_k", "dtype"):
         p = f"(B,T,d_k)=({B},{T},{d}), {dtype}"
         where = {"B": B, "T": T, "d_k": d, "dtype": dtype}
         weights = [R.value(src, **where, quantity=q) for q in ("weights_B", "weights_T_q", "weights_T_k")]

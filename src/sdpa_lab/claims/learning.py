@@ -20,11 +20,10 @@ WIDE_D_K = 4
 
 def _success(R: Results, d: int, scale: str):
     """Success fraction at the best learning rate of (d_k, scale), and that learning rate."""
-    t = R["learning.csv"]
-    best = t[(t.d_k == d) & (t.scale == scale) & (t.best_lr == 1) & (t.statistic == "success_fraction")]
+    best = R.values("learning.csv", "lr", d_k=d, scale=scale, best_lr=1, statistic="success_fraction")
     if len(best) != 1:
         raise ResultsError(f"{R.dir / 'learning.csv'}: expected one best learning rate for d_k={d}, scale={scale}")
-    lr = float(best.lr.iloc[0])
+    lr = float(best[0])
     return R.value("learning.csv", d_k=d, scale=scale, lr=lr, statistic="success_fraction"), lr
 
 

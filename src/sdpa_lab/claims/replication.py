@@ -51,7 +51,6 @@ def decide_a2(R: Results) -> list[Check]:
 
 def decide_a3(R: Results) -> list[Check]:
     src = "lesson_forward.csv"
-    table = R[src]
     out = []
     expected_shapes = {"input_shape": (1, 6, 16), "weights_shape": (1, 6, 6), "output_shape": (1, 6, 16)}
     for quantity, shape in expected_shapes.items():
@@ -64,10 +63,9 @@ def decide_a3(R: Results) -> list[Check]:
         for j in range(6):
             out.append(printed("A3", "attention weight", f"row={i}, key={j}",
                                R.value(src, quantity="weight", row=i, col=j), LESSON_WEIGHTS_6X6[i][j], 3, src))
-    weights = table[table.quantity == "weight"]
     for row, key in LESSON_STRONGEST_LINKS.items():
-        r = weights[weights.row == row]
-        strongest = r["col"].to_numpy()[np.argmax(r["value"].to_numpy())]
+        keys = R.values(src, "col", quantity="weight", row=row)
+        strongest = keys[np.argmax(R.values(src, quantity="weight", row=row))]
         out.append(exact("A3", "key this query attends to most", f"row={row}", strongest, key, src,
                          cell=R.value(src, quantity="weight", row=row, col=key).cell))
     return out

@@ -84,18 +84,20 @@ def decide_b5(R: Results) -> list[Check]:
                                note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included)"))
     # Exercise 2 literally: the lesson's own single draw (one continuing seed-42 stream) is reported as what it
     # is, one sample; what a learner doing the exercise sees is measured over many fresh one-draw sequences
-    single = R["entropy_single_draw.csv"]
-    single = single[single.scale == "none"].sort_values("d_k")
-    drawn = ", ".join(f"{h:.3g}" for h in single.entropy)
-    rises = int(np.sum(np.diff(single.entropy.to_numpy()) >= 0))
+    src = "entropy_single_draw.csv"
+    single_d_k = R.values(src, "d_k", scale="none")
+    order = np.argsort(single_d_k)  # in increasing d_k, whatever the CSV's row order
+    single_d_k, entropies = single_d_k[order], R.values(src, "entropy", scale="none")[order]
+    drawn = ", ".join(f"{h:.3g}" for h in entropies)
+    rises = int(np.sum(np.diff(entropies) >= 0))
     src = "entropy_exercise2.csv"
     n = int(R.value(src, "count", quantity="sequences"))
     fraction = R.value(src, "fraction", quantity="falls_at_every_step")
     out.append(statistical("B5", "fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every "
-                           "step (Exercise 2, literal)", "d_k=" + ",".join(str(d) for d in single.d_k) + f", n={n}",
+                           "step (Exercise 2, literal)", "d_k=" + ",".join(str(d) for d in single_d_k) + f", n={n}",
                            fraction, 1.0, math.sqrt(0.25 / n), "not below", src, literal=True,
                            note=f"the lesson's own draw (np.random.seed(42), one continuing stream): entropies "
-                                f"{drawn}, {rises} of {len(single) - 1} steps not falling"))
+                                f"{drawn}, {rises} of {len(entropies) - 1} steps not falling"))
     return out
 
 

@@ -1,0 +1,102 @@
+"""Looking cells up in a run's tables (sdpa_lab.results.Results): the row every column of a selector
+matches and no other, in the table's order, with Python's equality (4 == 4.0 == np.int64(4)); an error
+naming the file and the condition when no row or several rows match; the distinct sweep points, sorted.
+Checked against an independent computation, a pandas boolean mask over the table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sdpa_lab.results import Results, ResultsError
+
+# Each column alone matches two rows: a lookup that ignored one column of the selector would find two.
+GRID = pd.DataFrame({"d_k": [2, 2, 1, 1], "scale": ["b", "a", "b", "a"], "value": [40.0, 30.0, 20.0, 10.0],
+                     "n": [4, 3, 2, 1]})
+
+
+def results(table: pd.DataFrame = GRID) -> Results:
+    return Results("/runs/x", {"t.csv": table})
+
+
+@pytest.mark.parametrize("d_k, scale, value", [(1, "a", 10.0), (1, "b", 20.0), (2, "a", 30.0), (2, "b", 40.0)])
+def test_value_is_the_cell_of_the_one_row_every_column_matches(d_k, scale, value):
+    R = results()
+    got = R.value("t.csv", d_k=d_k, scale=scale)
+    assert got == value
+    assert got.cell == ("t.csv", (("d_k", d_k), ("scale", scale)), "value")
+    assert R.value("t.csv", scale=scale, d_k=d_k) == value  # the selector's order does not matter
+    assert R.value("t.csv", "n", d_k=d_k, scale=scale) == value / 10  # another column of the same row
+
+
+def test_keys_compare_as_the_values_do():
+    R = results()
+    assert R.value("t.csv", d_k=np.int64(2), scale=np.str_("a")) == 30.0
+    assert R.value("t.csv", d_k=2.0, scale="a") == 30.0
+    assert R.value("t.csv", "n", value=np.float64(20.0)) == 2  # a float column, looked up by its value
+    with pytest.raises(ResultsError, match="found 0"):
+        R.value("t.csv", d_k="2", scale="a")  # a string is not the number
+
+
+def test_a_missing_row_names_the_file_and_the_condition():
+    with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: expected one row with d_k=3, scale='a', found 0$"):
+        results().value("t.csv", d_k=3, scale="a")
+    with pytest.raises(ResultsError, match=r"expected one row with d_k=1, scale='c', found 0$"):
+        results().value("t.csv", d_k=1, scale="c")  # each value exists, not together
+
+
+def test_a_duplicated_row_names_the_file_and_the_condition():
+    twice = pd.concat([GRID, GRID.iloc[[1]]], ignore_index=True)
+    with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: expected one row with d_k=2, scale='a', found 2$"):
+        results(twice).value("t.csv", d_k=2, scale="a")
+    with pytest.raises(ResultsError, match=r"expected one row with scale='a', found 2$"):
+        results().value("t.csv", scale="a")  # a selector that leaves a column out matches two rows
+    assert results(twice).value("t.csv", d_k=1, scale="a") == 10.0  # the other rows are still found
+
+
+def test_a_missing_column_is_named():
+    with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: column 'dtype' is missing$"):
+        results().value("t.csv", d_k=1, dtype="float32")
+    with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: column 'count' is missing$"):
+        results().value("t.csv", "count", d_k=1, scale="a")
+
+
+def test_values_are_every_matching_row_in_the_tables_order():
+    R = results()
+    assert R.values("t.csv", scale="a").tolist() == [30.0, 10.0]
+    assert R.values("t.csv", "n", d_k=1).tolist() == [2, 1]
+    assert R.values("t.csv", "n").tolist() == [4, 3, 2, 1]  # no selector: every row
+    assert R.values("t.csv", d_k=5).tolist() == []
+
+
+def test_distinct_gives_each_combination_once_sorted():
+    R = results()
+    assert R.distinct("t.csv", "d_k") == [(1,), (2,)]
+    assert R.distinct("t.csv", "scale", "d_k") == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
+    assert all(type(d) is int for (d,) in R.distinct("t.csv", "d_k"))  # plain numbers, as written in messages
+
+
+# Small tables whose key columns take few values, so that selectors often match zero, one or several rows.
+KEYS = st.sampled_from([1, 2, 3])
+NAMES = st.sampled_from(["a", "b"])
+
+
+@given(rows=st.lists(st.tuples(KEYS, NAMES, st.floats(-1e6, 1e6)), min_size=1, max_size=30),
+       d_k=KEYS, scale=NAMES, which=st.sampled_from(["d_k", "scale", "both"]))
+def test_lookups_agree_with_a_boolean_mask(rows, d_k, scale, which):
+    table = pd.DataFrame(rows, columns=["d_k", "scale", "value"])
+    where = {"d_k": d_k, "scale": scale} if which == "both" else {which: {"d_k": d_k, "scale": scale}[which]}
+    mask = np.ones(len(table), dtype=bool)
+    for column, value in where.items():
+        mask &= (table[column] == value).to_numpy()
+    R = results(table)
+    assert R.values("t.csv", **where).tolist() == table.value[mask].tolist()
+    if mask.sum() == 1:
+        assert R.value("t.csv", **where) == table.value[mask].iloc[0]
+    else:
+        with pytest.raises(ResultsError, match=f"found {mask.sum()}$"):
+            R.value("t.csv", **where)
+    assert R.distinct("t.csv", "scale", "d_k") == sorted(set(zip(table.scale, table.d_k, strict=True)))
