@@ -80,12 +80,18 @@ class Measured(float):
         return obj
 
 
-class Results:
-    """The result CSVs of one run, read on first use."""
+# (kind, statistic, d_k, T) -> (mean, Monte Carlo SE): theory's finite-d_k expectations (sdpa_lab.claims.expectations).
+Expectations = Mapping[tuple[str, str, int, int], tuple[float, float]]
 
-    def __init__(self, results_dir: str | Path, tables: Mapping[str, pd.DataFrame] | None = None):
+
+class Results:
+    """The result CSVs of one run, read on first use, and the expectations the claims compare them with."""
+
+    def __init__(self, results_dir: str | Path, tables: Mapping[str, pd.DataFrame] | None = None,
+                 expectations: Expectations | None = None):
         self.dir = Path(results_dir)
         self._tables: dict[str, pd.DataFrame] = dict(tables or {})
+        self._expectations = expectations
         self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `values`
         self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple, list[int]]] = {}  # see `_rows`
 
@@ -93,6 +99,18 @@ class Results:
         if name not in self._tables:
             self._tables[name] = read_table(self.dir, name)
         return self._tables[name]
+
+    def expectation(self, kind: str, statistic: str, d_k: int, T: int) -> tuple[float, float]:
+        """Theory's expectation `kind` of `statistic` at d_k and T, and its Monte Carlo SE
+        (sdpa_lab.claims.expectations.expectation): from the expectations given, else computed here."""
+        if self._expectations is None:
+            from sdpa_lab.claims.expectations import expectation  # the claims package imports this module
+
+            return expectation(kind, statistic, d_k, T)
+        key = (kind, statistic, d_k, T)
+        if key not in self._expectations:
+            raise ResultsError(f"{self.dir}: no expectation {key} among those given")
+        return self._expectations[key]
 
     def value(self, name: str, column: str = "value", **where) -> Measured:
         """The single value of `column` in the row of `name` matching `where`."""

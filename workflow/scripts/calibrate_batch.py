@@ -12,4 +12,5 @@ batch_job(
     snakemake.output[0],  # noqa: F821
     Path(snakemake.input.fixed[0]).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
+    snakemake.input.expectations,  # noqa: F821
 )
