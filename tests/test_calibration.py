@@ -25,6 +25,7 @@ from sdpa_lab.calibration.runner import (
     run_batch,
     run_config,
     run_tables,
+    seeded_experiments,
     study_expectations,
     table_file,
 )
@@ -42,9 +43,11 @@ from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.softmax_saturation import expectations_asked
 from sdpa_lab.config import ConfigError
+from sdpa_lab.experiments.registry import settings_of
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
-from sdpa_lab.results import Results, ResultsError
+from sdpa_lab.pipeline import run_experiment
+from sdpa_lab.results import Results, ResultsError, columns_of
 from sdpa_lab.scales import ATTENTION_SCALE, SCALES
 from sdpa_lab.seeding import calibration_seed
 
@@ -139,8 +142,8 @@ def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     config = run_config(SMALLEST, 3)
     tables = run_tables(config, CORRECT_ARM, tmp_path)
     fixed = fixed_tables(SMALLEST)
-    for name, table in {**fixed, **tables}.items():
-        write_csv(table, tmp_path / "r" / name)
+    for name, table in {**fixed, **tables}.items():  # the seeded tables as columns (results.columns_of)
+        write_csv(pd.DataFrame(table) if isinstance(table, dict) else table, tmp_path / "r" / name)
     seeded = set(tables)
     in_memory, n = Decider(seeded)(Results("mem", {**fixed, **tables}))
     on_disk = decide(Results(tmp_path / "r"))
@@ -148,6 +151,18 @@ def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     assert [(c.check, c.parameters, repr(c.measured), c.verdict) for c in in_memory.checks] == \
            [(c.check, c.parameters, repr(c.measured), c.verdict) for c in on_disk.checks]
     assert table_file("entropy_sweep", "single_draw") == "entropy_single_draw.csv"
+
+
+@pytest.mark.parametrize("experiment", seeded_experiments())
+def test_a_runs_tables_as_columns_are_the_columns_of_their_dataframes(experiment):
+    # a batch decides each run's tables as columns (results.columns_of): each column's dtype and values must be
+    # those of the DataFrame of the same rows, which deciding a pipeline run reads (from its CSVs)
+    for rows in run_experiment(experiment, settings_of(SMALLEST, experiment)).values():
+        frame, columns = pd.DataFrame(rows), columns_of(rows)
+        assert list(columns) == frame.columns.tolist()
+        for name, values in columns.items():
+            assert values.dtype == np.asarray(frame[name]).dtype, name  # what Results reads
+            assert np.array_equal(values, np.asarray(frame[name]), equal_nan=values.dtype.kind == "f"), name
 
 
 # ---- the finite-d_k expectations, once per study ------------------------------------------------

@@ -75,12 +75,13 @@ def fixed_tables(sweep: Mapping, fixed_dir: str | Path | None = None) -> dict:
 
 
 def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
-    """The seeded experiments' tables under `config` with attention scale `arm`, by file name.
+    """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as columns
+    (results.columns_of: a DataFrame per table and run would cost more than deciding it).
 
     The trial scores that several experiments share are drawn once, into `scratch`, as the
     workflow's trial_scores rule draws them; the tables are the same as the pipeline's own.
     """
-    import pandas as pd  # the claims registry reads DataFrames
+    from sdpa_lab.results import columns_of
 
     shared: dict[str, str] = {}
     tables = {}
@@ -95,7 +96,7 @@ def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
             files[d_k] = local
         scale = arm if takes_attention_scale(name) else None
         for key, rows in run_experiment(name, settings, trial_scores=files, attention_scale=scale).items():
-            tables[table_file(name, key)] = pd.DataFrame(rows)
+            tables[table_file(name, key)] = columns_of(rows)
     for path in shared:
         Path(path).unlink()
     return tables
@@ -224,13 +225,18 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
 
 def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = None) -> None:
     """What rule calibration_expectations runs: the expectations a study's claims ask for at its `sweep`
-    (study_expectations), written to `out` (CSV, EXPECTATION_COLUMNS): computed once per study, not per batch."""
+    (study_expectations), written to `out` (CSV, EXPECTATION_COLUMNS): computed once per study, not per batch.
+    Logs the process's CPU seconds, for benchmarks/calibration.py."""
+    import resource
+
     from sdpa_lab.io import write_csv
 
     with job_log("calibration_expectations", log_path) as logger:
         rows = expectation_rows(study_expectations(sweep))
         write_csv(rows, out)
-        logger.info("%d expectations written to %s", len(rows), out)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        logger.info("%d expectations written to %s; CPU s: process %.2f", len(rows), out,
+                    usage.ru_utime + usage.ru_stime)
 
 
 def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,

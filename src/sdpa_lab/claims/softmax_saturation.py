@@ -30,13 +30,13 @@ def _entropy(R: Results, d: int, scale: str, statistic: str, quantity: str = "en
 
 
 def _entropy_d_k(R: Results) -> list[int]:
-    return [int(d) for d in sorted(R["entropy_sweep.csv"].d_k.unique())]
+    return [int(d) for d in R.levels("entropy_sweep.csv", "d_k")]
 
 
 def decide_b5(R: Results) -> list[Check]:
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
-    T = int(R[src]["T"].iloc[0])
+    T = int(R.first(src, "T"))
     out = []
     for a, b in pairwise(ds):  # the unscaled entropy falls at every step of the sweep
         later = _entropy(R, b, "none", "mean")
@@ -118,9 +118,8 @@ def _positive_by_theory(claim, check, parameters, measured, se, expected, expect
 
 def decide_b7(R: Results) -> list[Check]:
     src = "gradient.csv"
-    t = R[src]
-    ds = [int(d) for d in sorted(t.d_k.unique())]
-    T, trials = int(t["T"].iloc[0]), int(t["trials"].iloc[0])
+    ds = [int(d) for d in R.levels(src, "d_k")]
+    T, trials = int(R.first(src, "T")), int(R.first(src, "trials"))
     out = []
     saturating = []  # the steps where theory says the mean unscaled Jacobian norm falls
     for quantity, check in (("jacobian_norm", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F"),
@@ -200,7 +199,7 @@ def decide_b8(R: Results) -> list[Check]:
                            **variance_shape(d, n)))
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
-    T = int(R[src]["T"].iloc[0])
+    T = int(R.first(src, "T"))
     for a, b in pairwise(ds):  # 1/d_k flattens attention toward uniform as d_k grows
         later = _entropy(R, b, "inv_dk", "mean")
         rise = later - _entropy(R, a, "inv_dk", "mean")
