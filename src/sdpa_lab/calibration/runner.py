@@ -202,7 +202,9 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
     clock = time.process_time
     spent = {"experiments": 0.0, "decide": 0.0}
     start = clock()
-    fixed = fixed_tables(study.sweep, fixed_dir)
+    # the lesson tables as columns, once per job, like the runs' own (run_tables): no pandas access per run
+    fixed = {name: {column: table[column].to_numpy() for column in table}
+             for name, table in fixed_tables(study.sweep, fixed_dir).items()}
     expectations = study_expectations(study.sweep) if expectations is None else expectations
     seeded_files = {table_file(name, key) for name in seeded_experiments() for key in EXPERIMENTS[name].outputs}
     decider = Decider(seeded_files)
