@@ -241,12 +241,11 @@ def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = Non
                     usage.ru_utime + usage.ru_stime)
 
 
-def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,
-              fixed_dir: str | Path | None = None, log_path: str | None = None,
-              expectations_file: str | Path | None = None) -> None:
+def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path, expectations_file: str | Path,
+              fixed_dir: str | Path | None = None, log_path: str | None = None) -> None:
     """What rule calibration_batch runs: run_batch of study `name` with `settings` (Study.settings, the
-    rule's params; checked again here), the lesson tables read from `fixed_dir`, the expectations from
-    `expectations_file` (expectations_job's) if given, written to `out` (CSV).
+    rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
+    the lesson tables from `fixed_dir`, written to `out` (CSV).
     Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
     it started (interpreter and imports included), for benchmarks/calibration.py."""
     import resource
@@ -256,8 +255,7 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
     with job_log("calibration_batch", log_path) as logger:
         study = check_study(dict(settings), name)
         timing: dict = {}
-        expectations = None if expectations_file is None else read_expectations(expectations_file)
-        rows = run_batch(study, arm, int(batch), timing, fixed_dir, expectations)
+        rows = run_batch(study, arm, int(batch), timing, fixed_dir, read_expectations(expectations_file))
         write_csv(rows, out)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "
