@@ -9,6 +9,10 @@ experiments, in deciding the claims, and in the whole job process since it start
 sdpa_lab.calibration.runner measures them with the process's own clocks; Snakemake's sampled
 cpu_time is the fallback for logs without the last):
 
+Each study's expectations job (logs/calibration/<study>/expectations.log: the finite-d_k expectations
+its batches read, computed once) is shared among its arms in proportion to their runs, and counted
+outside the kernels.
+
 * seeds_per_cpu_minute: runs per minute of the jobs' CPU time (start-up included);
 * outside_kernels: the share of the jobs' CPU time spent outside the experiments (interpreter and
   imports, the lesson tables read once per job, deciding the claims, writing the rows);
@@ -48,13 +52,30 @@ def read_jobs(root: Path) -> list[dict]:
     return jobs
 
 
-def summarise(jobs: list[dict]) -> list[dict]:
+EXPECTATIONS_LINE = re.compile(r"expectations written to \S+; CPU s: process ([\d.]+)")
+
+
+def read_expectations_jobs(root: Path) -> dict[str, float]:
+    """The CPU seconds of each study's expectations job, by study."""
+    cpu = {}
+    for log in sorted((root / "logs" / "calibration").glob("*/expectations.log")):
+        match = EXPECTATIONS_LINE.search(log.read_text())
+        if match:
+            cpu[log.parts[-2]] = float(match[1])
+    return cpu
+
+
+def summarise(jobs: list[dict], expectations: dict[str, float]) -> list[dict]:
     groups = defaultdict(list)
+    study_runs = defaultdict(int)
     for job in jobs:
         groups[job["study"], job["arm"]].append(job)
+        study_runs[job["study"]] += job["runs"]
     rows = []
     for (study, arm), js in sorted(groups.items()):
-        runs, cpu = sum(j["runs"] for j in js), sum(j["cpu"] for j in js)
+        runs = sum(j["runs"] for j in js)
+        # the arm's share of the study's expectations, computed once for all its runs
+        cpu = sum(j["cpu"] for j in js) + expectations.get(study, 0.0) * runs / study_runs[study]
         experiments, decide = sum(j["experiments"] for j in js), sum(j["decide"] for j in js)
         rows.append({"study": study, "arm": arm, "jobs": len(js), "runs": runs, "cpu_s": round(cpu, 2),
                      "cpu_s_per_run": round(cpu / runs, 4), "seeds_per_cpu_minute": round(60 * runs / cpu, 1),
@@ -69,7 +90,7 @@ def main() -> None:
     parser.add_argument("--root", default=".", help="the working directory of the calibration run")
     parser.add_argument("--out", default="benchmarks/calibration.csv")
     args = parser.parse_args()
-    rows = summarise(read_jobs(Path(args.root)))
+    rows = summarise(read_jobs(Path(args.root)), read_expectations_jobs(Path(args.root)))
     if not rows:
         raise SystemExit("no calibration jobs found: run `snakemake --cores 4 calibration` first")
     with open(args.out, "w", newline="") as fh:

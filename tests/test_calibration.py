@@ -19,10 +19,14 @@ import yaml
 from sdpa_lab.calibration.report import build_report, main_report_summary
 from sdpa_lab.calibration.runner import (
     Decider,
+    expectations_job,
     fixed_tables,
+    read_expectations,
     run_batch,
     run_config,
     run_tables,
+    seeded_experiments,
+    study_expectations,
     table_file,
 )
 from sdpa_lab.calibration.studies import (
@@ -36,10 +40,14 @@ from sdpa_lab.calibration.studies import (
 )
 from sdpa_lab.calibration.summary import aggregate, wilson
 from sdpa_lab.claims import decide
+from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
+from sdpa_lab.claims.softmax_saturation import expectations_asked
 from sdpa_lab.config import ConfigError
+from sdpa_lab.experiments.registry import settings_of
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
-from sdpa_lab.results import Results
+from sdpa_lab.pipeline import run_experiment
+from sdpa_lab.results import Results, ResultsError, columns_of
 from sdpa_lab.scales import ATTENTION_SCALE, SCALES
 from sdpa_lab.seeding import calibration_seed
 
@@ -134,8 +142,8 @@ def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     config = run_config(SMALLEST, 3)
     tables = run_tables(config, CORRECT_ARM, tmp_path)
     fixed = fixed_tables(SMALLEST)
-    for name, table in {**fixed, **tables}.items():
-        write_csv(table, tmp_path / "r" / name)
+    for name, table in {**fixed, **tables}.items():  # the seeded tables as columns (results.columns_of)
+        write_csv(pd.DataFrame(table) if isinstance(table, dict) else table, tmp_path / "r" / name)
     seeded = set(tables)
     in_memory, n = Decider(seeded)(Results("mem", {**fixed, **tables}))
     on_disk = decide(Results(tmp_path / "r"))
@@ -143,6 +151,98 @@ def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     assert [(c.check, c.parameters, repr(c.measured), c.verdict) for c in in_memory.checks] == \
            [(c.check, c.parameters, repr(c.measured), c.verdict) for c in on_disk.checks]
     assert table_file("entropy_sweep", "single_draw") == "entropy_single_draw.csv"
+
+
+@pytest.mark.parametrize("experiment", seeded_experiments())
+def test_a_runs_tables_as_columns_are_the_columns_of_their_dataframes(experiment):
+    # a batch decides each run's tables as columns (results.columns_of): each column's dtype and values must be
+    # those of the DataFrame of the same rows, which deciding a pipeline run reads (from its CSVs)
+    for rows in run_experiment(experiment, settings_of(SMALLEST, experiment)).values():
+        frame, columns = pd.DataFrame(rows), columns_of(rows)
+        assert list(columns) == frame.columns.tolist()
+        for name, values in columns.items():
+            assert values.dtype == np.asarray(frame[name]).dtype, name  # what Results reads
+            assert np.array_equal(values, np.asarray(frame[name]), equal_nan=values.dtype.kind == "f"), name
+
+
+# ---- the finite-d_k expectations, once per study ------------------------------------------------
+
+class Asked(dict):
+    """Expectations that remember which keys were asked for."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.asked = set()
+
+    def __contains__(self, key):
+        self.asked.add(key)
+        return super().__contains__(key)
+
+
+def cheap(sweep: dict) -> dict:
+    """`sweep` with every sample count at the schema's minimum: its d_k and T, what the expectations depend on."""
+    out = copy.deepcopy(sweep)
+    out["variance"]["n_pairs"] = 1000
+    for section in ("entropy_sweep", "ranking_invariance", "gradient"):
+        out[section]["trials"] = 100
+    out["learning"].update(runs=10, steps=1)
+    return out
+
+
+SWEEPS = {
+    "smallest": SMALLEST,
+    "one gradient d_k, other T": {**SMALLEST, "entropy_sweep": {"d_k": [8, 2], "T": 3, "trials": 100},
+                                  "gradient": {"d_k": [16], "T": 5, "trials": 100}},
+    **{f"study {name}": cheap(s.sweep) for name, s in load_studies().items()},
+    "pipeline default": cheap(yaml.safe_load(open("config/config.yaml"))),
+}
+
+
+@pytest.mark.parametrize(("sweep", "arm"), [*((s, CORRECT_ARM) for s in SWEEPS.values()), (SMALLEST, "none")],
+                         ids=[*SWEEPS, "smallest, no scale"])
+def test_a_decision_asks_for_exactly_the_expectations_a_study_computes(sweep, arm, tmp_path):
+    # what a study computes once (study_expectations) is derived from its sweep by expectations_asked, not
+    # from the claims: a whole decision must find every expectation it asks for there, and ask for each
+    keys = expectations_asked(sweep)
+    given = Asked(study_expectations(sweep))
+    R = Results("mem", {**fixed_tables(sweep), **run_tables(run_config(sweep, 0), arm, tmp_path)}, given)
+    decide(R)
+    assert len(set(keys)) == len(keys) and given.asked == set(keys)
+
+
+def test_results_compute_the_expectations_or_take_those_given():
+    key = ("scaled_minus_unit_variance", "entropy", 2, 2)
+    assert Results("mem").expectation(*key) == scaled_minus_unit_variance("entropy", 2, 2)
+    assert Results("mem").expectation("scaled", "jacobian_norm", 2, 2) == mean_statistic("jacobian_norm", 2, 2, True)
+    assert Results("mem").expectation("unscaled", "jacobian_norm", 2, 2) == \
+           mean_statistic("jacobian_norm", 2, 2, False)
+    assert Results("mem", expectations={key: (0.5, 0.25)}).expectation(*key) == (0.5, 0.25)
+    with pytest.raises(ResultsError, match="no expectation .*'entropy', 4, 2"):
+        Results("mem", expectations={key: (0.5, 0.25)}).expectation("scaled_minus_unit_variance", "entropy", 4, 2)
+    with pytest.raises(ValueError, match="unknown expectation 'scaled_minus_limit'"):
+        expectation("scaled_minus_limit", "entropy", 2, 2)
+
+
+def test_the_expectations_table_reads_back_the_same_floats(tmp_path):
+    path = tmp_path / "expectations" / "small.csv"
+    expectations_job(SMALLEST, path)
+    back, computed = read_expectations(path), study_expectations(SMALLEST)
+    assert list(back) == list(computed) and back == computed  # == on floats: exactly the same numbers
+    assert all(type(v) is float for pair in back.values() for v in pair)
+    assert all(type(d_k) is int and type(T) is int for _, _, d_k, T in back)
+    assert pd.read_csv(path).columns.tolist() == ["kind", "statistic", "d_k", "T", "mean", "se"]
+
+
+def test_a_batch_decides_with_the_expectations_it_is_given(tmp_path):
+    s = check_study(study(2, 2, 2), "small")
+    path = tmp_path / "expectations.csv"
+    expectations_job(SMALLEST, path)
+    computed = run_batch(s, CORRECT_ARM, 0)
+    given = run_batch(s, CORRECT_ARM, 0, expectations=read_expectations(path))
+    assert pd.DataFrame(given).equals(pd.DataFrame(computed))  # nan (a z without an SE) equal to nan
+    shifted = {key: (mean + 1.0, se) for key, (mean, se) in read_expectations(path).items()}
+    changed = run_batch(s, CORRECT_ARM, 0, expectations=shifted)
+    assert {r["expected"] for r in changed} != {r["expected"] for r in computed}
 
 
 # ---- a small study end to end ---------------------------------------------------------------------
@@ -257,6 +357,8 @@ def test_snakemake_calibration_target_with_a_tiny_study(repo, tmp_path, tiny_con
     assert checks.groupby("arm").seed_index.nunique().to_dict() == {CORRECT_ARM: 4, **{a: 2 for a in BROKEN_ARMS}}
     assert (work / "reports" / "calibration.html").is_file()
     assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == 4
+    assert read_expectations(work / "results" / "calibration" / "expectations" / "tiny.csv") == \
+           study_expectations(study()["sweep"])
 
     again = snakemake(work, "-n", "calibration")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout, again.stdout

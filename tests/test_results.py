@@ -11,20 +11,26 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdpa_lab.results import Results, ResultsError
+from sdpa_lab.results import Results, ResultsError, columns_of
 
 # Each column alone matches two rows: a lookup that ignored one column of the selector would find two.
 GRID = pd.DataFrame({"d_k": [2, 2, 1, 1], "scale": ["b", "a", "b", "a"], "value": [40.0, 30.0, 20.0, 10.0],
                      "n": [4, 3, 2, 1]})
 
 
-def results(table: pd.DataFrame = GRID) -> Results:
-    return Results("/runs/x", {"t.csv": table})
+def results(table: pd.DataFrame = GRID, as_columns: bool = False) -> Results:
+    """`table` as a run's t.csv: as a DataFrame (read from a CSV), or as its columns (the calibration runner's)."""
+    return Results("/runs/x", {"t.csv": {c: table[c].to_numpy() for c in table} if as_columns else table})
+
+
+# Every lookup is the same whichever form the table is given in.
+BOTH = pytest.mark.parametrize("as_columns", [False, True], ids=["DataFrame", "columns"])
 
 
 @pytest.mark.parametrize("d_k, scale, value", [(1, "a", 10.0), (1, "b", 20.0), (2, "a", 30.0), (2, "b", 40.0)])
-def test_value_is_the_cell_of_the_one_row_every_column_matches(d_k, scale, value):
-    R = results()
+@BOTH
+def test_value_is_the_cell_of_the_one_row_every_column_matches(d_k, scale, value, as_columns):
+    R = results(as_columns=as_columns)
     got = R.value("t.csv", d_k=d_k, scale=scale)
     assert got == value
     assert got.cell == ("t.csv", (("d_k", d_k), ("scale", scale)), "value")
@@ -32,8 +38,9 @@ def test_value_is_the_cell_of_the_one_row_every_column_matches(d_k, scale, value
     assert R.value("t.csv", "n", d_k=d_k, scale=scale) == value / 10  # another column of the same row
 
 
-def test_keys_compare_as_the_values_do():
-    R = results()
+@BOTH
+def test_keys_compare_as_the_values_do(as_columns):
+    R = results(as_columns=as_columns)
     assert R.value("t.csv", d_k=np.int64(2), scale=np.str_("a")) == 30.0
     assert R.value("t.csv", d_k=2.0, scale="a") == 30.0
     assert R.value("t.csv", "n", value=np.float64(20.0)) == 2  # a float column, looked up by its value
@@ -41,39 +48,44 @@ def test_keys_compare_as_the_values_do():
         R.value("t.csv", d_k="2", scale="a")  # a string is not the number
 
 
-def test_a_missing_row_names_the_file_and_the_condition():
+@BOTH
+def test_a_missing_row_names_the_file_and_the_condition(as_columns):
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: expected one row with d_k=3, scale='a', found 0$"):
-        results().value("t.csv", d_k=3, scale="a")
+        results(as_columns=as_columns).value("t.csv", d_k=3, scale="a")
     with pytest.raises(ResultsError, match=r"expected one row with d_k=1, scale='c', found 0$"):
-        results().value("t.csv", d_k=1, scale="c")  # each value exists, not together
+        results(as_columns=as_columns).value("t.csv", d_k=1, scale="c")  # each value exists, not together
 
 
-def test_a_duplicated_row_names_the_file_and_the_condition():
+@BOTH
+def test_a_duplicated_row_names_the_file_and_the_condition(as_columns):
     twice = pd.concat([GRID, GRID.iloc[[1]]], ignore_index=True)
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: expected one row with d_k=2, scale='a', found 2$"):
-        results(twice).value("t.csv", d_k=2, scale="a")
+        results(twice, as_columns).value("t.csv", d_k=2, scale="a")
     with pytest.raises(ResultsError, match=r"expected one row with scale='a', found 2$"):
-        results().value("t.csv", scale="a")  # a selector that leaves a column out matches two rows
-    assert results(twice).value("t.csv", d_k=1, scale="a") == 10.0  # the other rows are still found
+        results(as_columns=as_columns).value("t.csv", scale="a")  # a selector that leaves a column out matches two rows
+    assert results(twice, as_columns).value("t.csv", d_k=1, scale="a") == 10.0  # the other rows are still found
 
 
-def test_a_missing_column_is_named():
+@BOTH
+def test_a_missing_column_is_named(as_columns):
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: column 'dtype' is missing$"):
-        results().value("t.csv", d_k=1, dtype="float32")
+        results(as_columns=as_columns).value("t.csv", d_k=1, dtype="float32")
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: column 'count' is missing$"):
-        results().value("t.csv", "count", d_k=1, scale="a")
+        results(as_columns=as_columns).value("t.csv", "count", d_k=1, scale="a")
 
 
-def test_values_are_every_matching_row_in_the_tables_order():
-    R = results()
+@BOTH
+def test_values_are_every_matching_row_in_the_tables_order(as_columns):
+    R = results(as_columns=as_columns)
     assert R.values("t.csv", scale="a").tolist() == [30.0, 10.0]
     assert R.values("t.csv", "n", d_k=1).tolist() == [2, 1]
     assert R.values("t.csv", "n").tolist() == [4, 3, 2, 1]  # no selector: every row
     assert R.values("t.csv", d_k=5).tolist() == []
 
 
-def test_distinct_gives_each_combination_once_sorted():
-    R = results()
+@BOTH
+def test_distinct_gives_each_combination_once_sorted(as_columns):
+    R = results(as_columns=as_columns)
     assert R.distinct("t.csv", "d_k") == [(1,), (2,)]
     assert R.distinct("t.csv", "scale", "d_k") == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
     assert all(type(d) is int for (d,) in R.distinct("t.csv", "d_k"))  # plain numbers, as written in messages
@@ -84,15 +96,16 @@ KEYS = st.sampled_from([1, 2, 3])
 NAMES = st.sampled_from(["a", "b"])
 
 
+@BOTH
 @given(rows=st.lists(st.tuples(KEYS, NAMES, st.floats(-1e6, 1e6)), min_size=1, max_size=30),
        d_k=KEYS, scale=NAMES, which=st.sampled_from(["d_k", "scale", "both"]))
-def test_lookups_agree_with_a_boolean_mask(rows, d_k, scale, which):
+def test_lookups_agree_with_a_boolean_mask(rows, d_k, scale, which, as_columns):
     table = pd.DataFrame(rows, columns=["d_k", "scale", "value"])
     where = {"d_k": d_k, "scale": scale} if which == "both" else {which: {"d_k": d_k, "scale": scale}[which]}
     mask = np.ones(len(table), dtype=bool)
     for column, value in where.items():
         mask &= (table[column] == value).to_numpy()
-    R = results(table)
+    R = results(table, as_columns)
     assert R.values("t.csv", **where).tolist() == table.value[mask].tolist()
     if mask.sum() == 1:
         assert R.value("t.csv", **where) == table.value[mask].iloc[0]
@@ -100,3 +113,22 @@ def test_lookups_agree_with_a_boolean_mask(rows, d_k, scale, which):
         with pytest.raises(ResultsError, match=f"found {mask.sum()}$"):
             R.value("t.csv", **where)
     assert R.distinct("t.csv", "scale", "d_k") == sorted(set(zip(table.scale, table.d_k, strict=True)))
+
+
+@BOTH
+def test_levels_and_first_read_a_tables_settings(as_columns):
+    R = results(as_columns=as_columns)
+    assert R.levels("t.csv", "d_k") == [1, 2] and R.levels("t.csv", "scale") == ["a", "b"]
+    assert all(type(d) is int for d in R.levels("t.csv", "d_k"))  # plain numbers, as written in messages
+    assert R.first("t.csv", "n") == 4 and R.first("t.csv", "scale") == "b"
+
+
+def test_columns_of_rows_are_the_arrays_of_their_dataframe():
+    rows = [{"d_k": 1, "x": 0.5, "ok": True, "scale": "none", "mixed": "a"},
+            {"d_k": 2, "x": float("nan"), "ok": False, "scale": "inv_dk", "mixed": 1}]
+    columns, frame = columns_of(rows), pd.DataFrame(rows)
+    assert list(columns) == list(frame.columns)
+    for name, values in columns.items():
+        assert values.dtype == np.asarray(frame[name]).dtype, name  # what Results reads
+    assert columns["mixed"].tolist() == ["a", 1]  # text with a number: kept as it is, not made text
+    assert columns["scale"].tolist() == ["none", "inv_dk"] and np.isnan(columns["x"][1])

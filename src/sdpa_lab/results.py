@@ -80,27 +80,67 @@ class Measured(float):
         return obj
 
 
-class Results:
-    """The result CSVs of one run, read on first use."""
+# (kind, statistic, d_k, T) -> (mean, Monte Carlo SE): theory's finite-d_k expectations (sdpa_lab.claims.expectations).
+Expectations = Mapping[tuple[str, str, int, int], tuple[float, float]]
 
-    def __init__(self, results_dir: str | Path, tables: Mapping[str, pd.DataFrame] | None = None):
+
+# A table as read from its CSV, or as its columns (name -> values, as the calibration runner makes them).
+Table = pd.DataFrame | Mapping[str, np.ndarray]
+
+
+def columns_of(rows: list[dict]) -> dict[str, np.ndarray]:
+    """Rows (sdpa_lab.tables) as columns: the arrays Results reads from the DataFrame of the same rows (int64,
+    float64, bool, or object for text: NumPy alone would make a fixed-width string array, and text of any number
+    mixed in)."""
+    columns = {}
+    for name in rows[0]:
+        values = [row[name] for row in rows]
+        array = np.array(values)
+        columns[name] = np.array(values, dtype=object) if array.dtype.kind == "U" else array
+    return columns
+
+
+class Results:
+    """The result CSVs of one run, read on first use, and the expectations the claims compare them with.
+
+    The claims read them through the methods below only, so a table may be given as a DataFrame or as
+    its columns (Table).
+    """
+
+    def __init__(self, results_dir: str | Path, tables: Mapping[str, Table] | None = None,
+                 expectations: Expectations | None = None):
         self.dir = Path(results_dir)
-        self._tables: dict[str, pd.DataFrame] = dict(tables or {})
+        self._tables: dict[str, Table] = dict(tables or {})
+        self._expectations = expectations
         self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `values`
         self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple, list[int]]] = {}  # see `_rows`
 
-    def __getitem__(self, name: str) -> pd.DataFrame:
+    def __getitem__(self, name: str) -> Table:
         if name not in self._tables:
             self._tables[name] = read_table(self.dir, name)
         return self._tables[name]
 
+    def expectation(self, kind: str, statistic: str, d_k: int, T: int) -> tuple[float, float]:
+        """Theory's expectation `kind` of `statistic` at d_k and T, and its Monte Carlo SE
+        (sdpa_lab.claims.expectations.expectation): from the expectations given, else computed here."""
+        if self._expectations is None:
+            from sdpa_lab.claims.expectations import expectation  # the claims package imports this module
+
+            return expectation(kind, statistic, d_k, T)
+        key = (kind, statistic, d_k, T)
+        if key not in self._expectations:
+            raise ResultsError(f"{self.dir}: no expectation {key} among those given")
+        return self._expectations[key]
+
     def value(self, name: str, column: str = "value", **where) -> Measured:
         """The single value of `column` in the row of `name` matching `where`."""
-        hits = self.values(name, column, **where)
-        if len(hits) != 1:
+        rows = self._rows(name, tuple(where)).get(tuple(where.values()), [])
+        column_values = self._array(name, column)
+        if len(rows) != 1:
             cond = ", ".join(f"{k}={v!r}" for k, v in where.items())
-            raise ResultsError(f"{self.dir / name}: expected one row with {cond}, found {len(hits)}")
-        return Measured(float(hits[0]), (name, tuple(where.items()), column))
+            raise ResultsError(f"{self.dir / name}: expected one row with {cond}, found {len(rows)}")
+        # one cell: indexed directly, not through `values` (a new array per call, hundreds of calls per run)
+        return Measured(float(column_values[rows[0]]), (name, tuple(where.items()), column))
 
     def values(self, name: str, column: str = "value", **where) -> np.ndarray:
         """The values of `column` in every row of `name` matching `where` (column == value for each), in the
@@ -112,6 +152,14 @@ class Results:
         """The distinct combinations of values of `columns` in `name`, sorted: the sweep points of a table."""
         return sorted(self._rows(name, columns))
 
+    def levels(self, name: str, column: str) -> list:
+        """The distinct values of `column` in `name`, sorted: a sweep's d_k, its learning rates."""
+        return sorted(set(self._array(name, column).tolist()))
+
+    def first(self, name: str, column: str):
+        """`column` in the first row of `name`: a setting every row records (T, trials, n_pairs)."""
+        return self._array(name, column)[0]
+
     def _rows(self, name: str, columns: tuple[str, ...]) -> dict[tuple, list[int]]:
         """The row numbers of `name` by their values in `columns` (a tuple of them), built once per set of columns.
 
@@ -120,7 +168,8 @@ class Results:
         """
         if (name, columns) not in self._indexes:
             by_column = [self._array(name, c).tolist() for c in columns]
-            keys = zip(*by_column, strict=True) if columns else [()] * len(self[name])
+            n_rows = len(self._array(name, next(iter(self[name]))))  # the length of its first column
+            keys = zip(*by_column, strict=True) if columns else [()] * n_rows
             index: dict[tuple, list[int]] = {}
             for row, key in enumerate(keys):
                 index.setdefault(key, []).append(row)
@@ -131,9 +180,9 @@ class Results:
         """Column `column` of `name` as a NumPy array, kept: the claims look up hundreds of single cells."""
         if (name, column) not in self._arrays:
             table = self[name]
-            if column not in table.columns:
+            if column not in table:  # a DataFrame's columns, a Mapping's keys
                 raise ResultsError(f"{self.dir / name}: column '{column}' is missing")
-            self._arrays[name, column] = table[column].to_numpy()
+            self._arrays[name, column] = np.asarray(table[column])
         return self._arrays[name, column]
 
 

@@ -37,18 +37,21 @@ def _kind_of_type(cls: type) -> str:
     return "other"
 
 
-def _cell(value: Any) -> str:
-    """A cell as pandas' to_csv writes it: shortest round-trip floats, NaN and None empty."""
-    kind = _kind(value)
-    if value is None or (kind == "float" and math.isnan(value)):
-        return ""
-    if kind == "bool":
-        return str(bool(value))
-    if kind == "int":
-        return str(int(value))
-    if kind == "float":
-        return repr(float(value))
-    return str(value)
+# How pandas' to_csv writes a cell of each kind (_kind): shortest round-trip floats, NaN and None empty.
+_WRITE = {
+    "bool": lambda value: str(bool(value)),
+    "int": lambda value: str(int(value)),
+    "float": lambda value: "" if math.isnan(value) else repr(float(value)),
+    "other": lambda value: "" if value is None else str(value),
+}
+
+
+def _column_cells(name: str, values: list) -> list[str]:
+    """A column's cells as pandas' to_csv writes them; ValueError if it mixes integers with floats."""
+    kinds = [_kind(value) for value in values]  # once per cell: checked, then written (None is "other")
+    if {"float", "int"} <= set(kinds):
+        raise ValueError(f"column {name!r} mixes integers and floats")
+    return [_WRITE[kind](value) for kind, value in zip(kinds, values, strict=True)]
 
 
 def csv_text(rows: Sequence[dict[str, Any]]) -> str:
@@ -63,12 +66,9 @@ def csv_text(rows: Sequence[dict[str, Any]]) -> str:
     for i, row in enumerate(rows):
         if list(row) != columns:
             raise ValueError(f"row {i} has columns {list(row)}, row 0 has {columns}")
-    for column in columns:
-        kinds = {_kind(row[column]) for row in rows if row[column] is not None}
-        if {"float", "int"} <= kinds:
-            raise ValueError(f"column {column!r} mixes integers and floats")
+    cells = [_column_cells(column, [row[column] for row in rows]) for column in columns]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
-    writer.writerows([_cell(row[c]) for c in columns] for row in rows)
+    writer.writerows(zip(*cells, strict=True))
     return buffer.getvalue()

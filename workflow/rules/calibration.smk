@@ -7,9 +7,34 @@
 # Helpers (calibration_study, the paths) live in common.smk.
 
 
+rule calibration_expectations:
+    input:
+        code=code_of(
+            "sdpa_lab.calibration.runner",
+            "sdpa_lab.claims.expectations",
+            "sdpa_lab.claims.softmax_saturation",
+        ),
+    output:
+        EXPECTATIONS,
+    log:
+        "logs/calibration/{study}/expectations.log",
+    benchmark:
+        benchmark_of("calibration/{study}/expectations")
+    threads: 1
+    resources:
+        mem_mb=256,
+        runtime=5,
+    params:
+        # The expectations depend on the sweep alone: editing a study's counts does not recompute them.
+        sweep=lambda wildcards: calibration_study(wildcards).sweep,
+    script:
+        "../scripts/calibrate_expectations.py"
+
+
 rule calibration_batch:
     input:
         fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
+        expectations=EXPECTATIONS,  # the claims' finite-d_k expectations, computed once per study
         code=code_of(
             "sdpa_lab.calibration.runner", *(e.module for e in EXPERIMENTS.values())
         ),

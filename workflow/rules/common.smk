@@ -14,6 +14,7 @@ from sdpa_lab.cluster import out_of_memory_report
 from sdpa_lab.calibration.studies import (
     ARMS,
     BATCH,
+    EXPECTATIONS,
     REPORT,
     RESULTS_DIR,
     STUDIES_DIR,

@@ -10,6 +10,7 @@ batch_job(
     snakemake.wildcards.arm,  # noqa: F821
     int(snakemake.wildcards.batch),  # noqa: F821
     snakemake.output[0],  # noqa: F821
+    snakemake.input.expectations,  # noqa: F821
     Path(snakemake.input.fixed[0]).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
 )

@@ -75,12 +75,13 @@ def fixed_tables(sweep: Mapping, fixed_dir: str | Path | None = None) -> dict:
 
 
 def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
-    """The seeded experiments' tables under `config` with attention scale `arm`, by file name.
+    """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as columns
+    (results.columns_of: a DataFrame per table and run would cost more than deciding it).
 
     The trial scores that several experiments share are drawn once, into `scratch`, as the
     workflow's trial_scores rule draws them; the tables are the same as the pipeline's own.
     """
-    import pandas as pd  # the claims registry reads DataFrames
+    from sdpa_lab.results import columns_of
 
     shared: dict[str, str] = {}
     tables = {}
@@ -95,10 +96,39 @@ def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
             files[d_k] = local
         scale = arm if takes_attention_scale(name) else None
         for key, rows in run_experiment(name, settings, trial_scores=files, attention_scale=scale).items():
-            tables[table_file(name, key)] = pd.DataFrame(rows)
+            tables[table_file(name, key)] = columns_of(rows)
     for path in shared:
         Path(path).unlink()
     return tables
+
+
+# The columns of a study's expectations table (EXPECTATIONS): one row per expectation the claims ask for.
+EXPECTATION_COLUMNS = {"kind": "str", "statistic": "str", "d_k": "int", "T": "int", "mean": "float", "se": "float"}
+
+
+def study_expectations(sweep: Mapping) -> dict:
+    """The finite-d_k expectations the claims ask for on the tables of `sweep`
+    (softmax_saturation.expectations_asked), computed: key -> (mean, Monte Carlo SE), as Results takes them."""
+    from sdpa_lab.claims.expectations import expectation
+    from sdpa_lab.claims.softmax_saturation import expectations_asked
+
+    return {key: expectation(*key) for key in expectations_asked(sweep)}
+
+
+def expectation_rows(expectations: Mapping) -> Rows:
+    """The expectations (study_expectations) as rows (EXPECTATION_COLUMNS)."""
+    return [dict(zip(EXPECTATION_COLUMNS, (*key, mean, se), strict=True))
+            for key, (mean, se) in expectations.items()]
+
+
+def read_expectations(path: str | Path) -> dict:
+    """The expectations table at `path` (expectation_rows, written as CSV) back as study_expectations gives them:
+    the same floats (written in shortest round-trip form)."""
+    from sdpa_lab.results import read_table
+
+    table = read_table(Path(path).parent, Path(path).name, EXPECTATION_COLUMNS)
+    columns = (table[c].tolist() for c in EXPECTATION_COLUMNS)
+    return {(kind, statistic, d_k, T): (mean, se) for kind, statistic, d_k, T, mean, se in zip(*columns, strict=True)}
 
 
 def check_rows(study: str, arm: str, index: int, seed: int, decision, n_statistical: int, seeded_files) -> Rows:
@@ -155,10 +185,12 @@ class Decider:
 
 
 def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
-              fixed_dir: str | Path | None = None) -> Rows:
+              fixed_dir: str | Path | None = None, expectations: Mapping | None = None) -> Rows:
     """Every check of every run of batch `batch` of arm `arm` (COLUMNS), in run order.
 
-    The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables).
+    The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables);
+    the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
+    computed here (study_expectations).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments"), in
     deciding the claims ("decide") and in all of it ("total"): the benchmark's share of CPU
     outside the experiments' kernels.
@@ -170,7 +202,10 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
     clock = time.process_time
     spent = {"experiments": 0.0, "decide": 0.0}
     start = clock()
-    fixed = fixed_tables(study.sweep, fixed_dir)
+    # the lesson tables as columns, once per job, like the runs' own (run_tables): no pandas access per run
+    fixed = {name: {column: table[column].to_numpy() for column in table}
+             for name, table in fixed_tables(study.sweep, fixed_dir).items()}
+    expectations = study_expectations(study.sweep) if expectations is None else expectations
     seeded_files = {table_file(name, key) for name in seeded_experiments() for key in EXPERIMENTS[name].outputs}
     decider = Decider(seeded_files)
     rows: Rows = []
@@ -181,7 +216,7 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
             tables = run_tables(config, arm, scratch)
             t1 = clock()
             decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
-                                                      {**fixed, **tables}))
+                                                      {**fixed, **tables}, expectations))
             spent["decide"] += clock() - t1
             spent["experiments"] += t1 - t0
             rows += check_rows(study.name, arm, index, config["seed"], decision, n_statistical, seeded_files)
@@ -190,10 +225,27 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
     return rows
 
 
-def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,
+def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = None) -> None:
+    """What rule calibration_expectations runs: the expectations a study's claims ask for at its `sweep`
+    (study_expectations), written to `out` (CSV, EXPECTATION_COLUMNS): computed once per study, not per batch.
+    Logs the process's CPU seconds, for benchmarks/calibration.py."""
+    import resource
+
+    from sdpa_lab.io import write_csv
+
+    with job_log("calibration_expectations", log_path) as logger:
+        rows = expectation_rows(study_expectations(sweep))
+        write_csv(rows, out)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        logger.info("%d expectations written to %s; CPU s: process %.2f", len(rows), out,
+                    usage.ru_utime + usage.ru_stime)
+
+
+def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path, expectations_file: str | Path,
               fixed_dir: str | Path | None = None, log_path: str | None = None) -> None:
     """What rule calibration_batch runs: run_batch of study `name` with `settings` (Study.settings, the
-    rule's params; checked again here), the lesson tables read from `fixed_dir`, written to `out` (CSV).
+    rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
+    the lesson tables from `fixed_dir`, written to `out` (CSV).
     Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
     it started (interpreter and imports included), for benchmarks/calibration.py."""
     import resource
@@ -203,7 +255,7 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
     with job_log("calibration_batch", log_path) as logger:
         study = check_study(dict(settings), name)
         timing: dict = {}
-        rows = run_batch(study, arm, int(batch), timing, fixed_dir)
+        rows = run_batch(study, arm, int(batch), timing, fixed_dir, read_expectations(expectations_file))
         write_csv(rows, out)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "

@@ -120,6 +120,7 @@ def load_study(path: str | Path) -> Study:
 STUDIES_DIR = "config/calibration"
 RESULTS_DIR = "results/calibration"
 BATCH = RESULTS_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
+EXPECTATIONS = RESULTS_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
 TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power")
 REPORT = "reports/calibration.html"
 

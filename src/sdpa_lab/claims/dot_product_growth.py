@@ -22,7 +22,7 @@ from sdpa_lab.results import Results
 
 def variance_points(R: Results) -> list[tuple[int, int]]:
     """(d_k, n_pairs) of each d_k of variance.csv, in increasing d_k (n_pairs is one setting of the sweep)."""
-    n = int(R["variance.csv"].n_pairs.iloc[0])
+    n = int(R.first("variance.csv", "n_pairs"))
     return [(int(d), n) for (d,) in R.distinct("variance.csv", "d_k")]
 
 

@@ -29,6 +29,9 @@ DRAW_ELEMENTS = 1 << 16
 
 STATISTICS = ("jacobian_norm", "entropy", "log10_jacobian_norm")
 
+# What `expectation` gives: E h of the scaled or of the unscaled softmax, or E h(scaled) - E h(unit-variance).
+KINDS = ("scaled", "unscaled", "scaled_minus_unit_variance")
+
 
 def gamma_rule(shape: float, nodes: int = NODES) -> tuple[np.ndarray, np.ndarray]:
     """Nodes x (nodes,) and weights w (nodes,), sum 1, with sum w f(x) ~ E f(X) for X ~ Gamma(shape, 1).
@@ -104,3 +107,13 @@ def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, floa
     at_one = softmax_statistic(name, u)  # (2 pairs,)
     mixed = sum(wj * softmax_statistic(name, rj * u) for rj, wj in zip(r, w, strict=True))  # (2 pairs,)
     return _pair_mean(mixed - at_one)
+
+
+def expectation(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
+    """Expectation `kind` (KINDS) of statistic `name` at head size d_k over T keys, and its Monte Carlo standard
+    error: what the claims compare with (sdpa_lab.results.Results.expectation)."""
+    if kind == "scaled_minus_unit_variance":
+        return scaled_minus_unit_variance(name, d_k, T)
+    if kind in ("scaled", "unscaled"):
+        return mean_statistic(name, d_k, T, scaled=kind == "scaled")
+    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}")

@@ -50,10 +50,9 @@ def _gap_trend(ds: list[int], gaps: list[float], only: list[tuple[int, int]], ru
 
 def decide_b10(R: Results) -> list[Check]:
     src = "learning.csv"
-    t = R[src]
-    ds = [int(d) for d in sorted(t.d_k.unique())]
-    runs = int(t.runs.iloc[0])
-    lrs = sorted(t.lr.unique())
+    ds = [int(d) for d in R.levels(src, "d_k")]
+    runs = int(R.first(src, "runs"))
+    lrs = R.levels(src, "lr")
     success = {(d, sc): _success(R, d, sc) for d in ds for sc in ("none", "inv_sqrt_dk")}
     edge = [f"{sc} at d_k={d}" for (d, sc), (_, lr) in success.items() if lr in (lrs[0], lrs[-1])]
     note = ("best learning rate at the edge of the grid for " + ", ".join(edge)) if edge else ""

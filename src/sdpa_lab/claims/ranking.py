@@ -17,7 +17,7 @@ def decide_b6(R: Results) -> list[Check]:
     # by construction (not decided); an argsort of the weights disagrees only where exp underflowed to exact
     # ties, which is reported as a finding with its counts.
     src = "ranking_invariance.csv"
-    trials = int(R[src].trials.iloc[0])
+    trials = int(R.first(src, "trials"))
     for d, dtype in R.distinct(src, "d_k", "dtype"):
         bad = R.value(src, "count", d_k=d, dtype=dtype, quantity="weight_argsort_disagrees_without_ties")
         naive = trials - int(R.value(src, "count", d_k=d, dtype=dtype, quantity="weight_argsort_agrees"))

@@ -6,13 +6,13 @@ gradient (section "Why Large Scores Break Softmax"), and dividing by d_k instead
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
 
 from sdpa_lab.claims.dot_product_growth import raw_variance_check, variance_points, variance_shape
-from sdpa_lab.claims.expectations import mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.model import Check, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import paired_ratio_se, variance_se
 from sdpa_lab.results import Results
@@ -30,13 +30,13 @@ def _entropy(R: Results, d: int, scale: str, statistic: str, quantity: str = "en
 
 
 def _entropy_d_k(R: Results) -> list[int]:
-    return [int(d) for d in sorted(R["entropy_sweep.csv"].d_k.unique())]
+    return [int(d) for d in R.levels("entropy_sweep.csv", "d_k")]
 
 
 def decide_b5(R: Results) -> list[Check]:
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
-    T = int(R[src]["T"].iloc[0])
+    T = int(R.first(src, "T"))
     out = []
     for a, b in pairwise(ds):  # the unscaled entropy falls at every step of the sweep
         later = _entropy(R, b, "none", "mean")
@@ -77,7 +77,7 @@ def decide_b5(R: Results) -> list[Check]:
                                     "theory: -1/2 as d_k -> infinity" + skipped))
     paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")  # same trials: the per-trial difference
     for d in ds:  # the scaled entropy sits at its exact finite-d_k value relative to unit-variance scores
-        gap, gap_se = scaled_minus_unit_variance("entropy", d, T)
+        gap, gap_se = R.expectation("scaled_minus_unit_variance", "entropy", d, T)
         out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
                                _entropy(R, d, paired, "mean"), gap, math.hypot(_entropy(R, d, paired, "se"), gap_se),
                                "within", src,
@@ -118,9 +118,8 @@ def _positive_by_theory(claim, check, parameters, measured, se, expected, expect
 
 def decide_b7(R: Results) -> list[Check]:
     src = "gradient.csv"
-    t = R[src]
-    ds = [int(d) for d in sorted(t.d_k.unique())]
-    T, trials = int(t["T"].iloc[0]), int(t["trials"].iloc[0])
+    ds = [int(d) for d in R.levels(src, "d_k")]
+    T, trials = int(R.first(src, "T")), int(R.first(src, "trials"))
     out = []
     saturating = []  # the steps where theory says the mean unscaled Jacobian norm falls
     for quantity, check in (("jacobian_norm", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F"),
@@ -129,7 +128,7 @@ def decide_b7(R: Results) -> list[Check]:
             later = _gradient(R, b, "none", quantity, "mean")
             drop = _gradient(R, a, "none", quantity, "mean") - later
             se = math.hypot(_gradient(R, a, "none", quantity, "se"), _gradient(R, b, "none", quantity, "se"))
-            (ma, sa), (mb, sb) = (mean_statistic(quantity, d, T, scaled=False) for d in (a, b))
+            (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
             c = _positive_by_theory("B7", check, f"d_k={a}->{b}, T={T}", drop, se, ma - mb, math.hypot(sa, sb),
                                     src, later.cell)
             out.append(c)
@@ -140,7 +139,7 @@ def decide_b7(R: Results) -> list[Check]:
     # to 0, the d_k -> infinity limit), so the per-trial difference and its own standard error decide it.
     paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")
     for d in ds:
-        gap, gap_se = scaled_minus_unit_variance("jacobian_norm", d, T)
+        gap, gap_se = R.expectation("scaled_minus_unit_variance", "jacobian_norm", d, T)
         limit = _gradient(R, d, "unit_variance_reference", "jacobian_norm", "mean")
         out.append(statistical("B7", "mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T={T}",
                                _gradient(R, d, paired, "jacobian_norm", "mean"), gap,
@@ -154,7 +153,7 @@ def decide_b7(R: Results) -> list[Check]:
         # same trials: the recorded per-trial difference and its own SE
         diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "mean")
         se = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "se")
-        (ms, ss), (mu, su) = (mean_statistic(quantity, d, T, scaled=sc) for sc in (True, False))
+        (ms, ss), (mu, su) = (R.expectation(kind, quantity, d, T) for kind in ("scaled", "unscaled"))
         c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, se, ms - mu, math.hypot(ss, su), src,
                                 diff.cell)
         if quantity == "log10_jacobian_norm":
@@ -178,6 +177,18 @@ def decide_b7(R: Results) -> list[Check]:
     return out
 
 
+def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
+    """The expectations (Results.expectation's keys) decide_b5 and decide_b7 ask for on the tables of `config`
+    (its entropy_sweep and gradient sections): a study computes them once for all its runs."""
+    entropy, gradient = config["entropy_sweep"], config["gradient"]
+    ds, T = sorted(set(gradient["d_k"])), gradient["T"]
+    jacobian = ("jacobian_norm", "log10_jacobian_norm")
+    return ([("scaled_minus_unit_variance", "entropy", d, entropy["T"]) for d in sorted(set(entropy["d_k"]))]
+            + [("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
+            + [("scaled_minus_unit_variance", "jacobian_norm", d, T) for d in ds]
+            + [("scaled", q, ds[-1], T) for q in jacobian])
+
+
 def decide_b8(R: Results) -> list[Check]:
     out = []
     src = "variance.csv"
@@ -188,7 +199,7 @@ def decide_b8(R: Results) -> list[Check]:
                            **variance_shape(d, n)))
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
-    T = int(R[src]["T"].iloc[0])
+    T = int(R.first(src, "T"))
     for a, b in pairwise(ds):  # 1/d_k flattens attention toward uniform as d_k grows
         later = _entropy(R, b, "inv_dk", "mean")
         rise = later - _entropy(R, a, "inv_dk", "mean")
