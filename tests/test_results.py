@@ -132,3 +132,9 @@ def test_columns_of_rows_are_the_arrays_of_their_dataframe():
         assert values.dtype == np.asarray(frame[name]).dtype, name  # what Results reads
     assert columns["mixed"].tolist() == ["a", 1]  # text with a number: kept as it is, not made text
     assert columns["scale"].tolist() == ["none", "inv_dk"] and np.isnan(columns["x"][1])
+
+
+def test_columns_of_a_single_row():
+    columns = columns_of([{"d_k": 4, "value": 0.25, "scale": "none"}])
+    assert {name: values.tolist() for name, values in columns.items()} == {"d_k": [4], "value": [0.25],
+                                                                            "scale": ["none"]}
