@@ -154,7 +154,7 @@ class Results:
 
     def levels(self, name: str, column: str) -> list:
         """The distinct values of `column` in `name`, sorted: a sweep's d_k, its learning rates."""
-        return sorted(set(self._array(name, column).tolist()))
+        return [value for (value,) in self.distinct(name, column)]
 
     def first(self, name: str, column: str):
         """`column` in the first row of `name`: a setting every row records (T, trials, n_pairs)."""

@@ -23,7 +23,7 @@ from sdpa_lab.results import Results
 def variance_points(R: Results) -> list[tuple[int, int]]:
     """(d_k, n_pairs) of each d_k of variance.csv, in increasing d_k (n_pairs is one setting of the sweep)."""
     n = int(R.first("variance.csv", "n_pairs"))
-    return [(int(d), n) for (d,) in R.distinct("variance.csv", "d_k")]
+    return [(int(d), n) for d in R.levels("variance.csv", "d_k")]
 
 
 def variance_shape(d: int, n: int) -> dict[str, float]:
