@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from sdpa_lab.calibration import runner
 from sdpa_lab.calibration.report import build_report, main_report_summary
 from sdpa_lab.calibration.runner import (
     Decider,
@@ -24,6 +25,7 @@ from sdpa_lab.calibration.runner import (
     read_expectations,
     run_batch,
     run_config,
+    run_rows,
     run_tables,
     seeded_experiments,
     study_expectations,
@@ -43,6 +45,7 @@ from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.softmax_saturation import expectations_asked
 from sdpa_lab.config import ConfigError
+from sdpa_lab.experiments import trial_scores
 from sdpa_lab.experiments.registry import settings_of
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
@@ -50,6 +53,7 @@ from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.results import Results, ResultsError, columns_of
 from sdpa_lab.scales import ATTENTION_SCALE, SCALES
 from sdpa_lab.seeding import calibration_seed
+from sdpa_lab.tables import csv_text
 
 # The schema's smallest sizes (as config/calibration/smallest.yaml), a cheap run.
 SMALLEST = {
@@ -151,6 +155,22 @@ def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     assert [(c.check, c.parameters, repr(c.measured), c.verdict) for c in in_memory.checks] == \
            [(c.check, c.parameters, repr(c.measured), c.verdict) for c in on_disk.checks]
     assert table_file("entropy_sweep", "single_draw") == "entropy_single_draw.csv"
+
+
+def test_a_runs_trial_scores_too_big_to_hold_go_through_a_file(tmp_path, monkeypatch):
+    # a study's sizes are any the schema accepts: trial scores over one chunk are shared through a scratch
+    # file, as the workflow shares them, and read back in chunks; the tables are the same either way
+    config = run_config(SMALLEST, 1)
+    held = run_rows(config, CORRECT_ARM, tmp_path)
+    written = []
+    write = runner.write_trial_scores
+    monkeypatch.setattr(runner, "write_trial_scores", lambda *a: written.append(a[-1]) or write(*a))
+    monkeypatch.setattr(trial_scores, "CHUNK_ELEMENTS", 2 * (SMALLEST["entropy_sweep"]["T"] + 1))  # 2 trials fit
+    through_files = run_rows(config, CORRECT_ARM, tmp_path)
+    assert len(written) == len(SMALLEST["entropy_sweep"]["d_k"])  # once per d_k, shared by three experiments
+    assert list(tmp_path.iterdir()) == []  # the scratch files are gone
+    assert {name: csv_text(rows) for name, rows in through_files.items()} == \
+           {name: csv_text(rows) for name, rows in held.items()}
 
 
 @pytest.mark.parametrize("experiment", seeded_experiments())

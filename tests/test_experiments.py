@@ -103,6 +103,31 @@ def test_trial_scores_read_from_files_give_the_same_tables(tmp_path, run):
     assert csv_text(drawn) == csv_text(read)  # the same bytes once written
 
 
+@pytest.mark.parametrize("run", [entropy_sweep.entropy_sweep_rows, ranking_invariance_rows, gradient.gradient_rows],
+                         ids=["entropy_sweep", "ranking_invariance", "gradient"])
+def test_trial_scores_held_in_memory_give_the_same_tables(run):
+    # the calibration runs share each run's trial scores as arrays (hold_trial_scores), not files
+    seed, T, trials, d_ks = 9, 4, 250, [4, 64]
+    held = {d: trial_scores.hold_trial_scores(seed, d, T, trials) for d in d_ks}
+    assert csv_text(run(seed, d_ks, T, trials)) == csv_text(run(seed, d_ks, T, trials, held))
+    assert all(not a.flags.writeable for a in held.values())  # an experiment cannot change what the next one reads
+
+
+def test_held_trial_scores_are_the_drawn_ones_and_only_when_small(monkeypatch):
+    monkeypatch.setattr(trial_scores, "CHUNK_ELEMENTS", 4 * 23)  # 23 trials of T + 1 = 4 columns fit, 24 do not
+    held = trial_scores.hold_trial_scores(2, 32, 3, 23)
+    assert np.array_equal(held, np.concatenate(list(trial_scores.draw_trial_scores(2, 32, 3, 23))))
+    read = list(trial_scores.trial_scores(2, 32, 3, 23, rows=10, path=held))
+    assert [len(r) for r, _ in read] == [10, 10, 3]
+    assert np.array_equal(np.concatenate([r for r, _ in read]), held[:, :3])
+    assert np.array_equal(np.concatenate([q for _, q in read]), held[:, 3])
+    assert trial_scores.fits_in_memory(3, 23) and not trial_scores.fits_in_memory(3, 24)
+    with pytest.raises(ValueError, match="over 92 floats"):
+        trial_scores.hold_trial_scores(2, 32, 3, 24)
+    with pytest.raises(ValueError, match=r"expected \(30, 4\) float64"):
+        next(trial_scores.trial_scores(2, 32, 3, 30, rows=10, path=held))
+
+
 def test_trial_scores_file_holds_the_drawn_scores_and_norms(tmp_path, monkeypatch):
     monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 3 * 32 * 5)  # 5 trials per drawn chunk
     path = tmp_path / "s.npy"

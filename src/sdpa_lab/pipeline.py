@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from importlib import import_module
 
 from sdpa_lab.experiments.registry import EXPERIMENTS
+from sdpa_lab.experiments.trial_scores import TrialScores
 from sdpa_lab.io import write_csv
 from sdpa_lab.joblog import job_log
 from sdpa_lab.tables import Rows
@@ -19,14 +20,14 @@ from sdpa_lab.tables import Rows
 Tables = dict[str, Rows]
 
 
-def run_experiment(name: str, settings: Mapping, trial_scores: Mapping[int, str] | None = None,
+def run_experiment(name: str, settings: Mapping, trial_scores: Mapping[int, TrialScores] | None = None,
                    attention_scale: str | None = None) -> Tables:
     """The tables of experiment `name` with `settings` (registry.settings_of).
 
-    The shared trial scores are read from `trial_scores` ({d_k: .npy path}); those not given
-    are drawn in process, with the same numbers. `attention_scale`, if given, replaces the
-    attention's 1/sqrt(d_k) in an experiment that takes it (scales.ATTENTION_SCALE): a
-    deliberately broken attention, as the calibration study's broken arms run it.
+    The shared trial scores are read from `trial_scores` ({d_k: .npy path or held array,
+    experiments.trial_scores}); those not given are drawn in process, with the same numbers.
+    `attention_scale`, if given, replaces the attention's 1/sqrt(d_k) in an experiment that takes it
+    (scales.ATTENTION_SCALE): a deliberately broken attention, as the calibration study's broken arms run it.
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")

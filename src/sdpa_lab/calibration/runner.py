@@ -15,6 +15,7 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import tempfile
@@ -23,9 +24,11 @@ from collections.abc import Mapping
 from importlib import import_module
 from pathlib import Path
 
+import numpy as np
+
 from sdpa_lab.calibration.studies import ARMS, Study, check_study, is_seeded
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
-from sdpa_lab.experiments.trial_scores import write_trial_scores
+from sdpa_lab.experiments.trial_scores import TrialScores, fits_in_memory, hold_trial_scores, write_trial_scores
 from sdpa_lab.joblog import job_log
 from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.seeding import calibration_seed
@@ -48,6 +51,7 @@ def table_file(experiment: str, key: str) -> str:
     return EXPERIMENTS[experiment].outputs[key].file
 
 
+@functools.cache
 def takes_attention_scale(experiment: str) -> bool:
     """Whether the experiment's function has the `attention_scale` parameter (scales.ATTENTION_SCALE):
     those run with the arm's scale; the others (the forward's shapes) have no scale to break."""
@@ -74,32 +78,48 @@ def fixed_tables(sweep: Mapping, fixed_dir: str | Path | None = None) -> dict:
             for key, rows in run_experiment(name, settings_of(sweep, name)).items()}
 
 
-def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
-    """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as columns
-    (results.columns_of: a DataFrame per table and run would cost more than deciding it).
+def share_trial_scores(settings: Mapping, d_k: int, scratch_file: str | Path) -> TrialScores:
+    """The trial scores at `d_k` of an experiment's `settings`, drawn once for the run's experiments that share
+    them: held in memory if they fit (trial_scores.fits_in_memory), else written to `scratch_file` (as the
+    workflow's trial_scores rule writes them) and read back in chunks, so that memory stays bounded."""
+    seed, T, trials = settings["seed"], settings["T"], settings["trials"]
+    if fits_in_memory(T, trials):
+        return hold_trial_scores(seed, d_k, T, trials)
+    write_trial_scores(seed, d_k, T, trials, scratch_file)
+    return str(scratch_file)
 
-    The trial scores that several experiments share are drawn once, into `scratch`, as the
+
+def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
+    """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as rows: the
+    experiments' kernels, as the pipeline runs them.
+
+    The trial scores that several experiments share are drawn once (share_trial_scores), as the
     workflow's trial_scores rule draws them; the tables are the same as the pipeline's own.
     """
-    from sdpa_lab.results import columns_of
-
-    shared: dict[str, str] = {}
+    shared: dict[str, TrialScores] = {}  # by the pipeline's trial-score file
     tables = {}
     for name in seeded_experiments():
         settings = settings_of(config, name)
-        files = {}
+        sources = {}
         for d_k, path in trial_scores_files(name, settings).items():
-            local = str(Path(scratch) / Path(path).name)
-            if local not in shared:
-                write_trial_scores(settings["seed"], d_k, settings["T"], settings["trials"], local)
-                shared[local] = path
-            files[d_k] = local
+            if path not in shared:
+                shared[path] = share_trial_scores(settings, d_k, Path(scratch) / Path(path).name)
+            sources[d_k] = shared[path]
         scale = arm if takes_attention_scale(name) else None
-        for key, rows in run_experiment(name, settings, trial_scores=files, attention_scale=scale).items():
-            tables[table_file(name, key)] = columns_of(rows)
-    for path in shared:
-        Path(path).unlink()
+        for key, rows in run_experiment(name, settings, trial_scores=sources, attention_scale=scale).items():
+            tables[table_file(name, key)] = rows
+    for source in shared.values():
+        if not isinstance(source, np.ndarray):
+            Path(source).unlink()
     return tables
+
+
+def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
+    """The seeded experiments' tables (run_rows), by file name, as columns (results.columns_of): what a run's
+    Results is given (a DataFrame per table and run would cost more than deciding it)."""
+    from sdpa_lab.results import columns_of
+
+    return {name: columns_of(rows) for name, rows in run_rows(config, arm, scratch).items()}
 
 
 # The columns of a study's expectations table (EXPECTATIONS): one row per expectation the claims ask for.
@@ -191,11 +211,11 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
     The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables);
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
     computed here (study_expectations).
-    `timing`, if given, receives the CPU seconds spent in the experiments ("experiments"), in
-    deciding the claims ("decide") and in all of it ("total"): the benchmark's share of CPU
-    outside the experiments' kernels.
+    `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
+    their draws and kernels), in deciding the claims ("decide": the tables handed to them as columns
+    included) and in all of it ("total"): the benchmark's share of CPU outside the experiments' kernels.
     """
-    from sdpa_lab.results import Results  # pandas: the claims registry reads tables
+    from sdpa_lab.results import Results, columns_of  # pandas: the claims registry reads tables
 
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; expected one of {ARMS}")
@@ -213,8 +233,9 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
         for index in study.indices(arm, batch):
             config = run_config(study.sweep, index)
             t0 = clock()
-            tables = run_tables(config, arm, scratch)
+            rows_by_file = run_rows(config, arm, scratch)
             t1 = clock()
+            tables = {name: columns_of(table) for name, table in rows_by_file.items()}  # as run_tables gives them
             decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
                                                       {**fixed, **tables}, expectations))
             spent["decide"] += clock() - t1

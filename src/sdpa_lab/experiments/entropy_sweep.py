@@ -8,14 +8,13 @@ streamed in chunks.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from sdpa_lab.attention import entropy, lesson_entropy, softmax
 from sdpa_lab.chunks import chunk_rows
-from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
+from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import ATTENTION_SCALE, SCALES, check_attention_scale, scale_difference, scale_factor
 from sdpa_lab.seeding import lesson_legacy_stream, stream
@@ -34,13 +33,13 @@ EXERCISE2_T = 8
 
 
 def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                      scores: Mapping[int, str | os.PathLike] | None = None,
+                      scores: Mapping[int, TrialScores] | None = None,
                       attention_scale: str = ATTENTION_SCALE) -> Rows:
     """Mean (and standard error) of softmax entropy and max weight per d_k and scale
     (the attention's scale as `attention_scale` says: see scales.ATTENTION_SCALE).
 
-    The trials' raw scores are read from scores[d_k] (an .npy file of
-    trial_scores.write_trial_scores) where given, else drawn here: same numbers.
+    The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
+    or an array of trial_scores.hold_trial_scores) where given, else drawn here: same numbers.
     """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)
@@ -103,7 +102,7 @@ def exercise2_rows(seed: int, trials: int) -> Rows:
             for quantity, count in (("sequences", trials), ("falls_at_every_step", falls))]
 
 
-def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, str],
+def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
                          attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
     """The entropy sweep's tables (registry.EXPERIMENTS["entropy_sweep"]), and the lesson's single draw;
     the attention's scale as `attention_scale` says (scales.ATTENTION_SCALE)."""

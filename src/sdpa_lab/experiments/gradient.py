@@ -24,14 +24,13 @@ streamed in chunks.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 from sdpa_lab.attention import softmax
 from sdpa_lab.chunks import chunk_rows
-from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, trial_scale, trial_scores
+from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import ATTENTION_SCALE, check_attention_scale, scale_difference
 from sdpa_lab.seeding import stream
@@ -67,11 +66,11 @@ def softmax_jacobian(p: np.ndarray) -> np.ndarray:
 
 
 def trial_draws(seed: int, d_k: int, T: int, trials: int, d_v: int,
-                scores: str | os.PathLike | None = None) -> Iterator[tuple]:
+                scores: TrialScores | None = None) -> Iterator[tuple]:
     """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v), |q| (m,).
 
-    The scores and |q| are the shared trial scores (trial_scores), read from the file
-    `scores` if given, else drawn; V and g_out come from this experiment's own streams.
+    The scores and |q| are the shared trial scores (trial_scores), read from `scores` (a file or a
+    held array) if given, else drawn; V and g_out come from this experiment's own streams.
     """
     rows = chunk_rows(T * max(d_v, T))  # bounds both the values (m, T, d_v) and the Jacobians (m, T, T)
     rng_v, rng_g = stream(seed, "gradient", d_k, T).spawn(2)  # separate streams: the draws do not depend on rows
@@ -103,13 +102,13 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict
 
 
 def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                 scores: Mapping[int, str | os.PathLike] | None = None,
+                 scores: Mapping[int, TrialScores] | None = None,
                  attention_scale: str = ATTENTION_SCALE) -> Rows:
     """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale
     (the attention's scale as `attention_scale` says: see scales.ATTENTION_SCALE).
 
-    The trials' raw scores are read from scores[d_k] (an .npy file of
-    trial_scores.write_trial_scores) where given, else drawn here: same numbers.
+    The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
+    or an array of trial_scores.hold_trial_scores) where given, else drawn here: same numbers.
     """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)  # a std needs two trials
@@ -136,7 +135,7 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     return rows
 
 
-def gradient_tables(settings: Mapping, trial_scores: Mapping[int, str],
+def gradient_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
                     attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
     """The gradient experiment's table (registry.EXPERIMENTS["gradient"]); the attention's scale as
     `attention_scale` says (scales.ATTENTION_SCALE)."""

@@ -7,14 +7,13 @@ underflows to exactly 0, several keys tie and the argsort order is arbitrary.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from sdpa_lab.attention import softmax
 from sdpa_lab.chunks import chunk_rows
-from sdpa_lab.experiments.trial_scores import trial_scores
+from sdpa_lab.experiments.trial_scores import TrialScores, trial_scores
 from sdpa_lab.scales import ATTENTION_SCALE, check_attention_scale, scale_divisor
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
@@ -29,13 +28,13 @@ def _has_ties(w: np.ndarray) -> np.ndarray:
 
 
 def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                           scores: Mapping[int, str | os.PathLike] | None = None,
+                           scores: Mapping[int, TrialScores] | None = None,
                            attention_scale: str = ATTENTION_SCALE) -> Rows:
     """Per d_k: fraction of trials whose scaled and unscaled rankings agree, on logits and on weights
     (the attention's scale as `attention_scale` says: see scales.ATTENTION_SCALE).
 
-    The trials' raw scores are read from scores[d_k] (an .npy file of
-    trial_scores.write_trial_scores) where given, else drawn here: same numbers.
+    The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
+    or an array of trial_scores.hold_trial_scores) where given, else drawn here: same numbers.
     """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=1)
@@ -71,7 +70,7 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
     return rows
 
 
-def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, str],
+def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
                               attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
     """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"]); the attention's scale
     as `attention_scale` says (scales.ATTENTION_SCALE)."""

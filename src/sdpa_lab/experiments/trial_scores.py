@@ -5,8 +5,9 @@ and keeps the raw scores K q (T,) and the query norm |q|. Drawing (q, K) is near
 all the cost of the entropy, ranking and gradient experiments (trials * (T + 1) * d_k
 normals against trials * T scores kept), so the workflow draws them once per
 (seed, d_k, T, trials), in a job of their own, into an .npy file that each of those
-experiments reads back in chunks. Without a file, the same scores are drawn in process:
-the numbers are the same either way.
+experiments reads back in chunks. Without a file, the same scores are drawn in process, or
+held in memory when several experiments of one process share them (hold_trial_scores, as the
+calibration study's runs do): the numbers are the same every way.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.chunks import CHUNK_ELEMENTS, chunk_rows
 from sdpa_lab.io import atomic_writer
 from sdpa_lab.joblog import job_log
 from sdpa_lab.scales import ATTENTION_SCALE, scale_factor
@@ -28,6 +29,10 @@ from sdpa_lab.validation import check_int, check_seed
 # T independent N(0, 1) draws, the d_k -> infinity limit of the scaled scores. The
 # experiments compare the scaled head with it (B5, B7).
 REFERENCE_SCALE = "unit_variance_reference"
+
+# Where the shared trial scores come from: an .npy file (write_trial_scores), or an array held in memory
+# (hold_trial_scores); None draws them in process.
+TrialScores = str | os.PathLike | np.ndarray
 
 def draw_trial_scores(seed: int, d_k: int, T: int, trials: int) -> Iterator[np.ndarray]:
     """Raw scores and query norms of `trials` independent (query, T keys) draws, in chunks (m, T + 1).
@@ -63,6 +68,23 @@ def write_trial_scores(seed: int, d_k: int, T: int, trials: int, path: str | os.
         np.lib.format.write_array_header_1_0(fh, header)
         for chunk in itertools.chain([first], chunks):  # one chunk in memory at a time
             fh.write(np.ascontiguousarray(chunk, dtype=np.float64).tobytes())
+
+
+def fits_in_memory(T: int, trials: int) -> bool:
+    """Whether the trial scores (trials, T + 1) are at most one chunk (chunks.CHUNK_ELEMENTS): small enough to
+    hold in memory (hold_trial_scores) rather than share through a file."""
+    return trials * (T + 1) <= CHUNK_ELEMENTS
+
+
+def hold_trial_scores(seed: int, d_k: int, T: int, trials: int) -> np.ndarray:
+    """The trial scores (draw_trial_scores) as one read-only array (trials, T + 1), for several experiments
+    of one process to read (trial_scores) instead of drawing them each; read-only, so that none can change
+    what the others read. For trial scores that fits_in_memory allows: larger ones go through a file."""
+    if not fits_in_memory(T, trials):
+        raise ValueError(f"{trials} trials of T = {T} keys are over {CHUNK_ELEMENTS} floats: write them to a file")
+    scores = np.concatenate(list(draw_trial_scores(seed, d_k, T, trials)))  # (trials, T + 1)
+    scores.flags.writeable = False
+    return scores
 
 
 def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -> Iterator[np.ndarray]:
@@ -101,15 +123,33 @@ def rechunk(chunks: Iterator[np.ndarray], rows: int) -> Iterator[np.ndarray]:
         yield np.concatenate(pending)
 
 
-def trial_scores(seed: int, d_k: int, T: int, trials: int, rows: int,
-                 path: str | os.PathLike | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """Raw scores (m, T) and query norms (m,) of the trials, `rows` per chunk: from `path` if given, else drawn.
+def held_chunks(scores: np.ndarray, T: int, trials: int, rows: int) -> Iterator[np.ndarray]:
+    """The held trial scores (hold_trial_scores) in chunks (m, T + 1) of `rows` trials, as a file is read
+    (read_trial_scores).
 
-    Both ways give the same numbers: the file holds exactly what draw_trial_scores yields.
+    Raises ValueError if they hold another number of trials or keys.
+    """
+    if scores.shape != (trials, T + 1) or scores.dtype != np.float64:
+        raise ValueError(f"the held trial scores have shape {scores.shape} ({scores.dtype}); "
+                         f"expected ({trials}, {T + 1}) float64 for T = {T}, trials = {trials}")
+    for start in range(0, trials, rows):
+        yield scores[start:start + rows]
+
+
+def trial_scores(seed: int, d_k: int, T: int, trials: int, rows: int,
+                 path: TrialScores | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Raw scores (m, T) and query norms (m,) of the trials, `rows` per chunk: from `path` if given (a file, or
+    an array held in memory), else drawn.
+
+    Every way gives the same numbers: the file and the array hold exactly what draw_trial_scores yields.
     """
     rows = check_int(rows, "rows")
-    chunks = (read_trial_scores(path, T, trials, rows) if path is not None
-              else rechunk(draw_trial_scores(seed, d_k, T, trials), rows))
+    if isinstance(path, np.ndarray):
+        chunks = held_chunks(path, T, trials, rows)
+    elif path is not None:
+        chunks = read_trial_scores(path, T, trials, rows)
+    else:
+        chunks = rechunk(draw_trial_scores(seed, d_k, T, trials), rows)
     for chunk in chunks:
         yield chunk[:, :T], chunk[:, T]
 
