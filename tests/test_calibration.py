@@ -20,6 +20,7 @@ from sdpa_lab.calibration import runner
 from sdpa_lab.calibration.report import build_report, main_report_summary
 from sdpa_lab.calibration.runner import (
     Decider,
+    batch_job,
     expectations_job,
     fixed_tables,
     read_expectations,
@@ -74,7 +75,16 @@ def study(seeds=100, broken_seeds=10, batch=50, sweep=SMALLEST) -> dict:
 
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def lesson_dir(tmp_path_factory):
+    """The lesson replications' tables (the same in every run) written once, as the workflow gives them to a batch."""
+    out = tmp_path_factory.mktemp("lesson")
+    for name, table in fixed_tables(SMALLEST).items():
+        write_csv(table, out / name)
+    return out
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory, lesson_dir):
     """A small study run end to end in process: 100 correct runs, 10 per broken arm, aggregated."""
     s = check_study(study(), "small")
     out = tmp_path_factory.mktemp("calibration")
@@ -82,7 +92,7 @@ def small(tmp_path_factory):
     for arm in ARMS:
         for b in s.batches(arm):
             path = out / "batches" / f"{arm}_{b}.csv"
-            write_csv(run_batch(s, arm, b), path)
+            write_csv(run_batch(s, arm, b, fixed_dir=lesson_dir), path)
             paths.append(path)
     return SimpleNamespace(study=s, out=out, tables=aggregate(paths, out))
 
@@ -263,6 +273,18 @@ def test_a_batch_decides_with_the_expectations_it_is_given(tmp_path):
     shifted = {key: (mean + 1.0, se) for key, (mean, se) in read_expectations(path).items()}
     changed = run_batch(s, CORRECT_ARM, 0, expectations=shifted)
     assert {r["expected"] for r in changed} != {r["expected"] for r in computed}
+
+
+def test_a_batch_job_writes_the_batch_a_run_at_a_time_as_one_table(tmp_path, lesson_dir):
+    s = check_study(study(4, 2, 2), "small")
+    expectations_job(SMALLEST, tmp_path / "expectations.csv")
+    batch_job("small", s.settings(), CORRECT_ARM, 1, tmp_path / "batch.csv", tmp_path / "expectations.csv",
+              lesson_dir, str(tmp_path / "batch.log"))
+    table = run_batch(s, CORRECT_ARM, 1, fixed_dir=lesson_dir,
+                      expectations=read_expectations(tmp_path / "expectations.csv"))
+    assert (tmp_path / "batch.csv").read_text() == csv_text(table)
+    assert sorted({r["seed_index"] for r in table}) == [2, 3]
+    assert re.search(r"2 runs, \d+ checks; CPU s: .*; peak RSS \d+ MiB", (tmp_path / "batch.log").read_text())
 
 
 # ---- a small study end to end ---------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdpa_lab.results import Results, ResultsError, columns_of
+from sdpa_lab.results import Results, ResultsError, RowIndexes, columns_of
 
 # Each column alone matches two rows: a lookup that ignored one column of the selector would find two.
 GRID = pd.DataFrame({"d_k": [2, 2, 1, 1], "scale": ["b", "a", "b", "a"], "value": [40.0, 30.0, 20.0, 10.0],
@@ -138,3 +138,23 @@ def test_columns_of_a_single_row():
     columns = columns_of([{"d_k": 4, "value": 0.25, "scale": "none"}])
     assert {name: values.tolist() for name, values in columns.items()} == {"d_k": [4], "value": [0.25],
                                                                             "scale": ["none"]}
+
+
+def test_row_indexes_are_reused_across_runs_only_for_the_same_key_columns():
+    # the calibration study decides many runs of one sweep: a run's lookups must see its own rows, whether its
+    # index is the previous run's (same key columns) or rebuilt (the rows differ)
+    indexes = RowIndexes()
+    first = Results("/runs/1", {"t.csv": GRID}, indexes=indexes)
+    assert first.value("t.csv", d_k=1, scale="a") == 10.0 and first.values("t.csv", "n").tolist() == [4, 3, 2, 1]
+    again = GRID.assign(value=GRID["value"] + 1)  # another run: the same sweep points, other values
+    second = Results("/runs/2", {"t.csv": again}, indexes=indexes)
+    assert second.value("t.csv", d_k=1, scale="a") == 11.0
+    assert second._rows("t.csv", ("d_k", "scale")) is first._rows("t.csv", ("d_k", "scale"))  # built once
+    reordered = GRID.iloc[::-1].reset_index(drop=True)
+    third = Results("/runs/3", {"t.csv": reordered}, indexes=indexes)
+    for d_k, scale, value in [(1, "a", 10.0), (2, "b", 40.0)]:
+        assert third.value("t.csv", d_k=d_k, scale=scale) == value
+    fewer = Results("/runs/4", {"t.csv": GRID.iloc[:3]}, indexes=indexes)
+    assert fewer.distinct("t.csv") == [()] and fewer.values("t.csv", "n").tolist() == [4, 3, 2]
+    with pytest.raises(ResultsError, match="found 0"):
+        fewer.value("t.csv", d_k=1, scale="a")

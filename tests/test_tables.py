@@ -21,6 +21,16 @@ def test_rows_give_the_bytes_of_pandas_to_csv(cells):
     assert csv_text(rows) == pd.DataFrame(rows).to_csv(index=False, lineterminator="\n")
 
 
+@given(st.lists(st.tuples(st.integers(-10**6, 10**6), floats, texts, st.booleans()), min_size=2, max_size=20),
+       st.integers(1, 19))
+def test_rows_appended_without_a_header_give_the_bytes_of_the_whole_table(cells, cut):
+    # a calibration batch job writes each run's rows as they come: the file must be the whole table's text
+    rows = [{"d_k": i, "value": x, "scale": s, "flag": b} for i, x, s, b in cells]
+    cut = min(cut, len(rows) - 1)
+    assert csv_text(rows[:cut]) + csv_text(rows[cut:], header=False) == csv_text(rows)
+    assert not csv_text(rows[cut:], header=False).startswith("d_k,value")
+
+
 def test_numpy_scalars_are_written_as_plain_numbers():
     rows = [{"n": np.int64(3), "x": np.float64(0.1), "ok": np.bool_(True)}]
     assert csv_text(rows) == "n,x,ok\n3,0.1,True\n"

@@ -95,9 +95,34 @@ def columns_of(rows: list[dict]) -> dict[str, np.ndarray]:
     columns = {}
     for name in rows[0]:
         values = [row[name] for row in rows]
-        array = np.array(values)
+        array = np.array(values, dtype=object if isinstance(values[0], str) else None)
         columns[name] = np.array(values, dtype=object) if array.dtype.kind == "U" else array
     return columns
+
+
+class RowIndexes:
+    """Row indexes (Results._rows) kept across the Results of many runs of one sweep, as the calibration study
+    decides them: every run's tables have the same key columns (the sweep points); only the measured values differ.
+
+    A kept index is reused only for a table whose key columns equal those it was built from (compared, not assumed).
+    """
+
+    def __init__(self):
+        # (file, key column names) -> (the key columns' values, the number of rows, the index)
+        self._kept: dict[tuple[str, tuple[str, ...]], tuple[list[np.ndarray], int, dict[tuple, list[int]]]] = {}
+
+    def get(self, name: str, columns: tuple[str, ...], values: list[np.ndarray],
+            n_rows: int) -> dict[tuple, list[int]] | None:
+        """The index kept for `columns` of table `name`, if it was built from these `values` and `n_rows` rows."""
+        kept = self._kept.get((name, columns))
+        if kept is None or kept[1] != n_rows or not all(map(np.array_equal, kept[0], values)):
+            return None
+        return kept[2]
+
+    def keep(self, name: str, columns: tuple[str, ...], values: list[np.ndarray], n_rows: int,
+             index: dict[tuple, list[int]]) -> None:
+        """Keep `index`, built from `values` of `columns` of table `name` with `n_rows` rows."""
+        self._kept[name, columns] = (values, n_rows, index)
 
 
 class Results:
@@ -108,12 +133,13 @@ class Results:
     """
 
     def __init__(self, results_dir: str | Path, tables: Mapping[str, Table] | None = None,
-                 expectations: Expectations | None = None):
+                 expectations: Expectations | None = None, indexes: RowIndexes | None = None):
         self.dir = Path(results_dir)
         self._tables: dict[str, Table] = dict(tables or {})
         self._expectations = expectations
         self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `values`
         self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple, list[int]]] = {}  # see `_rows`
+        self._shared = indexes
 
     def __getitem__(self, name: str) -> Table:
         if name not in self._tables:
@@ -165,14 +191,19 @@ class Results:
 
         The claims look up hundreds of single cells: one pass over the table, then a dict lookup each, rather
         than a boolean mask over the whole table each. Keys compare as the values do (4 == 4.0 == np.int64(4)).
+        With `indexes` (RowIndexes), an index built for an earlier run with the same key columns is reused.
         """
         if (name, columns) not in self._indexes:
-            by_column = [self._array(name, c).tolist() for c in columns]
+            key_columns = [self._array(name, c) for c in columns]
             n_rows = len(self._array(name, next(iter(self[name]))))  # the length of its first column
-            keys = zip(*by_column, strict=True) if columns else [()] * n_rows
-            index: dict[tuple, list[int]] = {}
-            for row, key in enumerate(keys):
-                index.setdefault(key, []).append(row)
+            index = self._shared.get(name, columns, key_columns, n_rows) if self._shared is not None else None
+            if index is None:
+                keys = zip(*(a.tolist() for a in key_columns), strict=True) if columns else [()] * n_rows
+                index = {}
+                for row, key in enumerate(keys):
+                    index.setdefault(key, []).append(row)
+                if self._shared is not None:
+                    self._shared.keep(name, columns, key_columns, n_rows, index)
             self._indexes[name, columns] = index
         return self._indexes[name, columns]
 

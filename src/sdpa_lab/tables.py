@@ -54,8 +54,9 @@ def _column_cells(name: str, values: list) -> list[str]:
     return [_WRITE[kind](value) for kind, value in zip(kinds, values, strict=True)]
 
 
-def csv_text(rows: Sequence[dict[str, Any]]) -> str:
-    """`rows` as CSV text with a header row and "\\n" line ends, as DataFrame.to_csv(index=False) writes them.
+def csv_text(rows: Sequence[dict[str, Any]], header: bool = True) -> str:
+    """`rows` as CSV text with a header row (unless `header` is false: rows to append to a table of the same
+    columns) and "\\n" line ends, as DataFrame.to_csv(index=False) writes them.
 
     Raises ValueError if the rows do not all have the same keys in the same order,
     or if a column mixes integers with floats (pandas would write those integers as floats).
@@ -69,6 +70,7 @@ def csv_text(rows: Sequence[dict[str, Any]]) -> str:
     cells = [_column_cells(column, [row[column] for row in rows]) for column in columns]
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
+    if header:
+        writer.writerow(columns)
     writer.writerows(zip(*cells, strict=True))
     return buffer.getvalue()

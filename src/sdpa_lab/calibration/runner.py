@@ -20,7 +20,7 @@ import inspect
 import math
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from importlib import import_module
 from pathlib import Path
 
@@ -204,18 +204,20 @@ class Decider:
         return whole, whole.n_statistical
 
 
-def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
-              fixed_dir: str | Path | None = None, expectations: Mapping | None = None) -> Rows:
-    """Every check of every run of batch `batch` of arm `arm` (COLUMNS), in run order.
+def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
+               fixed_dir: str | Path | None = None, expectations: Mapping | None = None) -> Iterator[Rows]:
+    """Every check of each run of batch `batch` of arm `arm` (COLUMNS), a run at a time, in run order:
+    a batch job writes each run's rows as they come, so that its memory does not grow with its runs.
 
     The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables);
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
     computed here (study_expectations).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
     their draws and kernels), in deciding the claims ("decide": the tables handed to them as columns
-    included) and in all of it ("total"): the benchmark's share of CPU outside the experiments' kernels.
+    included) and in all of it ("total", the consumer's work between runs included), once the last run is
+    given: the benchmark's share of CPU outside the experiments' kernels.
     """
-    from sdpa_lab.results import Results, columns_of  # pandas: the claims registry reads tables
+    from sdpa_lab.results import Results, RowIndexes, columns_of  # pandas: the claims registry reads tables
 
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; expected one of {ARMS}")
@@ -228,7 +230,7 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
     expectations = study_expectations(study.sweep) if expectations is None else expectations
     seeded_files = {table_file(name, key) for name in seeded_experiments() for key in EXPERIMENTS[name].outputs}
     decider = Decider(seeded_files)
-    rows: Rows = []
+    indexes = RowIndexes()  # every run's tables have the same sweep points: their row indexes are built once
     with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch:
         for index in study.indices(arm, batch):
             config = run_config(study.sweep, index)
@@ -237,13 +239,18 @@ def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
             t1 = clock()
             tables = {name: columns_of(table) for name, table in rows_by_file.items()}  # as run_tables gives them
             decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
-                                                      {**fixed, **tables}, expectations))
+                                                      {**fixed, **tables}, expectations, indexes))
             spent["decide"] += clock() - t1
             spent["experiments"] += t1 - t0
-            rows += check_rows(study.name, arm, index, config["seed"], decision, n_statistical, seeded_files)
+            yield check_rows(study.name, arm, index, config["seed"], decision, n_statistical, seeded_files)
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
-    return rows
+
+
+def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
+              fixed_dir: str | Path | None = None, expectations: Mapping | None = None) -> Rows:
+    """Every check of every run of batch `batch` of arm `arm` (batch_runs), as one table."""
+    return [row for rows in batch_runs(study, arm, batch, timing, fixed_dir, expectations) for row in rows]
 
 
 def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = None) -> None:
@@ -264,21 +271,27 @@ def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = Non
 
 def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path, expectations_file: str | Path,
               fixed_dir: str | Path | None = None, log_path: str | None = None) -> None:
-    """What rule calibration_batch runs: run_batch of study `name` with `settings` (Study.settings, the
+    """What rule calibration_batch runs: batch_runs of study `name` with `settings` (Study.settings, the
     rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
-    the lesson tables from `fixed_dir`, written to `out` (CSV).
+    the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time.
     Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
-    it started (interpreter and imports included), for benchmarks/calibration.py."""
+    it started (interpreter and imports included), and its peak memory, for benchmarks/calibration.py."""
     import resource
 
-    from sdpa_lab.io import write_csv
+    from sdpa_lab.io import atomic_writer
+    from sdpa_lab.tables import csv_text
 
     with job_log("calibration_batch", log_path) as logger:
         study = check_study(dict(settings), name)
         timing: dict = {}
-        rows = run_batch(study, arm, int(batch), timing, fixed_dir, read_expectations(expectations_file))
-        write_csv(rows, out)
+        checks = 0
+        with atomic_writer(out) as fh:  # the file appears once every run is written
+            runs = batch_runs(study, arm, int(batch), timing, fixed_dir, read_expectations(expectations_file))
+            for i, rows in enumerate(runs):
+                fh.write(csv_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
+                checks += len(rows)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "
-                    "decide %.2f, total %.2f, process %.2f", study.name, arm, batch, timing["runs"], len(rows),
-                    timing["experiments"], timing["decide"], timing["total"], usage.ru_utime + usage.ru_stime)
+                    "decide %.2f, total %.2f, process %.2f; peak RSS %.0f MiB", study.name, arm, batch,
+                    timing["runs"], checks, timing["experiments"], timing["decide"], timing["total"],
+                    usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
