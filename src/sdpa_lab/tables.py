@@ -48,10 +48,12 @@ _WRITE = {
 
 def _column_cells(name: str, values: list) -> list[str]:
     """A column's cells as pandas' to_csv writes them; ValueError if it mixes integers with floats."""
-    kinds = [_kind(value) for value in values]  # once per cell: checked, then written (None is "other")
-    if {"float", "int"} <= set(kinds):
+    kinds = {_kind_of_type(cls) for cls in set(map(type, values))}  # None is "other"
+    if {"float", "int"} <= kinds:
         raise ValueError(f"column {name!r} mixes integers and floats")
-    return [_WRITE[kind](value) for kind, value in zip(kinds, values, strict=True)]
+    if len(kinds) == 1:  # the usual column: one kind, one way to write every cell
+        return list(map(_WRITE[kinds.pop()], values))
+    return [_WRITE[_kind(value)](value) for value in values]
 
 
 def csv_text(rows: Sequence[dict[str, Any]], header: bool = True) -> str:
