@@ -27,7 +27,6 @@ from sdpa_lab.calibration.runner import (
     run_batch,
     run_config,
     run_rows,
-    run_tables,
     seeded_experiments,
     study_expectations,
     table_file,
@@ -51,7 +50,7 @@ from sdpa_lab.experiments.registry import settings_of
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
 from sdpa_lab.pipeline import run_experiment
-from sdpa_lab.results import Results, ResultsError, columns_of
+from sdpa_lab.results import Results, ResultsError, column_of
 from sdpa_lab.scales import ATTENTION_SCALE, SCALES
 from sdpa_lab.seeding import calibration_seed
 from sdpa_lab.tables import csv_text
@@ -154,10 +153,10 @@ def test_a_broken_attention_scale_is_applied_where_the_scale_is_and_nowhere_else
 
 def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     config = run_config(SMALLEST, 3)
-    tables = run_tables(config, CORRECT_ARM, tmp_path)
+    tables = run_rows(config, CORRECT_ARM, tmp_path)
     fixed = fixed_tables(SMALLEST)
-    for name, table in {**fixed, **tables}.items():  # the seeded tables as columns (results.columns_of)
-        write_csv(pd.DataFrame(table) if isinstance(table, dict) else table, tmp_path / "r" / name)
+    for name, table in {**fixed, **tables}.items():  # the seeded tables as rows, as a batch decides them
+        write_csv(table, tmp_path / "r" / name)
     seeded = set(tables)
     in_memory, n = Decider(seeded)(Results("mem", {**fixed, **tables}))
     on_disk = decide(Results(tmp_path / "r"))
@@ -185,11 +184,11 @@ def test_a_runs_trial_scores_too_big_to_hold_go_through_a_file(tmp_path, monkeyp
 
 @pytest.mark.parametrize("experiment", seeded_experiments())
 def test_a_runs_tables_as_columns_are_the_columns_of_their_dataframes(experiment):
-    # a batch decides each run's tables as columns (results.columns_of): each column's dtype and values must be
-    # those of the DataFrame of the same rows, which deciding a pipeline run reads (from its CSVs)
+    # a batch decides each run's tables as rows, whose columns Results makes arrays (results.column_of): each
+    # column's dtype and values must be those of the DataFrame of the same rows, which a pipeline run reads
     for rows in run_experiment(experiment, settings_of(SMALLEST, experiment)).values():
-        frame, columns = pd.DataFrame(rows), columns_of(rows)
-        assert list(columns) == frame.columns.tolist()
+        frame = pd.DataFrame(rows)
+        columns = {name: column_of(rows, name) for name in frame.columns}
         for name, values in columns.items():
             assert values.dtype == np.asarray(frame[name]).dtype, name  # what Results reads
             assert np.array_equal(values, np.asarray(frame[name]), equal_nan=values.dtype.kind == "f"), name
@@ -235,7 +234,7 @@ def test_a_decision_asks_for_exactly_the_expectations_a_study_computes(sweep, ar
     # from the claims: a whole decision must find every expectation it asks for there, and ask for each
     keys = expectations_asked(sweep)
     given = Asked(study_expectations(sweep))
-    R = Results("mem", {**fixed_tables(sweep), **run_tables(run_config(sweep, 0), arm, tmp_path)}, given)
+    R = Results("mem", {**fixed_tables(sweep), **run_rows(run_config(sweep, 0), arm, tmp_path)}, given)
     decide(R)
     assert len(set(keys)) == len(keys) and given.asked == set(keys)
 
@@ -410,7 +409,7 @@ def test_the_main_report_links_and_quotes_the_study(small, tmp_path):
     from sdpa_lab.report.html import render_report
     from sdpa_lab.report.provenance import provenance
 
-    tables = run_tables(run_config(SMALLEST, 0), CORRECT_ARM, tmp_path)
+    tables = run_rows(run_config(SMALLEST, 0), CORRECT_ARM, tmp_path)
     decision = decide(Results("mem", {**fixed_tables(SMALLEST), **tables}))
     prov = provenance(SMALLEST, [], tmp_path)
     head = main_report_summary(small.out)

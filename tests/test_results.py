@@ -11,26 +11,29 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdpa_lab.results import Results, ResultsError, RowIndexes, columns_of
+from sdpa_lab.results import Results, ResultsError, RowIndexes, column_of
 
 # Each column alone matches two rows: a lookup that ignored one column of the selector would find two.
 GRID = pd.DataFrame({"d_k": [2, 2, 1, 1], "scale": ["b", "a", "b", "a"], "value": [40.0, 30.0, 20.0, 10.0],
                      "n": [4, 3, 2, 1]})
 
 
-def results(table: pd.DataFrame = GRID, as_columns: bool = False) -> Results:
-    """`table` as a run's t.csv: as a DataFrame (read from a CSV), or as its columns (the calibration runner's)."""
-    return Results("/runs/x", {"t.csv": {c: table[c].to_numpy() for c in table} if as_columns else table})
+def results(table: pd.DataFrame = GRID, form: str = "DataFrame") -> Results:
+    """`table` as a run's t.csv: as a DataFrame (read from a CSV), as its columns (the calibration runner's lesson
+    tables) or as rows (a calibration run's own tables, as its experiments make them)."""
+    given = {"DataFrame": lambda: table, "columns": lambda: {c: table[c].to_numpy() for c in table},
+             "rows": lambda: table.to_dict("records")}[form]()
+    return Results("/runs/x", {"t.csv": given})
 
 
 # Every lookup is the same whichever form the table is given in.
-BOTH = pytest.mark.parametrize("as_columns", [False, True], ids=["DataFrame", "columns"])
+BOTH = pytest.mark.parametrize("form", ["DataFrame", "columns", "rows"])
 
 
 @pytest.mark.parametrize("d_k, scale, value", [(1, "a", 10.0), (1, "b", 20.0), (2, "a", 30.0), (2, "b", 40.0)])
 @BOTH
-def test_value_is_the_cell_of_the_one_row_every_column_matches(d_k, scale, value, as_columns):
-    R = results(as_columns=as_columns)
+def test_value_is_the_cell_of_the_one_row_every_column_matches(d_k, scale, value, form):
+    R = results(form=form)
     got = R.value("t.csv", d_k=d_k, scale=scale)
     assert got == value
     assert got.cell == ("t.csv", (("d_k", d_k), ("scale", scale)), "value")
@@ -39,8 +42,8 @@ def test_value_is_the_cell_of_the_one_row_every_column_matches(d_k, scale, value
 
 
 @BOTH
-def test_keys_compare_as_the_values_do(as_columns):
-    R = results(as_columns=as_columns)
+def test_keys_compare_as_the_values_do(form):
+    R = results(form=form)
     assert R.value("t.csv", d_k=np.int64(2), scale=np.str_("a")) == 30.0
     assert R.value("t.csv", d_k=2.0, scale="a") == 30.0
     assert R.value("t.csv", "n", value=np.float64(20.0)) == 2  # a float column, looked up by its value
@@ -49,34 +52,34 @@ def test_keys_compare_as_the_values_do(as_columns):
 
 
 @BOTH
-def test_a_missing_row_names_the_file_and_the_condition(as_columns):
+def test_a_missing_row_names_the_file_and_the_condition(form):
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: expected one row with d_k=3, scale='a', found 0$"):
-        results(as_columns=as_columns).value("t.csv", d_k=3, scale="a")
+        results(form=form).value("t.csv", d_k=3, scale="a")
     with pytest.raises(ResultsError, match=r"expected one row with d_k=1, scale='c', found 0$"):
-        results(as_columns=as_columns).value("t.csv", d_k=1, scale="c")  # each value exists, not together
+        results(form=form).value("t.csv", d_k=1, scale="c")  # each value exists, not together
 
 
 @BOTH
-def test_a_duplicated_row_names_the_file_and_the_condition(as_columns):
+def test_a_duplicated_row_names_the_file_and_the_condition(form):
     twice = pd.concat([GRID, GRID.iloc[[1]]], ignore_index=True)
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: expected one row with d_k=2, scale='a', found 2$"):
-        results(twice, as_columns).value("t.csv", d_k=2, scale="a")
+        results(twice, form).value("t.csv", d_k=2, scale="a")
     with pytest.raises(ResultsError, match=r"expected one row with scale='a', found 2$"):
-        results(as_columns=as_columns).value("t.csv", scale="a")  # a selector that leaves a column out matches two rows
-    assert results(twice, as_columns).value("t.csv", d_k=1, scale="a") == 10.0  # the other rows are still found
+        results(form=form).value("t.csv", scale="a")  # a selector that leaves a column out matches two rows
+    assert results(twice, form).value("t.csv", d_k=1, scale="a") == 10.0  # the other rows are still found
 
 
 @BOTH
-def test_a_missing_column_is_named(as_columns):
+def test_a_missing_column_is_named(form):
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: column 'dtype' is missing$"):
-        results(as_columns=as_columns).value("t.csv", d_k=1, dtype="float32")
+        results(form=form).value("t.csv", d_k=1, dtype="float32")
     with pytest.raises(ResultsError, match=r"^/runs/x/t\.csv: column 'count' is missing$"):
-        results(as_columns=as_columns).value("t.csv", "count", d_k=1, scale="a")
+        results(form=form).value("t.csv", "count", d_k=1, scale="a")
 
 
 @BOTH
-def test_values_are_every_matching_row_in_the_tables_order(as_columns):
-    R = results(as_columns=as_columns)
+def test_values_are_every_matching_row_in_the_tables_order(form):
+    R = results(form=form)
     assert R.values("t.csv", scale="a").tolist() == [30.0, 10.0]
     assert R.values("t.csv", "n", d_k=1).tolist() == [2, 1]
     assert R.values("t.csv", "n").tolist() == [4, 3, 2, 1]  # no selector: every row
@@ -84,8 +87,8 @@ def test_values_are_every_matching_row_in_the_tables_order(as_columns):
 
 
 @BOTH
-def test_distinct_gives_each_combination_once_sorted(as_columns):
-    R = results(as_columns=as_columns)
+def test_distinct_gives_each_combination_once_sorted(form):
+    R = results(form=form)
     assert R.distinct("t.csv", "d_k") == [(1,), (2,)]
     assert R.distinct("t.csv", "scale", "d_k") == [("a", 1), ("a", 2), ("b", 1), ("b", 2)]
     assert all(type(d) is int for (d,) in R.distinct("t.csv", "d_k"))  # plain numbers, as written in messages
@@ -99,13 +102,13 @@ NAMES = st.sampled_from(["a", "b"])
 @BOTH
 @given(rows=st.lists(st.tuples(KEYS, NAMES, st.floats(-1e6, 1e6)), min_size=1, max_size=30),
        d_k=KEYS, scale=NAMES, which=st.sampled_from(["d_k", "scale", "both"]))
-def test_lookups_agree_with_a_boolean_mask(rows, d_k, scale, which, as_columns):
+def test_lookups_agree_with_a_boolean_mask(rows, d_k, scale, which, form):
     table = pd.DataFrame(rows, columns=["d_k", "scale", "value"])
     where = {"d_k": d_k, "scale": scale} if which == "both" else {which: {"d_k": d_k, "scale": scale}[which]}
     mask = np.ones(len(table), dtype=bool)
     for column, value in where.items():
         mask &= (table[column] == value).to_numpy()
-    R = results(table, as_columns)
+    R = results(table, form)
     assert R.values("t.csv", **where).tolist() == table.value[mask].tolist()
     if mask.sum() == 1:
         assert R.value("t.csv", **where) == table.value[mask].iloc[0]
@@ -116,28 +119,33 @@ def test_lookups_agree_with_a_boolean_mask(rows, d_k, scale, which, as_columns):
 
 
 @BOTH
-def test_levels_and_first_read_a_tables_settings(as_columns):
-    R = results(as_columns=as_columns)
+def test_levels_and_first_read_a_tables_settings(form):
+    R = results(form=form)
     assert R.levels("t.csv", "d_k") == [1, 2] and R.levels("t.csv", "scale") == ["a", "b"]
     assert all(type(d) is int for d in R.levels("t.csv", "d_k"))  # plain numbers, as written in messages
     assert R.first("t.csv", "n") == 4 and R.first("t.csv", "scale") == "b"
 
 
-def test_columns_of_rows_are_the_arrays_of_their_dataframe():
+def test_column_of_rows_is_the_array_of_their_dataframe():
     rows = [{"d_k": 1, "x": 0.5, "ok": True, "scale": "none", "mixed": "a"},
             {"d_k": 2, "x": float("nan"), "ok": False, "scale": "inv_dk", "mixed": 1}]
-    columns, frame = columns_of(rows), pd.DataFrame(rows)
-    assert list(columns) == list(frame.columns)
+    frame = pd.DataFrame(rows)
+    columns = {name: column_of(rows, name) for name in frame.columns}
     for name, values in columns.items():
         assert values.dtype == np.asarray(frame[name]).dtype, name  # what Results reads
     assert columns["mixed"].tolist() == ["a", 1]  # text with a number: kept as it is, not made text
     assert columns["scale"].tolist() == ["none", "inv_dk"] and np.isnan(columns["x"][1])
 
 
-def test_columns_of_a_single_row():
-    columns = columns_of([{"d_k": 4, "value": 0.25, "scale": "none"}])
-    assert {name: values.tolist() for name, values in columns.items()} == {"d_k": [4], "value": [0.25],
-                                                                            "scale": ["none"]}
+def test_a_column_of_a_single_row():
+    rows = [{"d_k": 4, "value": 0.25, "scale": "none"}]
+    assert {name: column_of(rows, name).tolist() for name in rows[0]} == {"d_k": [4], "value": [0.25],
+                                                                          "scale": ["none"]}
+
+
+def test_a_table_of_no_rows_is_named():
+    with pytest.raises(ResultsError, match="t.csv: has no rows"):
+        Results("/runs/x", {"t.csv": []}).value("t.csv", d_k=1)
 
 
 def test_row_indexes_are_reused_across_runs_only_for_the_same_key_columns():

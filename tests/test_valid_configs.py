@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from sdpa_lab import claims as C
-from sdpa_lab.calibration.runner import fixed_tables, run_tables
+from sdpa_lab.calibration.runner import fixed_tables, run_rows
 from sdpa_lab.config import config_errors
 from sdpa_lab.results import Results
 
@@ -55,7 +55,7 @@ def test_a_valid_config_holds_with_the_right_scale_and_fails_with_a_broken_one(n
     config = CONFIGS[name]
     assert config_errors(config) == []
     for arm in ("inv_sqrt_dk", "none", "inv_dk"):
-        tables = {**lesson_tables, **run_tables(config, arm, tmp_path)}
+        tables = {**lesson_tables, **run_rows(config, arm, tmp_path)}
         failing = sorted({c.claim for c in C.decide(Results("mem", tables)).checks if c.verdict == C.FAILS})
         if arm == "inv_sqrt_dk":
             assert failing == [], (name, arm)

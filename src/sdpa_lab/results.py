@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from sdpa_lab.experiments.registry import EXPERIMENTS, columns
+from sdpa_lab.tables import Rows
 
 
 class ResultsError(ValueError):
@@ -84,20 +85,18 @@ class Measured(float):
 Expectations = Mapping[tuple[str, str, int, int], tuple[float, float]]
 
 
-# A table as read from its CSV, or as its columns (name -> values, as the calibration runner makes them).
-Table = pd.DataFrame | Mapping[str, np.ndarray]
+# A table as read from its CSV, as its columns (name -> values), or as the rows an experiment makes (sdpa_lab.tables):
+# the calibration runner gives the lesson tables as columns, once per job, and each run's own tables as rows.
+Table = pd.DataFrame | Mapping[str, np.ndarray] | Rows
 
 
-def columns_of(rows: list[dict]) -> dict[str, np.ndarray]:
-    """Rows (sdpa_lab.tables) as columns: the arrays Results reads from the DataFrame of the same rows (int64,
-    float64, bool, or object for text: NumPy alone would make a fixed-width string array, and text of any number
-    mixed in)."""
-    columns = {}
-    for name in rows[0]:
-        values = [row[name] for row in rows]
-        array = np.array(values, dtype=object if isinstance(values[0], str) else None)
-        columns[name] = np.array(values, dtype=object) if array.dtype.kind == "U" else array
-    return columns
+def column_of(rows: Rows, column: str) -> np.ndarray:
+    """Column `column` of rows (sdpa_lab.tables) as the array Results reads from the DataFrame of the same rows
+    (int64, float64, bool, or object for text: NumPy alone would make a fixed-width string array, and text of any
+    number mixed in)."""
+    values = [row[column] for row in rows]
+    array = np.array(values, dtype=object if isinstance(values[0], str) else None)
+    return np.array(values, dtype=object) if array.dtype.kind == "U" else array
 
 
 class RowIndexes:
@@ -128,8 +127,8 @@ class RowIndexes:
 class Results:
     """The result CSVs of one run, read on first use, and the expectations the claims compare them with.
 
-    The claims read them through the methods below only, so a table may be given as a DataFrame or as
-    its columns (Table).
+    The claims read them through the methods below only, so a table may be given as a DataFrame, as its
+    columns or as rows (Table); of rows, only the columns the claims read are made arrays.
     """
 
     def __init__(self, results_dir: str | Path, tables: Mapping[str, Table] | None = None,
@@ -195,7 +194,8 @@ class Results:
         """
         if (name, columns) not in self._indexes:
             key_columns = [self._array(name, c) for c in columns]
-            n_rows = len(self._array(name, next(iter(self[name]))))  # the length of its first column
+            table = self[name]
+            n_rows = len(table) if isinstance(table, list | pd.DataFrame) else len(self._array(name, next(iter(table))))
             index = self._shared.get(name, columns, key_columns, n_rows) if self._shared is not None else None
             if index is None:
                 keys = zip(*(a.tolist() for a in key_columns), strict=True) if columns else [()] * n_rows
@@ -211,9 +211,12 @@ class Results:
         """Column `column` of `name` as a NumPy array, kept: the claims look up hundreds of single cells."""
         if (name, column) not in self._arrays:
             table = self[name]
-            if column not in table:  # a DataFrame's columns, a Mapping's keys
+            rows = isinstance(table, list)
+            if rows and not table:
+                raise ResultsError(f"{self.dir / name}: has no rows")
+            if column not in (table[0] if rows else table):  # a row's keys, a DataFrame's columns, a Mapping's keys
                 raise ResultsError(f"{self.dir / name}: column '{column}' is missing")
-            self._arrays[name, column] = np.asarray(table[column])
+            self._arrays[name, column] = column_of(table, column) if rows else np.asarray(table[column])
         return self._arrays[name, column]
 
 

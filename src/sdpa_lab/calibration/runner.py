@@ -90,8 +90,9 @@ def share_trial_scores(settings: Mapping, d_k: int, scratch_file: str | Path) ->
 
 
 def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
-    """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as rows: the
-    experiments' kernels, as the pipeline runs them.
+    """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as rows (as
+    Results takes them: only the columns the claims read are made arrays): the experiments' kernels, as the
+    pipeline runs them.
 
     The trial scores that several experiments share are drawn once (share_trial_scores), as the
     workflow's trial_scores rule draws them; the tables are the same as the pipeline's own.
@@ -112,14 +113,6 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
         if not isinstance(source, np.ndarray):
             Path(source).unlink()
     return tables
-
-
-def run_tables(config: Mapping, arm: str, scratch: str | Path) -> dict:
-    """The seeded experiments' tables (run_rows), by file name, as columns (results.columns_of): what a run's
-    Results is given (a DataFrame per table and run would cost more than deciding it)."""
-    from sdpa_lab.results import columns_of
-
-    return {name: columns_of(rows) for name, rows in run_rows(config, arm, scratch).items()}
 
 
 # The columns of a study's expectations table (EXPECTATIONS): one row per expectation the claims ask for.
@@ -213,18 +206,18 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
     computed here (study_expectations).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
-    their draws and kernels), in deciding the claims ("decide": the tables handed to them as columns
+    their draws and kernels), in deciding the claims ("decide": the columns they read made arrays
     included) and in all of it ("total", the consumer's work between runs included), once the last run is
     given: the benchmark's share of CPU outside the experiments' kernels.
     """
-    from sdpa_lab.results import Results, RowIndexes, columns_of  # pandas: the claims registry reads tables
+    from sdpa_lab.results import Results, RowIndexes  # pandas: the claims registry reads tables
 
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; expected one of {ARMS}")
     clock = time.process_time
     spent = {"experiments": 0.0, "decide": 0.0}
     start = clock()
-    # the lesson tables as columns, once per job, like the runs' own (run_tables): no pandas access per run
+    # the lesson tables as columns, once per job: no pandas access per run
     fixed = {name: {column: table[column].to_numpy() for column in table}
              for name, table in fixed_tables(study.sweep, fixed_dir).items()}
     expectations = study_expectations(study.sweep) if expectations is None else expectations
@@ -235,9 +228,8 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
         for index in study.indices(arm, batch):
             config = run_config(study.sweep, index)
             t0 = clock()
-            rows_by_file = run_rows(config, arm, scratch)
+            tables = run_rows(config, arm, scratch)
             t1 = clock()
-            tables = {name: columns_of(table) for name, table in rows_by_file.items()}  # as run_tables gives them
             decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
                                                       {**fixed, **tables}, expectations, indexes))
             spent["decide"] += clock() - t1
