@@ -5,9 +5,9 @@
 Per study and arm, from each batch job's Snakemake benchmark file
 (logs/benchmarks/calibration/<study>/<arm>/batch<b>.tsv: the job's peak RSS and wall time) and
 its log (logs/calibration/<study>/<arm>/batch<b>.log: the CPU seconds the batch spent inside the
-experiments, in deciding the claims, and in the whole job process since it started, as
-sdpa_lab.calibration.runner measures them with the process's own clocks; Snakemake's sampled
-cpu_time is the fallback for logs without the last):
+experiments, in deciding the claims, and in the whole job process since it started, and the process's
+peak RSS, as sdpa_lab.calibration.runner measures them with the process's own clocks; Snakemake's
+sampled cpu_time and max_rss are the fallback for logs without them):
 
 Each study's expectations job (logs/calibration/<study>/expectations.log: the finite-d_k expectations
 its batches read, computed once) is shared among its arms in proportion to their runs, and counted
@@ -17,7 +17,8 @@ outside the kernels.
 * outside_kernels: the share of the jobs' CPU time spent outside the experiments (interpreter and
   imports, the lesson tables read once per job, deciding the claims, writing the rows);
 * decide_share: the part of it spent deciding the claims;
-* max_rss_mb: the largest peak RSS of a job.
+* max_rss_mb: the largest peak RSS of a job, in MiB: the job's own count (getrusage, in its log) where
+  given, else Snakemake's sampled max_rss (MB), which misses the end of a short job.
 
 Written to benchmarks/calibration.csv (--out) with the machine's load, and printed. Nothing is asserted.
 """
@@ -32,7 +33,8 @@ from collections import defaultdict
 from pathlib import Path
 
 LOG_LINE = re.compile(r"calibration (\S+), arm (\S+), batch (\d+): (\d+) runs, \d+ checks; "
-                      r"CPU s: experiments ([\d.]+), decide ([\d.]+), total ([\d.]+)(?:, process ([\d.]+))?")
+                      r"CPU s: experiments ([\d.]+), decide ([\d.]+), total ([\d.]+)(?:, process ([\d.]+))?"
+                      r"(?:; peak RSS (\d+) MiB)?")
 
 
 def read_jobs(root: Path) -> list[dict]:
@@ -48,7 +50,7 @@ def read_jobs(root: Path) -> list[dict]:
             bench = next(csv.DictReader(fh, delimiter="\t"))
         jobs.append({"study": study, "arm": arm, "runs": int(match[4]), "experiments": float(match[5]),
                      "decide": float(match[6]), "cpu": float(match[8] or bench["cpu_time"]), "wall": float(bench["s"]),
-                     "max_rss": float(bench["max_rss"]), "load": float(bench["mean_load"])})
+                     "max_rss": float(match[9] or bench["max_rss"]), "load": float(bench["mean_load"])})
     return jobs
 
 

@@ -49,7 +49,7 @@ rule calibration_batch:
         batch=r"\d+",
     threads: 1
     resources:
-        mem_mb=256,  # measured peak 97-124 MB at the shipped studies (benchmarks/README.md)
+        mem_mb=256,  # measured peak 131-139 MiB at the shipped studies, whatever the runs per job (benchmarks/README.md)
         runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
     params:
         # What the rows depend on (Snakemake's params trigger): editing a study's counts or sweep reruns
