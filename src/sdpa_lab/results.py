@@ -108,17 +108,18 @@ class RowIndexes:
 
     def __init__(self):
         # (file, key column names) -> (the key columns' values, the number of rows, the index)
-        self._kept: dict[tuple[str, tuple[str, ...]], tuple[list[np.ndarray], int, dict[tuple, list[int]]]] = {}
+        self._kept: dict[tuple[str, tuple[str, ...]], tuple[list[list], int, dict[tuple, list[int]]]] = {}
 
-    def get(self, name: str, columns: tuple[str, ...], values: list[np.ndarray],
+    def get(self, name: str, columns: tuple[str, ...], values: list[list],
             n_rows: int) -> dict[tuple, list[int]] | None:
-        """The index kept for `columns` of table `name`, if it was built from these `values` and `n_rows` rows."""
+        """The index kept for `columns` of table `name`, if it was built from these `values` (each column's, as a
+        list: == compares them as the index's keys compare) and `n_rows` rows."""
         kept = self._kept.get((name, columns))
-        if kept is None or kept[1] != n_rows or not all(map(np.array_equal, kept[0], values)):
+        if kept is None or kept[1] != n_rows or kept[0] != values:
             return None
         return kept[2]
 
-    def keep(self, name: str, columns: tuple[str, ...], values: list[np.ndarray], n_rows: int,
+    def keep(self, name: str, columns: tuple[str, ...], values: list[list], n_rows: int,
              index: dict[tuple, list[int]]) -> None:
         """Keep `index`, built from `values` of `columns` of table `name` with `n_rows` rows."""
         self._kept[name, columns] = (values, n_rows, index)
@@ -137,6 +138,7 @@ class Results:
         self._tables: dict[str, Table] = dict(tables or {})
         self._expectations = expectations
         self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `values`
+        self._lists: dict[tuple[str, str], list] = {}  # (file, column) -> its values, for cells and row keys
         self._indexes: dict[tuple[str, tuple[str, ...]], dict[tuple, list[int]]] = {}  # see `_rows`
         self._shared = indexes
 
@@ -160,7 +162,7 @@ class Results:
     def value(self, name: str, column: str = "value", **where) -> Measured:
         """The single value of `column` in the row of `name` matching `where`."""
         rows = self._rows(name, tuple(where)).get(tuple(where.values()), [])
-        column_values = self._array(name, column)
+        column_values = self._list(name, column)
         if len(rows) != 1:
             cond = ", ".join(f"{k}={v!r}" for k, v in where.items())
             raise ResultsError(f"{self.dir / name}: expected one row with {cond}, found {len(rows)}")
@@ -193,12 +195,12 @@ class Results:
         With `indexes` (RowIndexes), an index built for an earlier run with the same key columns is reused.
         """
         if (name, columns) not in self._indexes:
-            key_columns = [self._array(name, c) for c in columns]
+            key_columns = [self._list(name, c) for c in columns]
             table = self[name]
-            n_rows = len(table) if isinstance(table, list | pd.DataFrame) else len(self._array(name, next(iter(table))))
+            n_rows = len(table) if isinstance(table, list | pd.DataFrame) else len(self._list(name, next(iter(table))))
             index = self._shared.get(name, columns, key_columns, n_rows) if self._shared is not None else None
             if index is None:
-                keys = zip(*(a.tolist() for a in key_columns), strict=True) if columns else [()] * n_rows
+                keys = zip(*key_columns, strict=True) if columns else [()] * n_rows
                 index = {}
                 for row, key in enumerate(keys):
                     index.setdefault(key, []).append(row)
@@ -208,16 +210,31 @@ class Results:
         return self._indexes[name, columns]
 
     def _array(self, name: str, column: str) -> np.ndarray:
-        """Column `column` of `name` as a NumPy array, kept: the claims look up hundreds of single cells."""
+        """Column `column` of `name` as a NumPy array, kept: what `values` selects rows of."""
         if (name, column) not in self._arrays:
-            table = self[name]
+            table = self._having(name, column)
             rows = isinstance(table, list)
-            if rows and not table:
-                raise ResultsError(f"{self.dir / name}: has no rows")
-            if column not in (table[0] if rows else table):  # a row's keys, a DataFrame's columns, a Mapping's keys
-                raise ResultsError(f"{self.dir / name}: column '{column}' is missing")
             self._arrays[name, column] = column_of(table, column) if rows else np.asarray(table[column])
         return self._arrays[name, column]
+
+    def _list(self, name: str, column: str) -> list:
+        """Column `column` of `name` as a list of Python values, kept: the claims look up hundreds of single cells,
+        and the row keys are made of these (of a table given as rows, no array is made for them)."""
+        if (name, column) not in self._lists:
+            table = self._having(name, column)
+            self._lists[name, column] = ([row[column] for row in table] if isinstance(table, list)
+                                         else self._array(name, column).tolist())
+        return self._lists[name, column]
+
+    def _having(self, name: str, column: str) -> Table:
+        """Table `name`, which must have a row and column `column`."""
+        table = self[name]
+        rows = isinstance(table, list)
+        if rows and not table:
+            raise ResultsError(f"{self.dir / name}: has no rows")
+        if column not in (table[0] if rows else table):  # a row's keys, a DataFrame's columns, a Mapping's keys
+            raise ResultsError(f"{self.dir / name}: column '{column}' is missing")
+        return table
 
 
 def stale_errors(results: Results, config: Mapping) -> list[str]:
