@@ -34,6 +34,7 @@ REFERENCE_SCALE = "unit_variance_reference"
 # (hold_trial_scores); None draws them in process.
 TrialScores = str | os.PathLike | np.ndarray
 
+
 def draw_trial_scores(seed: int, d_k: int, T: int, trials: int) -> Iterator[np.ndarray]:
     """Raw scores and query norms of `trials` independent (query, T keys) draws, in chunks (m, T + 1).
 
