@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -124,7 +126,8 @@ def test_held_trial_scores_are_the_drawn_ones_and_only_when_small(monkeypatch):
     assert trial_scores.fits_in_memory(3, 23) and not trial_scores.fits_in_memory(3, 24)
     with pytest.raises(ValueError, match="over 92 floats"):
         trial_scores.hold_trial_scores(2, 32, 3, 24)
-    with pytest.raises(ValueError, match=r"expected \(30, 4\) float64"):
+    with pytest.raises(ValueError, match=r"^the held trial scores: holds trial scores of shape \(23, 4\) \(float64\); "
+                                         r"expected \(30, 4\) float64"):
         next(trial_scores.trial_scores(2, 32, 3, 30, rows=10, path=held))
 
 
@@ -153,7 +156,8 @@ def test_bad_trial_draws_are_refused_before_any_file_is_made(tmp_path):
 def test_trial_scores_file_of_other_settings_is_refused(tmp_path):
     path = tmp_path / "s.npy"
     trial_scores.write_trial_scores(2, 8, 3, 20, path)
-    with pytest.raises(ValueError, match=r"expected \(30, 4\) float64"):
+    refusal = rf"^{re.escape(str(path))}: holds trial scores of shape \(20, 4\) \(float64\); expected \(30, 4\) float64"
+    with pytest.raises(ValueError, match=refusal):
         next(trial_scores.trial_scores(2, 8, 3, 30, rows=10, path=path))
 
 

@@ -94,11 +94,8 @@ def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -
     Raises ValueError if the file holds another number of trials or keys.
     """
     scores = np.load(path, mmap_mode="r")  # read chunk by chunk, never whole
-    if scores.shape != (trials, T + 1) or scores.dtype != np.float64:
-        raise ValueError(f"{path}: holds trial scores of shape {scores.shape} ({scores.dtype}); "
-                         f"expected ({trials}, {T + 1}) float64 for T = {T}, trials = {trials}")
-    for start in range(0, trials, rows):
-        yield np.array(scores[start:start + rows])
+    for chunk in held_chunks(scores, T, trials, rows, source=str(path)):
+        yield np.array(chunk)  # a copy: one chunk of the file in memory at a time
 
 
 def trial_scale(scale: str, d_k: int, q_norm: np.ndarray,
@@ -124,14 +121,15 @@ def rechunk(chunks: Iterator[np.ndarray], rows: int) -> Iterator[np.ndarray]:
         yield np.concatenate(pending)
 
 
-def held_chunks(scores: np.ndarray, T: int, trials: int, rows: int) -> Iterator[np.ndarray]:
-    """The held trial scores (hold_trial_scores) in chunks (m, T + 1) of `rows` trials, as a file is read
-    (read_trial_scores).
+def held_chunks(scores: np.ndarray, T: int, trials: int, rows: int,
+                source: str = "the held trial scores") -> Iterator[np.ndarray]:
+    """Trial scores (trials, T + 1) held in memory (hold_trial_scores) or mapped from a file (read_trial_scores)
+    in chunks (m, T + 1) of `rows` trials: views, not copies.
 
-    Raises ValueError if they hold another number of trials or keys.
+    Raises ValueError, naming `source`, if they hold another number of trials or keys.
     """
     if scores.shape != (trials, T + 1) or scores.dtype != np.float64:
-        raise ValueError(f"the held trial scores have shape {scores.shape} ({scores.dtype}); "
+        raise ValueError(f"{source}: holds trial scores of shape {scores.shape} ({scores.dtype}); "
                          f"expected ({trials}, {T + 1}) float64 for T = {T}, trials = {trials}")
     for start in range(0, trials, rows):
         yield scores[start:start + rows]
