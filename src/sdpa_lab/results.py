@@ -129,7 +129,8 @@ class Results:
     """The result CSVs of one run, read on first use, and the expectations the claims compare them with.
 
     The claims read them through the methods below only, so a table may be given as a DataFrame, as its
-    columns or as rows (Table); of rows, only the columns the claims read are made arrays.
+    columns or as rows (Table); of rows, only the columns the claims read are converted (to lists for
+    cells and row keys, to arrays for `values`).
     """
 
     def __init__(self, results_dir: str | Path, tables: Mapping[str, Table] | None = None,
@@ -185,7 +186,7 @@ class Results:
 
     def first(self, name: str, column: str):
         """`column` in the first row of `name`: a setting every row records (T, trials, n_pairs)."""
-        return self._array(name, column)[0]
+        return self._list(name, column)[0]
 
     def _rows(self, name: str, columns: tuple[str, ...]) -> dict[tuple, list[int]]:
         """The row numbers of `name` by their values in `columns` (a tuple of them), built once per set of columns.

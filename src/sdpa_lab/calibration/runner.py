@@ -91,7 +91,7 @@ def share_trial_scores(settings: Mapping, d_k: int, scratch_file: str | Path) ->
 
 def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
     """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as rows (as
-    Results takes them: only the columns the claims read are made arrays): the experiments' kernels, as the
+    Results takes them: only the columns the claims read are converted): the experiments' kernels, as the
     pipeline runs them.
 
     The trial scores that several experiments share are drawn once (share_trial_scores), as the
@@ -206,7 +206,7 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
     computed here (study_expectations).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
-    their draws and kernels), in deciding the claims ("decide": the columns they read made arrays
+    their draws and kernels), in deciding the claims ("decide": the columns they read converted
     included) and in all of it ("total", the consumer's work between runs included), once the last run is
     given: the benchmark's share of CPU outside the experiments' kernels.
     """
