@@ -128,7 +128,7 @@ def test_out_of_memory_names_the_rule_and_a_rerun_with_more_fixes_it(runs, clust
     failed = snakemake(work, target, "--forcerun", "forward_shape", "--profile", "profiles/slurm",
                        "--set-resources", "forward_shape:mem_mb=20", env=cluster)
     assert failed.returncode != 0
-    # The workflow's onerror hook (sdpa_lab.cluster) names the rule and its limit.
+    # The workflow's onerror hook (sdpa_lab.workflow_support.cluster) names the rule and its limit.
     said = re.search(r"^rule forward_shape ran out of memory \(mem_mb=20\); "
                      r"rerun with --set-resources (forward_shape:mem_mb=\d+)$", failed.stderr, re.MULTILINE)
     assert said, failed.stderr[-3000:]
