@@ -13,6 +13,8 @@ rule claims:
         log_of("claims"),
     benchmark:
         benchmark_of("claims")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(200),

@@ -34,6 +34,12 @@ if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
 
 
+# The one software environment of every rule, the project's environment.yml (a rule's conda:
+# path is relative to its own file): --software-deployment-method conda builds it; a pip install
+# of the project, as the README's quick start, is the same software.
+ENVIRONMENT = "../../environment.yml"
+
+
 def settings_of(experiment):
     """The settings `experiment` reads: the seed and its config section (none for the lesson replications).
 
