@@ -106,12 +106,12 @@ def test_standard_error_of_the_mean_off_by_a_factor_is_caught(monkeypatch, facto
 @pytest.mark.parametrize("factor", [0.8, 1.25])
 def test_variance_standard_error_off_by_a_factor_is_caught(monkeypatch, factor):
     """The SE of the sample variance (B1-B4's tolerances) off by a factor: the simulation catches it."""
-    import test_claims
-
     from sdpa_lab import claims as C
 
+    from tests.claims import test_registry
+
     se = C.variance_se
-    check = test_claims.test_variance_standard_error_matches_simulation
+    check = test_registry.test_variance_standard_error_matches_simulation
     assert not _catches(check)
     monkeypatch.setattr(C, "variance_se", lambda d, n: factor * se(d, n))
     assert _catches(check)
