@@ -222,7 +222,7 @@ def templates():
 # What a job holds besides its own work when it runs as a SLURM job (profiles/slurm): the
 # job's Snakemake (the batch step, 143 MB) and the one that runs the rule (its srun step,
 # 130-150 MB before the rule's code), measured with sstat on the test cluster
-# (tests/slurm/cluster.sh). A cluster that enforces memory counts them against mem_mb.
+# (tests/pipeline/slurm/cluster.sh). A cluster that enforces memory counts them against mem_mb.
 SNAKEMAKE_IN_JOB_MB = 300
 
 

@@ -1,7 +1,7 @@
 """Each claim's decision on small hand-made result tables: every check's measured value, expected value,
 standard error (hence tolerance), relation, sweep point and cell, against the formulas stated here.
 Fast (no experiment runs), so that mutmut can run them for each mutant of sdpa_lab.claims
-(CONTRIBUTING.md, "Mutation testing"); test_claims.py decides real runs."""
+(CONTRIBUTING.md, "Mutation testing"); claims/test_registry.py decides real runs."""
 
 from __future__ import annotations
 
@@ -774,7 +774,7 @@ def test_b10_needs_exactly_one_best_learning_rate():
 
 # ----------------------------------------------------------------- the lesson's numbers: A1-A3
 # The tables below hold the lesson's printed numbers themselves (copied from the lesson text, as in
-# test_replication.py), so every replication check holds; then one cell at a time is moved.
+# experiments/test_replication.py), so every replication check holds; then one cell at a time is moved.
 
 VARIANCE_PRINTED = {4: (3.988, 0.9971), 16: (15.891, 0.9932), 64: (64.249, 1.0039), 256: (256.391, 1.0015)}
 RAW = (-3.12, 13.41, -27.0, 12.41, 2.39, 24.29, -1.23, -2.77)
@@ -952,7 +952,7 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
 
 
 # ----------------------------------------------------------------- the standard errors' shape terms
-# test_standard_errors.py checks the SEs against the spread over seeds (slow: it runs experiments); these
+# claims/test_standard_errors.py checks the SEs against the spread over seeds (slow: it runs experiments); these
 # check the formulas themselves against independent derivations, fast enough for every mutant.
 
 

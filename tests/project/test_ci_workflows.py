@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO
+
+from tests.conftest import REPO
 
 WORKFLOWS = REPO / ".github" / "workflows"
 CI = WORKFLOWS / "ci.yml"

@@ -1,6 +1,6 @@
 """The pipeline on a real one-node SLURM cluster, through profiles/slurm (Snakemake's slurm executor plugin).
 
-tests/slurm/cluster.sh starts the cluster (memory enforced) for this module and stops it
+tests/pipeline/slurm/cluster.sh starts the cluster (memory enforced) for this module and stops it
 afterwards, failed tests or not. Skipped where SLURM, munge or the plugin is not installed
 (`apt-get install slurm-wlm munge`, `pip install -e ".[slurm]"`; .ci/run does both).
 """
@@ -20,10 +20,10 @@ import pytest
 
 pytestmark = [pytest.mark.slurm, pytest.mark.pipeline]
 
-REPO = Path(__file__).resolve().parents[1]
-CLUSTER_SH = REPO / "tests" / "slurm" / "cluster.sh"
-SMALL_CONFIG = REPO / "tests" / "slurm" / "config.yaml"
-CALIBRATION_STUDY = REPO / "tests" / "slurm" / "calibration.yaml"
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER_SH = REPO / "tests" / "pipeline" / "slurm" / "cluster.sh"
+SMALL_CONFIG = REPO / "tests" / "pipeline" / "slurm" / "config.yaml"
+CALIBRATION_STUDY = REPO / "tests" / "pipeline" / "slurm" / "calibration.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # No run of the small config comes near this; a hung run (status polling gone wrong) fails instead of blocking CI.
 RUN_TIMEOUT = 240

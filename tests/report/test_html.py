@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import TINY_CONFIG, write_run
 from matplotlib.figure import Figure
 
 from sdpa_lab import claims as C
@@ -24,6 +23,8 @@ from sdpa_lab.report import provenance as P
 from sdpa_lab.report.rendering import png_size
 from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results
+
+from tests.conftest import TINY_CONFIG, write_run
 
 REPORT_CONFIG = copy.deepcopy(TINY_CONFIG)
 REPORT_CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 2000}  # d_k = 1024 decides B4 too

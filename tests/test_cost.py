@@ -9,11 +9,12 @@ import sys
 
 import pytest
 import yaml
-from conftest import REPO
-from test_hostile_input import billion_laughs
 
 from sdpa_lab.cli import main
 from sdpa_lab.workflow_support import cost
+
+from tests.conftest import REPO
+from tests.test_hostile_input import billion_laughs
 
 YTE = '__use_yte__: true\nseed: ?__import__("pathlib").Path("PWNED").touch() or 20241129\n'
 

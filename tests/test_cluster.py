@@ -1,5 +1,5 @@
-"""sdpa_lab.workflow_support.cluster: the out-of-memory report, on text shaped like real logs (tests/test_slurm.py:
-on a cluster)."""
+"""sdpa_lab.workflow_support.cluster: the out-of-memory report, on text shaped like real logs (on a cluster:
+tests/pipeline/test_slurm.py)."""
 
 from __future__ import annotations
 

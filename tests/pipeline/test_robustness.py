@@ -21,12 +21,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY_CONFIG
 
 from sdpa_lab import config as config_module
 from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths
 from sdpa_lab.io import write_csv
 from sdpa_lab.workflow_support.hooks import sweep_temporaries
+
+from tests.conftest import REPO, TINY_CONFIG
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TARGETS = ["results/variance.csv", "results/entropy_sweep.csv", "results/forward_shape.csv"]
