@@ -135,8 +135,8 @@ def _filling_class() -> type[jsonschema.protocols.Validator]:
 
 def with_defaults(config: Any) -> Any:
     """A copy of `config` with every setting it leaves out at the schema's default (a section it leaves
-    out whole, too), each mapping in the schema's order. Anything but a mapping, or a config too large to check (bulk_problem), comes back as
-    it is, for the check to refuse."""
+    out whole, too), each mapping in the schema's order. Anything but a mapping, or a config too large
+    to check (bulk_problem), comes back as it is, for the check to refuse."""
     if not isinstance(config, dict) or bulk_problem(config):
         return config
     filled = copy.deepcopy(config)

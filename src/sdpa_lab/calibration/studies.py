@@ -1,10 +1,11 @@
 """What a calibration study is: its file (config/calibration/<name>.yaml), its arms and its batches.
 
 A study file holds a sweep config (`sweep:`, checked against the project's schema like
-config/config.yaml, naming only what differs from the defaults; none: the defaults), how many runs each arm makes (`seeds`, `broken_seeds`), how many runs one
-job makes (`batch`) and the measured CPU seconds one run takes (`seconds_per_run`, optional,
-for the jobs' runtime resource). Standard library and the config check only: the Snakefile imports
-this when it is parsed.
+config/config.yaml, naming only what differs from the defaults; none: the defaults), how many
+runs each arm makes (`seeds`, `broken_seeds`), how many runs one job makes (`batch`) and the
+measured CPU seconds one run takes (`seconds_per_run`, optional, for the jobs' runtime
+resource). Standard library and the config check only: the Snakefile imports this when it is
+parsed.
 """
 
 from __future__ import annotations
