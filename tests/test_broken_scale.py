@@ -1,15 +1,15 @@
-"""Each claim fails when its cause is removed: the experiments run with a broken attention scale (none, or
-1/d_k instead of 1/sqrt(d_k)), and the claims that depend on the scale fail while the others still hold."""
+"""Each claim fails when its cause is removed: the package's attention itself is broken (its default scale made
+1 or 1/d_k instead of 1/sqrt(d_k), in attention.default_scale, the one place the forward and every experiment take
+it from), and the claims that depend on the scale fail while the others still hold."""
 
 from __future__ import annotations
 
 import copy
-import sys
 
-import numpy as np
 import pytest
 from conftest import TINY_CONFIG, write_run
 
+from sdpa_lab import attention
 from sdpa_lab import claims as C
 from sdpa_lab.cli import main
 
@@ -35,40 +35,10 @@ ALSO_FAILS = {"none": {"B10"}, "inv_dk": set()}
 SCALE_FREE = {"A1", "A2", "B1", "B3", "B6", "B9"}
 
 
-def _break_the_scale(monkeypatch, factor) -> None:
-    """Every experiment module's `scale_factor` and `scaled_dot_product_attention`, with `factor(d_k)` in place of
-    1 / sqrt(d_k) (found by identity, wherever the experiments import them from)."""
-    from sdpa_lab import attention
-
-    original_factor = next(m.scale_factor for name, m in sys.modules.items()
-                           if name.startswith("sdpa_lab.") and hasattr(m, "scale_factor"))
-    original_attention = attention.scaled_dot_product_attention
-
-    def scale_factor(scale, d_k, *attention_scale):  # the experiments pass their attention_scale too
-        return factor(d_k) if scale == "inv_sqrt_dk" else original_factor(scale, d_k, *attention_scale)
-
-    def scaled_dot_product_attention(Q, K, V, scale=None):
-        return original_attention(Q, K, V, factor(np.shape(Q)[-1]) if scale is None else scale)
-
-    for name, module in list(sys.modules.items()):
-        if not name.startswith("sdpa_lab."):
-            continue
-        if getattr(module, "scale_factor", None) is original_factor:
-            monkeypatch.setattr(module, "scale_factor", scale_factor)
-        if getattr(module, "scaled_dot_product_attention", None) is original_attention:
-            monkeypatch.setattr(module, "scaled_dot_product_attention", scaled_dot_product_attention)
-
-
 @pytest.fixture(scope="module", params=sorted(BROKEN))
 def broken_run(request, tmp_path_factory):
-    import importlib
-
-    from sdpa_lab.experiments.registry import EXPERIMENTS
-
-    for experiment in EXPERIMENTS.values():  # import every experiment module first, so that all are patched
-        importlib.import_module(experiment.module)  # (one imported while patched would keep the broken scale)
     with pytest.MonkeyPatch.context() as mp:
-        _break_the_scale(mp, BROKEN[request.param])
+        mp.setattr(attention, "default_scale", BROKEN[request.param])  # the forward's own scale
         results = write_run(tmp_path_factory.mktemp(f"broken_{request.param}"), CONFIG)
     return request.param, results
 
