@@ -363,6 +363,9 @@ def test_the_summary_tables(small):
     assert power.loc[(CORRECT_ARM, "B2"), "fails"] == 0
     assert power.loc[("none", "B2"), "fails"] == 1 and power.loc[("inv_dk", "B2"), "fails"] == 1
     assert power.loc[("none", "B1"), "fails"] == 0  # the raw scores do not depend on the scale
+    # a Jacobian without its -p p^T term: B7 fails in every run of its arm; the claims without a gradient hold
+    assert power.loc[("no_pp_term", "B7"), "fails"] == 1
+    assert all(power.loc[("no_pp_term", claim), "fails"] == 0 for claim in ("B1", "B2", "B5", "B8"))
 
 
 def test_z_of_a_check_with_an_exact_se_is_standard_normal(small):
