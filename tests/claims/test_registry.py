@@ -103,6 +103,20 @@ def test_every_claim_in_the_inventory_is_registered():
         assert set(claim.reads) <= set(COLUMNS) | {"gradient.csv", "learning.csv", "learning_curves.csv"}
 
 
+def test_every_check_quotes_the_lesson_sentence_it_decides(results_dir, tmp_path):
+    """Every check a run makes, decided or not measured, has the lesson's sentence it decides in the registry (a
+    check decides that sentence and nothing more), and the registry quotes no sentence for a check no run makes."""
+    narrow = copy.deepcopy(TINY_CONFIG)  # one d_k everywhere: the checks that need two say they are not measured
+    for section in ("variance", "entropy_sweep", "ranking_invariance", "gradient"):
+        narrow[section]["d_k"] = [4]
+    narrow["learning"]["d_k"] = [2]
+    checks = [*C.decide(results_dir).checks, *C.decide(write_run(tmp_path, narrow)).checks]
+    assert any(c.verdict == C.NOT_MEASURED for c in checks)
+    assert {(c.claim, c.check) for c in checks} == set(C.LESSON_SENTENCES)
+    for c in checks:
+        assert C.lesson_sentence(c.claim, c.check).strip(), (c.claim, c.check)
+
+
 def test_a_correct_run_holds(results_dir):
     d = C.decide(results_dir)
     verdicts = {c.verdict for c in d.checks if not c.literal}

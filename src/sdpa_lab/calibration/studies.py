@@ -18,12 +18,14 @@ from pathlib import Path
 from sdpa_lab.config import ConfigError, check_config, read_config_file
 from sdpa_lab.experiments.registry import EXPERIMENTS
 
-# The arms, by the attention scale they run with: the pipeline's own, then the deliberately wrong ones.
-# (sdpa_lab.scales.ATTENTION_SCALE and the other SCALES; here as words.)
+# The arms: the package's attention as it ships, then deliberately broken ones, each breaking one place of
+# sdpa_lab.attention, which the forward and every experiment share (calibration.runner.BREAKS says how):
+# its default scale made 1 or 1/d_k, or the softmax's Jacobian without its -p p^T term.
 CORRECT_ARM = "inv_sqrt_dk"
-BROKEN_ARMS = ("none", "inv_dk")  # no scale; 1 / d_k
+BROKEN_ARMS = ("none", "inv_dk", "no_pp_term")
 ARMS = (CORRECT_ARM, *BROKEN_ARMS)
-ARM_WORDS = {"inv_sqrt_dk": "correct (1/sqrt(d_k))", "none": "broken: no scale", "inv_dk": "broken: 1/d_k"}
+ARM_WORDS = {"inv_sqrt_dk": "correct (1/sqrt(d_k))", "none": "broken: no scale", "inv_dk": "broken: 1/d_k",
+             "no_pp_term": "broken: Jacobian without -p p^T"}
 
 # The settings of a study file besides the sweep, each a positive integer.
 STUDY_COUNTS = {
