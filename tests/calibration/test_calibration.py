@@ -47,7 +47,7 @@ from sdpa_lab.calibration.summary import aggregate, main_report_summary, wilson
 from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.softmax_saturation import expectations_asked
-from sdpa_lab.config import ConfigError
+from sdpa_lab.config import ConfigError, check_config
 from sdpa_lab.experiments import gradient, learning, trial_scores
 from sdpa_lab.experiments.registry import settings_of
 from sdpa_lab.experiments.variance import variance_rows
@@ -118,7 +118,7 @@ def test_the_shipped_studies_are_valid_and_make_at_least_1000_runs():
     assert sum(s.runs(CORRECT_ARM) for s in studies.values()) >= 1000
     with open("config/config.yaml") as fh:
         default = yaml.safe_load(fh)
-    assert dict(studies["default"].sweep) == default  # the default sizes, the default seed
+    assert dict(studies["default"].sweep) == check_config(default)  # the default sizes, the default seed
     assert max(studies["widest"].sweep["variance"]["d_k"]) == 65536  # the schema's widest head
     assert all(s.seconds_per_run for s in studies.values())  # measured: the jobs' runtime resource
     for s in studies.values():  # a batch job rebuilds its study from the rule's params
