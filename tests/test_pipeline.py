@@ -24,6 +24,7 @@ def make_workdir(repo: Path, tmp: Path, config: dict) -> Path:
     work = tmp / "work"
     work.mkdir()
     shutil.copy(repo / "Snakefile", work / "Snakefile")
+    shutil.copy(repo / "environment.yml", work / "environment.yml")  # every rule's conda:
     shutil.copytree(repo / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
     (work / "config").mkdir()
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))

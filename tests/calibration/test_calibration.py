@@ -412,6 +412,7 @@ def test_snakemake_calibration_target_with_a_tiny_study(repo, tmp_path, tiny_con
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(repo / "Snakefile", work / "Snakefile")
+    shutil.copy(repo / "environment.yml", work / "environment.yml")  # every rule's conda:
     shutil.copytree(repo / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
     (work / "config" / "calibration").mkdir(parents=True)
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(tiny_config))
