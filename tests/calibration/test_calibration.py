@@ -433,7 +433,9 @@ def test_snakemake_calibration_target_with_a_tiny_study(repo, tmp_path, tiny_con
     checks = pd.read_csv(work / "results" / "calibration" / "checks.csv")
     assert checks.groupby("arm").seed_index.nunique().to_dict() == {CORRECT_ARM: 4, **{a: 2 for a in BROKEN_ARMS}}
     assert (work / "reports" / "calibration.html").is_file()
-    assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == 4
+    tiny = check_study(study(4, 2, 2), "tiny")
+    assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == sum(
+        len(tiny.batches(arm)) for arm in ARMS)
     assert read_expectations(work / "results" / "calibration" / "expectations" / "tiny.csv") == \
            study_expectations(study()["sweep"])
 
