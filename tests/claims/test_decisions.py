@@ -925,8 +925,7 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
     # derived checks (B2, B8, B4's) repeat B1's evidence: decided, not counted in the Bonferroni split
     assert decision.n_statistical == (written.basis == "statistical").sum() > 0
     assert (written.basis == "derived").sum() == 2 * len(D_K) + 3
-    assert sorted(set(written.id)) == sorted({"A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8",
-                                              "B9", "B10"})
+    assert sorted(set(written.id)) == sorted(c.id for c in REGISTRY)
     stale = {"seed": 2, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
     with pytest.raises(ResultsError, match="seed"):
         D.decide_checked(tmp_path / "results", stale)
