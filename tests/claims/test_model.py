@@ -63,7 +63,7 @@ def test_a_check_without_spread_that_shows_no_difference_has_no_margin(relation,
     from sdpa_lab.io import write_csv
     from sdpa_lab.report.html import check_row
 
-    c = M.statistical("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", "d_k=64, T=8", 0.0, 0.0, 0.0,
+    c = M.statistical("B1", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", "d_k=64, T=8", 0.0, 0.0, 0.0,
                       relation, "entropy_sweep.csv")
     d = D.decide(Results("mem", {}), claims=[_claim([c])])
     (c,) = d.checks
@@ -75,7 +75,7 @@ def test_a_check_without_spread_that_shows_no_difference_has_no_margin(relation,
     assert ",0.0,,inconclusive," in row  # deviation 0, margin empty, verdict
     (back,) = D.read_claims(tmp_path / "claims.csv").checks
     assert back.verdict == M.INCONCLUSIVE and math.isnan(back.margin)
-    moved = M.statistical("B8", "x", "p", -1e-9 if relation == "above" else 1e-9, 0.0, 0.0, relation, "e.csv")
+    moved = M.statistical("B1", "x", "p", -1e-9 if relation == "above" else 1e-9, 0.0, 0.0, relation, "e.csv")
     (moved,) = D.decide(Results("mem", {}), claims=[_claim([moved])]).checks
     assert moved.verdict == M.FAILS and math.isinf(moved.margin)  # the other way, with no spread: contradicted
 
