@@ -16,6 +16,7 @@ from tests.test_pipeline import make_workdir
 
 
 @pytest.mark.pipeline
+@pytest.mark.default_run
 def test_default_pipeline_then_checker(repo, tmp_path, capsys):
     config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
     work = make_workdir(repo, tmp_path, config)
