@@ -25,6 +25,7 @@ from sdpa_lab.config import (
     load_schema,
     read_config_file,
 )
+from sdpa_lab.experiments.registry import SECTIONS
 
 from tests.conftest import REPO
 
@@ -41,6 +42,12 @@ def _set(path, value):
     return mutate
 
 
+def _get(config, path):
+    for key in path:
+        config = config[key]
+    return config
+
+
 def _delete(path):
     """A mutation removing config[path...]."""
 
@@ -55,9 +62,6 @@ def _delete(path):
 
 # (case id, mutation, the setting's path as printed, text the line must also hold)
 BAD = [
-    ("missing seed", _delete(["seed"]), "seed", "missing"),
-    ("missing section", _delete(["entropy_sweep"]), "entropy_sweep", "missing"),
-    ("missing n_pairs", _delete(["variance", "n_pairs"]), "variance.n_pairs", "missing"),
     ("string d_k", _set(["variance", "d_k", 1], "wide"), "variance.d_k[1]", "'wide'"),
     ("zero d_k", _set(["variance", "d_k", 1], 0), "variance.d_k[1]", "got 0"),
     ("negative d_k", _set(["entropy_sweep", "d_k", 0], -4), "entropy_sweep.d_k[0]", "got -4"),
@@ -141,7 +145,29 @@ def test_valid_configs_pass(tiny_config, default_config):
     assert config_errors(tiny_config) == []
     assert config_errors(default_config) == []
     tiny_config["seed"] = 2**64 - 1  # the largest seed allowed
-    assert check_config(tiny_config) is tiny_config
+    assert check_config(tiny_config) == tiny_config
+
+
+@pytest.mark.parametrize("path", [["seed"], ["entropy_sweep"], ["variance", "n_pairs"], ["learning", "T"]])
+def test_a_left_out_setting_is_the_schemas_default(tiny_config, default_config, path):
+    config = copy.deepcopy(tiny_config)
+    _delete(path)(config)
+    given = copy.deepcopy(config)
+    filled = check_config(config)
+    assert config == given  # the config itself is left as it was
+    expected = copy.deepcopy(tiny_config)
+    _set(path, _get(default_config, path))(expected)  # config/config.yaml spells out the defaults
+    assert filled == expected
+
+
+def test_every_setting_has_a_default_and_the_defaults_are_config_yaml(default_config):
+    schema = load_schema()
+    for section in SECTIONS:
+        node = schema["properties"][section]
+        assert node["default"] == {}, section
+        assert all("default" in setting for setting in node["properties"].values()), section
+    assert check_config({}) == default_config
+    assert list(check_config({}).keys()) == list(default_config.keys())  # the schema's order, as the file's
 
 
 @pytest.mark.parametrize(
@@ -363,7 +389,7 @@ def test_a_config_too_big_to_check_is_refused_before_the_schema(tiny_config, sec
 
 
 def test_sweep_covers_wildcard_outputs(tmp_path):
-    from sdpa_lab.previous import sweep_temporaries
+    from sdpa_lab.workflow_support.hooks import sweep_temporaries
 
     scores = tmp_path / "trial_scores"
     scores.mkdir()
@@ -395,7 +421,7 @@ def paths(node, prefix=()) -> list[tuple]:
 
 
 PATHS = paths(DEFAULT)
-SECTIONS = [(key,) for key, value in DEFAULT.items() if isinstance(value, dict)]
+SECTIONS_AT = [(key,) for key, value in DEFAULT.items() if isinstance(value, dict)]
 
 HUGE = [10**9, 10**12, 2**63, 2**64, 2**64 + 1, -(2**64), 10**30, 1e300, 1.7976931348623157e308, 5e-324]
 leaves = st.one_of(
@@ -415,7 +441,7 @@ values = st.recursive(
 mutations = st.one_of(
     st.tuples(st.just("set"), st.sampled_from(PATHS), values),
     st.tuples(st.just("delete"), st.sampled_from(PATHS), st.none()),
-    st.tuples(st.just("add"), st.sampled_from([(), *SECTIONS]), st.tuples(st.text(min_size=1, max_size=30), values)),
+    st.tuples(st.just("add"), st.sampled_from([(), *SECTIONS_AT]), st.tuples(st.text(min_size=1, max_size=30), values)),
     st.tuples(st.just("wrap"), st.sampled_from(PATHS), st.sampled_from(["list", "dict", "deep"])),
 )
 

@@ -44,8 +44,8 @@ def snakemake(work: Path, *args: str, cores: int = 2, env: dict | None = None,
 
 
 def assert_clean_results(work: Path) -> None:
-    """No temporary or set-aside file is visible in results/."""
-    leftovers = [p.name for p in (work / "results").iterdir() if p.name.endswith((".tmp", ".previous"))]
+    """No temporary file is visible in results/."""
+    leftovers = [p.name for p in (work / "results").iterdir() if p.name.endswith(".tmp")]
     assert leftovers == [], leftovers
 
 
@@ -129,7 +129,7 @@ def failing_env(tmp_path: Path, experiment: str) -> dict:
 
 
 @pytest.mark.pipeline
-def test_failed_rerun_keeps_previous_result_aside_and_reruns_next_time(reference, tmp_path):
+def test_failed_rerun_removes_only_its_own_output_and_reruns_next_time(reference, tmp_path):
     work = copy_of(reference[0], tmp_path / "work")
     before = files_under(work)
     config = robustness_config()
@@ -138,17 +138,15 @@ def test_failed_rerun_keeps_previous_result_aside_and_reruns_next_time(reference
     proc = snakemake(work, env=failing_env(tmp_path, "variance"))  # ... and it fails
     assert proc.returncode != 0
     assert "injected failure in variance" in (work / "logs" / "variance.log").read_text()
-    # Nothing lost: the previous CSV is kept, same bytes and mtime, under a name that says what it is.
-    assert "results/variance.csv.previous" in proc.stderr
+    # Nothing wrong: Snakemake removed the failed job's output (no CSV of the old settings under the
+    # current name); the other results untouched, same bytes and mtimes.
     after = files_under(work)
-    assert after["results/variance.csv.previous"] == before["results/variance.csv"]
-    # Nothing wrong: no CSV of the old settings under the current name; the other results untouched.
     assert not (work / "results" / "variance.csv").exists()
     assert {k: v for k, v in after.items() if "variance" not in k} == {
         k: v for k, v in before.items() if "variance" not in k}
     dry = snakemake(work, "--dry-run")
     assert dry.returncode == 0 and "rule variance:" in dry.stdout
-    # The next successful run rebuilds it with the new settings and drops the set-aside copy.
+    # The next successful run rebuilds it with the new settings.
     proc = snakemake(work)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (pd.read_csv(work / "results" / "variance.csv").n_pairs == 2000).all()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sdpa_lab.claims.model import read_claims
+from sdpa_lab.claims.deciding import read_claims
 from sdpa_lab.joblog import job_log
 from sdpa_lab.report.specs import FIGURES, figure_files
 from sdpa_lab.results import Results

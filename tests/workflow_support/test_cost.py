@@ -1,5 +1,5 @@
 """`sdpa-lab check-config FILE` vets a config received from someone else, safely and without Snakemake;
-the cost model it prints (sdpa_lab.cost) grows with the sweep as the work does."""
+the cost model it prints (sdpa_lab.workflow_support.cost) grows with the sweep as the work does."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 import pytest
 import yaml
 
-from sdpa_lab import cost
 from sdpa_lab.cli import main
+from sdpa_lab.workflow_support import cost
 
 from tests.conftest import REPO
 from tests.test_config import billion_laughs
@@ -32,9 +32,9 @@ def test_the_shipped_configs_pass_with_their_cost(capsys):
         (YTE, "__use_yte__ is not allowed: Snakemake would evaluate this file as a YTE template"),
         (billion_laughs(), "aliases are not allowed"),
         ("seed: !!python/object/apply:os.system ['touch PWNED']\n", "not valid YAML at line 1, column 7"),
-        ("seed: 7\n", "config setting variance: missing"),
+        ("seed: 7\nvariance: {n_pairs: 5}\n", "config setting variance.n_pairs: got 5"),
     ],
-    ids=["yte", "alias bomb", "python tag", "partial"],
+    ids=["yte", "alias bomb", "python tag", "partial, bad"],
 )
 def test_a_bad_config_is_refused_and_runs_nothing(tmp_path, monkeypatch, capsys, text, line):
     monkeypatch.chdir(tmp_path)
