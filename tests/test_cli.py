@@ -1,4 +1,4 @@
-"""`sdpa-lab check` on careless or hostile input (issue 15): a config it cannot read is exit 2 with one
+"""`sdpa-lab check` on careless or hostile input: a config it cannot read is exit 2 with one
 clear line (exit 1 means "a claim fails"), never a traceback; every skipped or refused step is said."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 from sdpa_lab.cli import main
 
 from tests.conftest import TINY_CONFIG, write_run
-from tests.test_hostile_input import billion_laughs
+from tests.test_config import billion_laughs
 
 
 @pytest.fixture(scope="module")

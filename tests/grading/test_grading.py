@@ -345,28 +345,3 @@ def test_the_report_section_adds_nothing_else_to_the_report(tmp_path, examples, 
     assert with_section.replace(section.group(0), "") == without
 
 
-@pytest.mark.pipeline
-def test_snakemake_with_a_bad_solutions_file_reruns_nothing_else_and_records_it(repo, tmp_path, tiny_config):
-    import hashlib
-
-    from test_pipeline import make_workdir, snakemake
-
-    work = make_workdir(repo, tmp_path, tiny_config)
-    assert snakemake(work).returncode == 0
-    assert not (work / "results/solutions.csv").exists()
-    before = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in (work / "results").glob("*.csv")}
-    (work / "s.py").write_text("def softmax(x, axis=-1)\n    return x\n")
-
-    dry = snakemake(work, "--dry-run", "--config", "solutions=s.py")
-    assert dry.returncode == 0, dry.stderr[-2000:]
-    jobs = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout, re.M))
-    assert jobs == {"solutions", "report", "all"}, jobs  # no experiment, no claim reruns
-
-    proc = snakemake(work, "--config", "solutions=s.py")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    table = (work / "results/solutions.csv").read_text()
-    assert "unusable" in table and "line 1" in table and "SyntaxError" in table
-    html = (work / "reports/report.html").read_text()
-    assert 'id="your-solutions"' in html and "SyntaxError" in html
-    after = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in (work / "results").glob("*.csv")}
-    assert {k: v for k, v in after.items() if k != "solutions.csv"} == before

@@ -14,7 +14,7 @@ from sdpa_lab.cli import main
 from sdpa_lab.workflow_support import cost
 
 from tests.conftest import REPO
-from tests.test_hostile_input import billion_laughs
+from tests.test_config import billion_laughs
 
 YTE = '__use_yte__: true\nseed: ?__import__("pathlib").Path("PWNED").touch() or 20241129\n'
 
@@ -78,7 +78,7 @@ def test_cost_grows_with_the_work(default_config):
 
 
 def test_variance_time_follows_the_benchmarked_rate(default_config):
-    default_config["variance"] = {"d_k": [1024], "n_pairs": 10**9}  # the 6 hours
+    default_config["variance"] = {"d_k": [1024], "n_pairs": 10**9}  # about 6 hours of CPU
     seconds = cost.estimate(default_config).cpu_s["variance"]
     assert seconds == pytest.approx(10**9 * 1024 * cost.NS_PER_PAIR_DIMENSION * 1e-9)
     assert 4 * 3600 < seconds < 6 * 3600
