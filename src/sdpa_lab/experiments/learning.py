@@ -39,7 +39,11 @@ descent on the scores (see `descent`) instead of on q moves some mean final
 losses by up to 7%, mean final relative losses by up to 5%, and the mean
 relative-loss curves at the best learning rates (learning_curves.csv) by up to
 4%. The success fractions, at every learning rate, and the best learning
-rates, on which B10 is decided, come out the same both ways.
+rates, on which B10 is decided, come out the same both ways. The descent now
+follows the raw scores K q, which the attention scales at every step, as the
+forward does: with d_k a power of 4 (the default sweep) the scale is a power
+of 2 and every number is the same bit for bit as following the scaled scores;
+at other d_k they differ by rounding, which those rates amplify.
 """
 
 from __future__ import annotations
