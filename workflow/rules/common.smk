@@ -24,14 +24,15 @@ from sdpa_lab.calibration.studies import (
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, config_errors
+from sdpa_lab.config import ConfigError, command_line_problems, config_errors
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.previous import aside_messages, settle, snapshot, sweep_temporaries
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 
-# The config is checked once, here, before any job: one line per bad setting, naming it.
-_errors = config_errors(config)
+# The config is checked once, here, before any job: one line per bad setting, naming it (first, what
+# Snakemake's reading of --config KEY=VALUE hides: an integer too long for Python reads as inf).
+_errors = command_line_problems(workflow.config_settings.config_args) or config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
 

@@ -24,7 +24,7 @@ import pandas as pd
 
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
 from sdpa_lab.io import write_csv
-from sdpa_lab.results import Results, ResultsError, stale_errors
+from sdpa_lab.results import Results, ResultsError, size_limits, stale_errors
 
 # Verdicts. Only FAILS makes the checker exit non-zero.
 HOLDS = "holds"
@@ -230,8 +230,8 @@ def refuse_stale(results: Results, config: Mapping | None) -> None:
 
 
 def decide_checked(results_dir: str | Path, config: dict | None) -> Decision:
-    """Decide the claims after refusing results that do not match `config`."""
-    results = Results(results_dir)
+    """Decide the claims after refusing results that do not match `config` (or are larger than it makes)."""
+    results = Results(results_dir, limits=size_limits(config))
     refuse_stale(results, config)
     return decide(results)
 
