@@ -4,6 +4,7 @@ the file and where in it, or the setting; no message repeats an expanded value.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -14,6 +15,7 @@ from sdpa_lab.config import (
     MAX_CONFIG_BYTES,
     ConfigError,
     check_config,
+    command_line_problems,
     config_errors,
     read_config_file,
 )
@@ -225,3 +227,29 @@ def test_sweep_covers_wildcard_outputs(tmp_path):
     (tmp_path / "odd [dir]").mkdir()
     (tmp_path / "odd [dir]" / ".x.csv.1.tmp").write_text("x")  # glob characters in a literal part are literal
     assert sweep_temporaries([tmp_path / "odd [dir]" / "x.csv"]) == [str(tmp_path / "odd [dir]" / ".x.csv.1.tmp")]
+
+
+def test_a_fifo_is_refused_without_opening_it(tmp_path):
+    path = tmp_path / "config.yaml"
+    os.mkfifo(path)
+    message, seconds = _refusal(path)  # opening it for reading would wait for a writer for ever
+    assert message == f"config file {path}: is a FIFO (named pipe), not a regular file; a config is a plain file"
+
+
+def test_a_file_replaced_by_a_fifo_after_its_stat_is_refused_without_blocking(tmp_path, monkeypatch):
+    path = tmp_path / "config.yaml"
+    os.mkfifo(path)
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: real_stat(__file__) if str(p) == str(path)
+                        else real_stat(p, *a, **k))  # looks regular when stat'ed; the open must not block
+    message, _ = _refusal(path)
+    assert "is a FIFO (named pipe), not a regular file" in message
+
+
+@pytest.mark.parametrize("value, digits", [("9" * 5000, "5,000"), ("-" + "1" * 101, "101"), ("1_" * 150 + "1", "151")])
+def test_an_overlong_integer_on_the_command_line_is_too_many_digits(value, digits):
+    # Python reads no integer of over 4300 digits, so Snakemake reads --config seed=<5000 digits> as inf.
+    assert command_line_problems([f"seed={value}", "variance=x"]) == [
+        f"config setting seed: --config seed=<an integer of {digits} digits>: too many digits; at most 100 are "
+        "read (a seed has at most 20)"]
+    assert command_line_problems(["seed=" + "9" * 100, "seed=1e400", "seed=abc"]) == []
