@@ -57,7 +57,7 @@ class Experiment:
     claims: tuple[str, ...]
     section: str | None = None
     shares_trial_scores: bool = False
-    row_counts: str = ""
+    row_counts: str = field(kw_only=True)
 
     @property
     def module(self) -> str:
