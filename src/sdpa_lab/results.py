@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 
 from sdpa_lab.config import regular_file_problem, widest_config
-from sdpa_lab.cost import size
 from sdpa_lab.experiments.registry import EXPERIMENTS, columns, settings_of
 from sdpa_lab.tables import Rows
+from sdpa_lab.workflow_support.cost import size
 
 
 class ResultsError(ValueError):
