@@ -170,10 +170,13 @@ def test_every_csv_has_the_rows_its_config_declares(tiny_results):
 
 
 def test_every_csv_of_a_run_is_well_within_its_size_limit(tiny_results):
-    from sdpa_lab.results import size_limits
+    from sdpa_lab.results import CELL_BYTES, size_limits
 
     for file, (limit, _) in size_limits(TINY_CONFIG).items():
         assert (tiny_results / file).stat().st_size * 2 < limit, file  # generous: a real file is far below it
+        table = pd.read_csv(tiny_results / file, dtype=str, keep_default_na=False)
+        for column, kind in COLUMNS[file].items():  # and no cell is wider than its kind's widest
+            assert table[column].str.len().max() < CELL_BYTES[kind], (file, column)
 
 
 @pytest.mark.parametrize("config", ["given", "none"])
@@ -193,10 +196,11 @@ def test_a_results_file_far_larger_than_its_config_makes_is_refused_unread(resul
         path = tmp_path / "tiny.yaml"
         path.write_text(yaml.safe_dump(TINY_CONFIG))
         err = refusal(["check", str(results), "--config", str(path)], capsys)
-        assert f"{big}: 1.0 GiB, larger than the config makes it (" in err and "refused unread" in err, err
+        assert f"{big}: 1.0 GiB, larger than any variance.csv the config makes (at most " in err, err
+        assert err.endswith("); refused unread\n"), err
     else:
         err = refusal(["check", str(results), "--no-config"], capsys)
-        assert f"{big}: 1.0 GiB, larger than the largest config the schema accepts makes it" in err, err
+        assert f"{big}: 1.0 GiB, larger than any variance.csv the largest config the schema accepts makes" in err, err
 
 
 @pytest.mark.parametrize("kind", ["fifo", "folder", "device"])

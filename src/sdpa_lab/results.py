@@ -28,9 +28,10 @@ class ResultsError(ValueError):
 COLUMNS: dict[str, dict[str, str]] = columns()
 
 
-# Bytes allowed per cell of a result CSV, generously: a 20-digit integer, a float's shortest repr (at most
-# 24 characters) and the longest label (about 40) each fit with room to spare.
-CELL_BYTES = 64
+# The widest cell of each kind (registry.Output.columns) a result CSV can hold, and its comma or line end:
+# a seed of 20 digits, a float's shortest round-trip text (at most 24 characters: -2.2250738585072014e-308),
+# a label (the longest is 41 characters; 64 allowed).
+CELL_BYTES = {"int": 21, "float": 25, "num": 25, "str": 65}
 
 
 def row_counts(config: Mapping | None) -> dict[str, int]:
@@ -47,9 +48,14 @@ def row_counts(config: Mapping | None) -> dict[str, int]:
 
 def size_limits(config: Mapping | None) -> dict[str, tuple[int, str]]:
     """The most bytes each result CSV of `config` can hold (with no config, of any config the schema accepts), and
-    which config that is: its rows (row_counts) and header, at CELL_BYTES a cell. A larger file is not its results."""
+    which config that is: its header, and its rows (row_counts) with every cell as wide as its kind's widest
+    (CELL_BYTES). A larger file is not its results."""
     which = "the config" if config is not None else "the largest config the schema accepts"
-    return {file: ((rows + 1) * len(COLUMNS[file]) * CELL_BYTES, which) for file, rows in row_counts(config).items()}
+    limits = {}
+    for file, rows in row_counts(config).items():
+        header = sum(len(column) + 1 for column in COLUMNS[file])
+        limits[file] = (header + rows * sum(CELL_BYTES[kind] for kind in COLUMNS[file].values()), which)
+    return limits
 
 
 def _check_column(name: str, column: str, series: pd.Series, kind: str) -> pd.Series:
@@ -94,8 +100,8 @@ def read_table(results_dir: str | Path, name: str, columns: Mapping[str, str] | 
     if problem := regular_file_problem(info.st_mode):
         raise ResultsError(f"{path}: {problem}; a result is a CSV file")
     if limit is not None and info.st_size > limit[0]:
-        raise ResultsError(f"{path}: {size(info.st_size)}, larger than {limit[1]} makes it ({size(limit[0])} at "
-                           "most); not its results: refused unread")
+        raise ResultsError(f"{path}: {size(info.st_size)}, larger than any {path.name} {limit[1]} makes (at most "
+                           f"{size(limit[0])}); refused unread")
     try:
         table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
