@@ -736,7 +736,7 @@ def test_b10_does_not_fail_where_both_heads_learn_less_as_d_k_grows(seed):
     fall = -np.polyfit(x, scaled, 1)[0] / math.sqrt(0.25 / runs / np.sum((x - x.mean()) ** 2))
     assert fall > bonferroni_k(1, ALPHA_FAMILY), scaled  # the scaled head's success falls, past any run's k
     # decided with the smallest k any run has (one statistical check): a larger k cannot make it fail
-    decision = M.decide(Results("mem", {"learning.csv": table}), [c for c in REGISTRY if c.id == "B10"])
+    decision = D.decide(Results("mem", {"learning.csv": table}), [c for c in REGISTRY if c.id == "B10"])
     assert decision.n_statistical == 1 and M.FAILS not in {c.verdict for c in decision.checks}, decision.checks
 
 
