@@ -185,13 +185,15 @@ def test_a_results_file_far_larger_than_its_config_makes_is_refused_unread(resul
     big = results / "variance.csv"
     with big.open("r+b") as file:  # 1 GiB, sparse: costs no disk, and reading it would cost minutes
         file.truncate(1 << 30)
-    read = pd.read_csv
+    import sdpa_lab.results
+
+    read = sdpa_lab.results.read_regular_file
 
     def read_but_not_big(path, *args, **kwargs):
         assert Path(path) != big, "read the oversized file"
         return read(path, *args, **kwargs)
 
-    monkeypatch.setattr(pd, "read_csv", read_but_not_big)
+    monkeypatch.setattr(sdpa_lab.results, "read_regular_file", read_but_not_big)
     if config == "given":
         path = tmp_path / "tiny.yaml"
         path.write_text(yaml.safe_dump(TINY_CONFIG))

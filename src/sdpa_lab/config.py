@@ -437,7 +437,8 @@ def regular_file_problem(mode: int) -> str | None:
 
 
 def read_regular_file(path: str | Path, limit: int) -> bytes:
-    """At most `limit` bytes of regular file `path`; NotARegularFile (an OSError) for anything else.
+    """At most `limit` bytes of regular file `path` (all of it if `limit` is -1); NotARegularFile (an OSError)
+    for anything else.
 
     Stat first, then open without blocking and check again what was opened: opening a FIFO
     for reading waits for a writer, and reading a device such as /dev/zero never ends.

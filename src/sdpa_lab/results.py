@@ -6,6 +6,7 @@ names the file and the column.
 from __future__ import annotations
 
 import importlib
+import io
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.config import regular_file_problem, widest_config
+from sdpa_lab.config import read_regular_file, regular_file_problem, widest_config
 from sdpa_lab.experiments.registry import EXPERIMENTS, columns, settings_of
 from sdpa_lab.tables import Rows
 from sdpa_lab.workflow_support.cost import size
@@ -99,11 +100,20 @@ def read_table(results_dir: str | Path, name: str, columns: Mapping[str, str] | 
         raise ResultsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     if problem := regular_file_problem(info.st_mode):
         raise ResultsError(f"{path}: {problem}; a result is a CSV file")
+    def too_large(n_bytes: int) -> ResultsError:
+        return ResultsError(f"{path}: {size(n_bytes)}, larger than any {path.name} {limit[1]} makes (at most "
+                            f"{size(limit[0])}); refused unread")
+
     if limit is not None and info.st_size > limit[0]:
-        raise ResultsError(f"{path}: {size(info.st_size)}, larger than any {path.name} {limit[1]} makes (at most "
-                           f"{size(limit[0])}); refused unread")
+        raise too_large(info.st_size)
+    try:  # read as stat'ed: not a FIFO put in its place since, nor more than the limit if it grew
+        data = read_regular_file(path, -1 if limit is None else limit[0] + 1)
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if limit is not None and len(data) > limit[0]:
+        raise too_large(len(data))
     try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        table = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{path}: not a readable CSV ({exc})") from None
     for column, kind in columns.items():
