@@ -49,9 +49,9 @@ _serial = itertools.count()
 
 def numpy_site() -> Path:
     """The folder that holds the installed `numpy` package (and its bundled libraries, numpy.libs)."""
-    import numpy
+    from importlib.util import find_spec  # finds it without importing it (the Snakefile's parse stays light)
 
-    return Path(numpy.__file__).resolve().parent.parent
+    return Path(find_spec("numpy").origin).resolve().parent.parent
 
 
 def python_runtime() -> tuple[Path, Path]:
