@@ -307,7 +307,7 @@ def test_the_sandbox_shows_numpy_and_scratch_and_hides_the_project_and_the_netwo
         def exercise_3(seed=42, d_k=256, T=8):
             import json, os, socket
             seen = {{"root": sorted(os.listdir("/")), "cwd": os.getcwd(), "pids": len(os.listdir("/proc")),
-                    "project": os.path.exists({str(REPO)!r}), "home": os.path.exists("/root")}}
+                    "project": os.path.exists({str(REPO)!r}), "home": os.listdir(os.path.expanduser("~"))}}
             try:
                 import sdpa_lab  # noqa: F401
                 seen["sdpa_lab"] = True
@@ -324,7 +324,8 @@ def test_the_sandbox_shows_numpy_and_scratch_and_hides_the_project_and_the_netwo
         """))
     g, _ = sandboxed(path)
     seen = json.loads(g.parts[4].error.rsplit("SEEN ", 1)[1].splitlines()[0])
-    assert seen["sdpa_lab"] is False and seen["project"] is False and seen["home"] is False
+    assert seen["sdpa_lab"] is False and seen["project"] is False
+    assert seen["home"] == ["learner_output.txt"]  # HOME is the private scratch folder: what it printed, nothing else
     assert seen["network"] is False and seen["cwd"] == sandbox.SCRATCH
     assert "etc" not in seen["root"] and "work" not in seen["root"]
     assert g.parts[0].passed  # NumPy works
