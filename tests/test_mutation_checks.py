@@ -1,7 +1,7 @@
 """Hand-written mutation checks, cheap enough for every CI run (mutmut itself is not: CONTRIBUTING.md,
 "Mutation testing"). Each breaks one of the most important properties of the math or the checks,
 by monkeypatching, and asserts that the test suite or the checker catches it; and that, unbroken,
-the same test or check passes. Modelled on test_claims.py's "each check fails at twice its tolerance".
+the same test or check passes. Modelled on claims/test_registry.py's "each check fails at twice its tolerance".
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import test_attention
-import test_experiments
-import test_large_scores
 
 from sdpa_lab import attention
 from sdpa_lab.experiments import learning, variance
+
+from tests import test_attention, test_large_scores
+from tests.experiments import test_experiments
 
 
 def _catches(test, *args) -> bool:
@@ -106,12 +106,12 @@ def test_standard_error_of_the_mean_off_by_a_factor_is_caught(monkeypatch, facto
 @pytest.mark.parametrize("factor", [0.8, 1.25])
 def test_variance_standard_error_off_by_a_factor_is_caught(monkeypatch, factor):
     """The SE of the sample variance (B1-B4's tolerances) off by a factor: the simulation catches it."""
-    import test_claims
-
     from sdpa_lab import claims as C
 
+    from tests.claims import test_registry
+
     se = C.variance_se
-    check = test_claims.test_variance_standard_error_matches_simulation
+    check = test_registry.test_variance_standard_error_matches_simulation
     assert not _catches(check)
     monkeypatch.setattr(C, "variance_se", lambda d, n: factor * se(d, n))
     assert _catches(check)

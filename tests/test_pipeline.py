@@ -55,7 +55,7 @@ def test_snakemake_builds_every_csv(repo, tmp_path, tiny_config):
     for rule in ("variance", "lesson_forward"):
         assert (work / "logs" / f"{rule}.log").exists()
         assert (work / "logs" / "benchmarks" / f"{rule}.tsv").exists()
-    # Byte-identical CSVs across --cores, folders, touched inputs and interruptions: tests/test_robustness.py.
+    # Byte-identical CSVs across --cores, folders, touched inputs and interruptions: tests/pipeline/test_robustness.py.
 
 
 @pytest.mark.pipeline

@@ -1,7 +1,8 @@
 """The lesson's claims, each decided from the result CSVs.
 
-- `model`: `Check`, `Claim`, `Decision`, verdicts and relations, the check builders, `decide`, and
-  results/claims.csv written and read back (`write_claims`, `read_claims`);
+- `model`: `Check`, `Claim`, `Decision`, verdicts and relations, the check builders;
+- `deciding`: `decide` (a run's claims and their tolerances), and results/claims.csv written and read
+  back (`write_claims`, `read_claims`);
 - `standard_errors`: the Bonferroni k and the standard errors the statistical checks use;
 - `lesson_numbers`: the numbers the lesson printed;
 - the decisions, grouped as the lesson groups the claims: `replication` (A1-A3),
@@ -11,6 +12,7 @@
 - `verdicts`: how verdicts are shown, for the checker and the report.
 """
 
+from sdpa_lab.claims.deciding import decide, decide_checked, read_claims, write_claims
 from sdpa_lab.claims.model import (
     CONTRADICTED,
     FAILS,
@@ -22,10 +24,6 @@ from sdpa_lab.claims.model import (
     Check,
     Claim,
     Decision,
-    decide,
-    decide_checked,
-    read_claims,
-    write_claims,
 )
 from sdpa_lab.claims.registry import CLAIMS, registry
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se

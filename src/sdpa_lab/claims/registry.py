@@ -102,7 +102,8 @@ CLAIMS: tuple[Claim, ...] = (
           "understates the spread: such d_k are left out and named). The scaled entropy is compared with its exact "
           "finite-d_k expectation relative to unit-variance scores (an average over the chi-square law of |q|^2 by "
           "Gauss quadrature and seeded Monte Carlo, whose SE is added), so the check has no d_k -> infinity bias "
-          "at any d_k, T or trials. tests/test_standard_errors.py checks every SE against the spread over seeds at "
+          "at any d_k, T or trials. tests/claims/test_standard_errors.py checks every SE against the spread over "
+          "seeds at "
           "the schema's edges (100 trials, T = 2, d_k 1 to 16384). The per-trial entropy is bounded (0 to log T), "
           "but at 100 trials its mean's tails are not checked beyond that spread. The literal exercise: the fraction "
           "of fresh one-draw sequences falling at every step against 1 (what the lesson's wording promises), with "
@@ -136,7 +137,8 @@ CLAIMS: tuple[Claim, ...] = (
           "clearly positive, and held 'within' that expectation elsewhere; the unscaled / scaled ratio of mean "
           "score gradients by the delta method with the two scales' covariance on the same trials (from the "
           "recorded per-trial difference; leaving it out overstated the SE up to 2.7x), decided on the steps where "
-          "theory says the unscaled softmax saturates. tests/test_standard_errors.py checks every SE against the "
+          "theory says the unscaled softmax saturates. tests/claims/test_standard_errors.py checks every SE against "
+          "the "
           "spread over seeds at the schema's edges", decide_b7),
     Claim("B8", "Divide by sqrt(d_k), not by d_k",
           "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k "

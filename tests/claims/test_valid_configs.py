@@ -46,7 +46,7 @@ CONFIGS = {
 @pytest.fixture(scope="module")
 def lesson_tables():
     """The lesson replications' tables: the same whatever the config and the arm."""
-    with open(Path(__file__).resolve().parents[1] / "config" / "config.yaml") as f:
+    with open(Path(__file__).resolve().parents[2] / "config" / "config.yaml") as f:
         return fixed_tables(yaml.safe_load(f))
 
 

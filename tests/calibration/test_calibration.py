@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from sdpa_lab.calibration import runner
-from sdpa_lab.calibration.report import build_report, main_report_summary
+from sdpa_lab.calibration.report import build_report
 from sdpa_lab.calibration.runner import (
     Decider,
     batch_job,
@@ -40,7 +40,7 @@ from sdpa_lab.calibration.studies import (
     check_study,
     load_studies,
 )
-from sdpa_lab.calibration.summary import aggregate, wilson
+from sdpa_lab.calibration.summary import aggregate, main_report_summary, wilson
 from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.softmax_saturation import expectations_asked

@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import TINY_CONFIG, write_run
 
 from sdpa_lab import claims as C
 from sdpa_lab.cli import main
 from sdpa_lab.io import write_csv
 from sdpa_lab.results import COLUMNS, Results, read_table
+
+from tests.conftest import TINY_CONFIG, write_run
 
 # Moderate sample sizes: every claim is decided (d_k = 1024 for B4), in a few seconds.
 CLAIMS_CONFIG = copy.deepcopy(TINY_CONFIG)

@@ -359,13 +359,13 @@ def test_the_config_accepts_a_solutions_path_and_nothing_else_there(tiny_config)
 
 
 def test_the_report_section_adds_nothing_else_to_the_report(tmp_path, examples, tiny_config):
-    from conftest import write_run
-
     from sdpa_lab.claims import decide
     from sdpa_lab.grading.grade import rows
     from sdpa_lab.io import write_csv
     from sdpa_lab.report import html as H
     from sdpa_lab.report.provenance import provenance
+
+    from tests.conftest import write_run
 
     results = write_run(tmp_path, tiny_config)
     decision, prov = decide(results), provenance(tiny_config, [], tmp_path)

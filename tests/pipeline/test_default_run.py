@@ -8,10 +8,11 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-from test_pipeline import make_workdir
 
 from sdpa_lab import claims as C
 from sdpa_lab.cli import main
+
+from tests.test_pipeline import make_workdir
 
 
 @pytest.mark.pipeline

@@ -8,10 +8,11 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import TINY_CONFIG, write_run
 
 from sdpa_lab import claims as C
 from sdpa_lab.cli import main
+
+from tests.conftest import TINY_CONFIG, write_run
 
 CONFIG = copy.deepcopy(TINY_CONFIG)
 CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 4000}

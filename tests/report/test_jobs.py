@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import TINY_CONFIG, write_run
 
 from sdpa_lab import claims as C
 from sdpa_lab.claims import write_claims
@@ -17,6 +16,8 @@ from sdpa_lab.report import figures as F
 from sdpa_lab.report import jobs as J
 from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results, read_table
+
+from tests.conftest import TINY_CONFIG, write_run
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,12 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import TINY_CONFIG, write_run
 
 from sdpa_lab.config import load_schema
 from sdpa_lab.experiments.registry import EXPERIMENTS, SECTIONS, columns
 from sdpa_lab.results import COLUMNS, Results, read_table, stale_errors
+
+from tests.conftest import TINY_CONFIG, write_run
 
 RECORDED = [(e.name, out.file, setting, column) for e in EXPERIMENTS.values() for out in e.outputs.values()
             for setting, column in out.records.items()]

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import TINY_CONFIG, write_run
 from matplotlib.figure import Figure
 
 from sdpa_lab import claims as C
@@ -21,8 +20,11 @@ from sdpa_lab.io import write_csv
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
+from sdpa_lab.report.rendering import png_size
 from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results
+
+from tests.conftest import TINY_CONFIG, write_run
 
 REPORT_CONFIG = copy.deepcopy(TINY_CONFIG)
 REPORT_CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 2000}  # d_k = 1024 decides B4 too
@@ -126,7 +128,7 @@ def test_figures_are_byte_deterministic_and_carry_no_date_or_version(run_dir):
 def test_saved_figures_are_png_and_svg_at_fixed_size(run_dir):
     for name in F.FIGURES:
         png = (run_dir / "reports" / "figures" / f"{name}.png").read_bytes()
-        assert H.png_size(png)[0] in (round(F.WIDTH * F.DPI), round(6.4 * F.DPI)), name
+        assert png_size(png)[0] in (round(F.WIDTH * F.DPI), round(6.4 * F.DPI)), name
         assert (run_dir / "reports" / "figures" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
 
 
@@ -314,7 +316,7 @@ def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
     shot = tmp_path / "report.png"
     proc = run_chromium(exe, tmp_path / "profile2", f"--screenshot={shot}", "--window-size=1280,4000",
                         "--hide-scrollbars", (run_dir / "reports" / "report.html").as_uri())
-    assert shot.is_file() and H.png_size(shot.read_bytes()) == (1280, 4000), proc.stderr[-2000:]
+    assert shot.is_file() and png_size(shot.read_bytes()) == (1280, 4000), proc.stderr[-2000:]
 
 
 # --------------------------------------------------------------------------

@@ -10,10 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import TINY_CONFIG, write_run
-from test_hostile_input import billion_laughs
 
 from sdpa_lab.cli import main
+
+from tests.conftest import TINY_CONFIG, write_run
+from tests.test_hostile_input import billion_laughs
 
 
 @pytest.fixture(scope="module")

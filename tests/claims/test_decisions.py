@@ -1,7 +1,7 @@
 """Each claim's decision on small hand-made result tables: every check's measured value, expected value,
 standard error (hence tolerance), relation, sweep point and cell, against the formulas stated here.
 Fast (no experiment runs), so that mutmut can run them for each mutant of sdpa_lab.claims
-(CONTRIBUTING.md, "Mutation testing"); test_claims.py decides real runs."""
+(CONTRIBUTING.md, "Mutation testing"); claims/test_registry.py decides real runs."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims.dot_product_growth import decide_b1, decide_b2, decide_b3, decide_b4
 from sdpa_lab.claims.expectations import mean_statistic, scaled_minus_unit_variance
@@ -157,7 +158,7 @@ def test_b1_b2_b4_b8_variance_checks():
         assert b4[name, "d_k=1024, n=1000"].note.startswith("derived from B1 variance of raw scores [d_k=1024, n=1000]")
     # decided, the derived checks are not counted in the Bonferroni split
     claims = [c for c in REGISTRY if c.id in ("B1", "B2")]
-    decision = M.decide(R, claims)
+    decision = D.decide(R, claims)
     assert decision.n_statistical == 2 * len(D_K) and len(decision.checks) == 3 * len(D_K)
     # every check here has a known skewness or excess kurtosis: Cornish-Fisher widens it beyond k SEs
     assert all(c.tolerance > decision.k * c.se for c in decision.checks)
@@ -290,7 +291,7 @@ def test_b5_checks():
     assert_check(literal, measured=37 / 400, expected=1.0, se=math.sqrt(0.25 / 400), relation="not below",
                  cell=("entropy_exercise2.csv", (("quantity", "falls_at_every_step"),), "fraction"))
     assert literal.literal and literal.source == "entropy_exercise2.csv"
-    assert M.decide(Results("mem", tables), [next(c for c in REGISTRY if c.id == "B5")]).checks[-1].verdict == \
+    assert D.decide(Results("mem", tables), [next(c for c in REGISTRY if c.id == "B5")]).checks[-1].verdict == \
         M.NOT_PER_DRAW
     assert literal.note == ("the lesson's own draw (np.random.seed(42), one continuing stream): entropies "
                             "1.08, 1.48, 0.3, 0.31, 2 of 3 steps not falling")  # 1.08 -> 1.48, 0.3 -> 0.31 rise
@@ -773,7 +774,7 @@ def test_b10_needs_exactly_one_best_learning_rate():
 
 # ----------------------------------------------------------------- the lesson's numbers: A1-A3
 # The tables below hold the lesson's printed numbers themselves (copied from the lesson text, as in
-# test_replication.py), so every replication check holds; then one cell at a time is moved.
+# experiments/test_replication.py), so every replication check holds; then one cell at a time is moved.
 
 VARIANCE_PRINTED = {4: (3.988, 0.9971), 16: (15.891, 0.9932), 64: (64.249, 1.0039), 256: (256.391, 1.0015)}
 RAW = (-3.12, 13.41, -27.0, 12.41, 2.39, 24.29, -1.23, -2.77)
@@ -906,7 +907,7 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
                             "mean_relative_loss": 1.0}])
     write_csv(curves, tmp_path / "results" / "learning_curves.csv")
     out = tmp_path / "results" / "claims.csv"
-    decision = M.write_claims(tmp_path / "results", out)
+    decision = D.write_claims(tmp_path / "results", out)
     written = pd.read_csv(out)
     assert len(written) == len(decision.checks) > 100
     # derived checks (B2, B8, B4's) repeat B1's evidence: decided, not counted in the Bonferroni split
@@ -916,19 +917,19 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
                                               "B9", "B10"})
     stale = {"seed": 2, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
     with pytest.raises(ResultsError, match="seed"):
-        M.decide_checked(tmp_path / "results", stale)
+        D.decide_checked(tmp_path / "results", stale)
     with pytest.raises(ResultsError, match="seed"):
-        M.write_claims(tmp_path / "results", tmp_path / "other.csv", stale)
+        D.write_claims(tmp_path / "results", tmp_path / "other.csv", stale)
     both_stale = {**stale, "gradient": {"d_k": [4, 64, 1024], "T": 9, "trials": 100}}
     with pytest.raises(ResultsError) as err:
-        M.decide_checked(tmp_path / "results", both_stale)
+        D.decide_checked(tmp_path / "results", both_stale)
     assert len(str(err.value).split("\n")) >= 3 and "XX" not in str(err.value)  # one line per stale setting
-    assert len(M.decide(str(tmp_path / "results")).checks) == len(decision.checks)  # a path, not Results
+    assert len(D.decide(str(tmp_path / "results")).checks) == len(decision.checks)  # a path, not Results
     fresh = {"seed": 1, "variance": {"d_k": list(D_K), "n_pairs": 1000}}
-    assert len(M.decide_checked(tmp_path / "results", fresh).checks) == len(decision.checks)
+    assert len(D.decide_checked(tmp_path / "results", fresh).checks) == len(decision.checks)
 
     # read back (the figures and the report do): every number, verdict and k as decided, to the last bit
-    back = M.read_claims(out)
+    back = D.read_claims(out)
     assert (back.k, back.n_statistical, back.alpha_family) == (decision.k, decision.n_statistical, M.ALPHA_FAMILY)
     shown = ("claim", "check", "parameters", "relation", "expected", "measured", "basis", "source", "tolerance",
              "se", "literal", "note", "deviation", "margin", "verdict")
@@ -941,18 +942,18 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
     (tmp_path / "tampered.csv").write_text(tampered)
     line = next(i for i, text in enumerate(tampered.split("\n"), start=1) if ",fails," in text)  # header: line 1
     with pytest.raises(ResultsError, match=f"row {line} .* says 'fails', but its numbers give 'holds'"):
-        M.read_claims(tmp_path / "tampered.csv")
+        D.read_claims(tmp_path / "tampered.csv")
     # a note that holds a line break (CRLF inside a quoted field) reads back as written
     from sdpa_lab.io import write_csv
 
     table = decision.table()
     table.loc[0, "note"] = "two\r\nlines"
     write_csv(table, tmp_path / "crlf.csv")
-    assert M.read_claims(tmp_path / "crlf.csv").checks[0].note == "two\r\nlines"
+    assert D.read_claims(tmp_path / "crlf.csv").checks[0].note == "two\r\nlines"
 
 
 # ----------------------------------------------------------------- the standard errors' shape terms
-# test_standard_errors.py checks the SEs against the spread over seeds (slow: it runs experiments); these
+# claims/test_standard_errors.py checks the SEs against the spread over seeds (slow: it runs experiments); these
 # check the formulas themselves against independent derivations, fast enough for every mutant.
 
 
@@ -1028,7 +1029,7 @@ def test_a_tolerance_past_the_statistics_reach_says_so():
     b10 = [c for c in REGISTRY if c.id == "B10"]
     for runs in (4, 400):
         table = learning_table(success, dict.fromkeys(success, 1), runs=runs, only=(1, 0))
-        _, slope, _ = M.decide(Results("mem", {"learning.csv": table}), b10).checks  # the scaled head's trend
+        _, slope, _ = D.decide(Results("mem", {"learning.csv": table}), b10).checks  # the scaled head's trend
         reach = 1 / math.log(64)  # two d_k: the slope's largest value, all-fail to all-succeed
         assert slope.reach == pytest.approx(reach, rel=1e-12)
         why = (f"cannot be decided at this sample size: the tolerance {slope.tolerance:.3g} is at least the largest "

@@ -6,8 +6,9 @@ from __future__ import annotations
 import copy
 
 import pytest
-from conftest import TINY_CONFIG
-from test_robustness import files_under, make_workdir, snakemake
+
+from tests.conftest import TINY_CONFIG
+from tests.pipeline.test_robustness import files_under, make_workdir, snakemake
 
 CHEAP = ["results/forward_shape.csv"]  # one short job: enough to reach the start of a run
 

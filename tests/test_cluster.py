@@ -1,10 +1,11 @@
-"""sdpa_lab.cluster: the out-of-memory report, on text shaped like real logs (tests/test_slurm.py: on a cluster)."""
+"""sdpa_lab.workflow_support.cluster: the out-of-memory report, on text shaped like real logs (on a cluster:
+tests/pipeline/test_slurm.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sdpa_lab.cluster import (
+from sdpa_lab.workflow_support.cluster import (
     OutOfMemory,
     failed_jobs,
     kills_in_slurm_log,

@@ -1,5 +1,5 @@
 """`sdpa-lab check-config FILE` vets a config received from someone else, safely and without Snakemake;
-the cost model it prints (sdpa_lab.cost) grows with the sweep as the work does."""
+the cost model it prints (sdpa_lab.workflow_support.cost) grows with the sweep as the work does."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ import sys
 
 import pytest
 import yaml
-from conftest import REPO
-from test_hostile_input import billion_laughs
 
-from sdpa_lab import cost
 from sdpa_lab.cli import main
+from sdpa_lab.workflow_support import cost
+
+from tests.conftest import REPO
+from tests.test_hostile_input import billion_laughs
 
 YTE = '__use_yte__: true\nseed: ?__import__("pathlib").Path("PWNED").touch() or 20241129\n'
 

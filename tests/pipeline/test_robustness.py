@@ -21,12 +21,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, TINY_CONFIG
 
 from sdpa_lab import config as config_module
 from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths
 from sdpa_lab.io import write_csv
-from sdpa_lab.previous import aside_name, settle, snapshot, sweep_temporaries
+from sdpa_lab.workflow_support.hooks import sweep_temporaries
+
+from tests.conftest import REPO, TINY_CONFIG
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TARGETS = ["results/variance.csv", "results/entropy_sweep.csv", "results/forward_shape.csv"]
@@ -74,8 +75,8 @@ def digests(work: Path) -> dict[str, str]:
 
 
 def assert_clean_results(work: Path) -> None:
-    """No temporary or set-aside file is visible in results/."""
-    leftovers = [p.name for p in (work / "results").iterdir() if p.name.endswith((".tmp", ".previous"))]
+    """No temporary file is visible in results/."""
+    leftovers = [p.name for p in (work / "results").iterdir() if p.name.endswith(".tmp")]
     assert leftovers == [], leftovers
 
 
@@ -165,7 +166,7 @@ def failing_env(tmp_path: Path, experiment: str) -> dict:
 
 
 @pytest.mark.pipeline
-def test_failed_rerun_keeps_previous_result_aside_and_reruns_next_time(reference, tmp_path):
+def test_failed_rerun_removes_only_its_own_output_and_reruns_next_time(reference, tmp_path):
     work = copy_of(reference[0], tmp_path / "work")
     before = files_under(work)
     config = robustness_config()
@@ -174,17 +175,15 @@ def test_failed_rerun_keeps_previous_result_aside_and_reruns_next_time(reference
     proc = snakemake(work, env=failing_env(tmp_path, "variance"))  # ... and it fails
     assert proc.returncode != 0
     assert "injected failure in variance" in (work / "logs" / "variance.log").read_text()
-    # Nothing lost: the previous CSV is kept, same bytes and mtime, under a name that says what it is.
-    assert "results/variance.csv.previous" in proc.stderr
+    # Nothing wrong: Snakemake removed the failed job's output (no CSV of the old settings under the
+    # current name); the other results untouched, same bytes and mtimes.
     after = files_under(work)
-    assert after["results/variance.csv.previous"] == before["results/variance.csv"]
-    # Nothing wrong: no CSV of the old settings under the current name; the other results untouched.
     assert not (work / "results" / "variance.csv").exists()
     assert {k: v for k, v in after.items() if "variance" not in k} == {
         k: v for k, v in before.items() if "variance" not in k}
     dry = snakemake(work, "--dry-run")
     assert dry.returncode == 0 and "rule variance:" in dry.stdout
-    # The next successful run rebuilds it with the new settings and drops the set-aside copy.
+    # The next successful run rebuilds it with the new settings.
     proc = snakemake(work)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (pd.read_csv(work / "results" / "variance.csv").n_pairs == 2000).all()
@@ -240,48 +239,12 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
     assert planned_after_editing("seeding.py") == experiments
 
 
-def test_snapshot_and_settle(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    store = Path("store")
-    Path("results").mkdir()
-    Path("results/a.csv").write_text("old a\n")
-    Path("results/b.csv").write_text("old b\n")
-    os.utime("results/a.csv", ns=(10**18, 10**18))
-    assert snapshot(["results/a.csv", "results/b.csv", "results/missing.csv"], store) == [
-        "results/a.csv", "results/b.csv"]
-    Path("results/a.csv").unlink()  # what Snakemake does before (re)running a job
-    Path("results/b.csv").unlink()
-    Path("results/b.csv").write_text("new b\n")  # b was rebuilt, a was not
-    assert settle(["results/a.csv", "results/b.csv"], store) == ["results/a.csv"]
-    assert aside_name("results/a.csv") == Path("results/a.csv.previous")
-    assert Path("results/a.csv.previous").read_text() == "old a\n"
-    assert Path("results/a.csv.previous").stat().st_mtime_ns == 10**18
-    assert not Path("results/b.csv.previous").exists() and Path("results/b.csv").read_text() == "new b\n"
-    assert not any(p.is_file() for p in store.rglob("*"))
-    Path("results/a.csv").write_text("new a\n")  # the next successful run rebuilds a
-    assert settle(["results/a.csv", "results/b.csv"], store) == []
-    assert not Path("results/a.csv.previous").exists()
-
-
 def test_sweep_removes_only_a_killed_writers_temporaries(tmp_path):
     (tmp_path / "x.csv").write_text("done\n")
     (tmp_path / ".x.csv.k2j3.tmp").write_text("half")
     (tmp_path / ".y.csv.abcd.tmp").write_text("not ours")
     assert sweep_temporaries([tmp_path / "x.csv", tmp_path / "gone" / "z.csv"]) == [str(tmp_path / ".x.csv.k2j3.tmp")]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".y.csv.abcd.tmp", "x.csv"]
-
-
-def test_snapshot_survives_a_kill_until_settled(tmp_path, monkeypatch):
-    """A run killed without hooks leaves its snapshot; the next run's snapshot keeps it, then settles it."""
-    monkeypatch.chdir(tmp_path)
-    store = Path("store")
-    Path("r").mkdir()
-    Path("r/x.csv").write_text("old\n")
-    snapshot(["r/x.csv"], store)
-    Path("r/x.csv").unlink()  # removed, then the run was killed (no settle)
-    assert snapshot(["r/x.csv"], store) == []  # next run: nothing to link, the old snapshot stays
-    assert settle(["r/x.csv"], store) == ["r/x.csv"]
-    assert Path("r/x.csv.previous").read_text() == "old\n"
 
 
 def test_write_csv_is_atomic_and_readable(tmp_path):
