@@ -23,7 +23,7 @@ from sdpa_lab.grading.grade import FAIL, PASS, UNUSABLE, format_grade, grade, ro
 pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None,
                                 reason=f"no sandbox here: {sandbox.unavailable()}")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORRECT = (REPO / "examples" / "solutions" / "correct.py").read_text()
 N_SAMPLES = 2000
 MEMORY_MIB = 300  # small, so that the memory attacks trip it with a few hundred MB
