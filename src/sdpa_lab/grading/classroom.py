@@ -81,7 +81,8 @@ def grade_record(g: Grade, learner: str) -> dict:
         "; ".join(p.lost.message for p in g.forged) or g.load.status)
     return {"learner": learner, "file": g.path.name, "seed": g.seed, "isolation": g.isolation,
             "time_limit": g.time_limit, "memory_mib": g.memory_mib, "peak_mib": round(g.peak_mib, 1),
-            "seconds": round(g.seconds, 3), "exit_status": g.exit_status, "usable": g.usable,
+            "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
+            "exit_status": g.exit_status, "usable": g.usable,
             "load_status": g.load.status, "load_message": g.load.message, "unusable": unusable,
             "passed": sum(bool(p.passed) for p in g.parts), "parts": parts}
 
