@@ -135,3 +135,15 @@ def test_the_report_adds_the_class_overview_and_nothing_else(tmp_path):
     with_class = H.render_report(decision, {}, prov, class_overview=overview(RECORDS))
     assert 'id="class"' not in without and 'id="class"' in with_class
     assert "dan.py" in with_class and "no scale" in with_class.lower()
+
+
+def test_the_config_accepts_a_class_and_its_grading_settings_and_names_a_bad_one(tiny_config):
+    from sdpa_lab.config import config_errors
+
+    good = {**tiny_config, "submissions": "class/", "grading_seed": 0, "grading_time_limit": 5,
+            "grading_n_samples": 2000}
+    assert config_errors(good) == []
+    for key, value in (("grading_seed", -1), ("grading_seed", 2**32), ("grading_time_limit", 0),
+                       ("grading_n_samples", 10**6), ("submissions", "")):
+        errors = config_errors({**good, key: value})
+        assert len(errors) == 1 and key in errors[0], (key, value, errors)

@@ -65,7 +65,7 @@ def test_a_class_of_nineteen_is_graded_end_to_end(repo, tmp_path, tiny_config, m
 
     work = make_workdir(repo, tmp_path, tiny_config)
     proc = snakemake(work, "grade_class", "--config", f"submissions={subs}", "grading_seed=1234",
-                     "grading_time_limit=10")
+                     "grading_time_limit=8", "grading_n_samples=2000")
     assert proc.returncode == 0, proc.stderr[-3000:]
 
     rows = list(csv.DictReader(io.StringIO((work / "results/class/gradebook.csv").read_text())))

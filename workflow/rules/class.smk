@@ -12,6 +12,7 @@ from sdpa_lab.grading.classroom import (
 )
 
 CLASS_CALL_LIMIT = config.get("grading_time_limit", CLASS_TIME_LIMIT)
+CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
 
 
 wildcard_constraints:
@@ -43,7 +44,7 @@ rule grade_submission:
         seed=config.get("grading_seed"),
         time_limit=CLASS_CALL_LIMIT,
         memory_mib=CLASS_MEMORY_MIB,
-        n_samples=CLASS_N_SAMPLES,
+        n_samples=CLASS_PAIRS,
     script:
         "../scripts/grade_submission.py"
 

@@ -175,7 +175,13 @@ def sweep_config():
 
 
 # Settings no experiment reads: a learner's or a class's solutions and how they are graded.
-NOT_SWEEP = ("solutions", "submissions", "grading_seed", "grading_time_limit")
+NOT_SWEEP = (
+    "solutions",
+    "submissions",
+    "grading_seed",
+    "grading_time_limit",
+    "grading_n_samples",
+)
 
 
 # A class (config `submissions`, a folder; graded by class.smk): one job per learner, then
