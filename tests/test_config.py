@@ -6,15 +6,17 @@ ValueError naming the argument (not a NumPy traceback).
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
 import yaml
 
-from sdpa_lab.config import ConfigError, check_config, config_errors, load_config, read_config_file
+from sdpa_lab.config import ConfigError, check_config, config_errors, load_config, load_schema, read_config_file
 from sdpa_lab.experiments.entropy_sweep import entropy_sweep_rows
 from sdpa_lab.experiments.forward_shape import forward_shape_rows
 from sdpa_lab.experiments.ranking_invariance import ranking_invariance_rows
+from sdpa_lab.experiments.registry import SECTIONS
 from sdpa_lab.experiments.variance import variance_rows
 
 
@@ -28,6 +30,12 @@ def _set(path, value):
         node[path[-1]] = value
 
     return mutate
+
+
+def _get(config, path):
+    for key in path:
+        config = config[key]
+    return config
 
 
 def _delete(path):
@@ -44,9 +52,6 @@ def _delete(path):
 
 # (case id, mutation, the setting's path as printed, text the line must also hold)
 BAD = [
-    ("missing seed", _delete(["seed"]), "seed", "missing"),
-    ("missing section", _delete(["entropy_sweep"]), "entropy_sweep", "missing"),
-    ("missing n_pairs", _delete(["variance", "n_pairs"]), "variance.n_pairs", "missing"),
     ("string d_k", _set(["variance", "d_k", 1], "wide"), "variance.d_k[1]", "'wide'"),
     ("zero d_k", _set(["variance", "d_k", 1], 0), "variance.d_k[1]", "got 0"),
     ("negative d_k", _set(["entropy_sweep", "d_k", 0], -4), "entropy_sweep.d_k[0]", "got -4"),
@@ -130,7 +135,29 @@ def test_valid_configs_pass(tiny_config, default_config):
     assert config_errors(tiny_config) == []
     assert config_errors(default_config) == []
     tiny_config["seed"] = 2**64 - 1  # the largest seed allowed
-    assert check_config(tiny_config) is tiny_config
+    assert check_config(tiny_config) == tiny_config
+
+
+@pytest.mark.parametrize("path", [["seed"], ["entropy_sweep"], ["variance", "n_pairs"], ["learning", "T"]])
+def test_a_left_out_setting_is_the_schemas_default(tiny_config, default_config, path):
+    config = copy.deepcopy(tiny_config)
+    _delete(path)(config)
+    given = copy.deepcopy(config)
+    filled = check_config(config)
+    assert config == given  # the config itself is left as it was
+    expected = copy.deepcopy(tiny_config)
+    _set(path, _get(default_config, path))(expected)  # config/config.yaml spells out the defaults
+    assert filled == expected
+
+
+def test_every_setting_has_a_default_and_the_defaults_are_config_yaml(default_config):
+    schema = load_schema()
+    for section in SECTIONS:
+        node = schema["properties"][section]
+        assert node["default"] == {}, section
+        assert all("default" in setting for setting in node["properties"].values()), section
+    assert check_config({}) == default_config
+    assert list(check_config({}).keys()) == list(default_config.keys())  # the schema's order, as the file's
 
 
 @pytest.mark.parametrize(

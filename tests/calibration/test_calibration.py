@@ -16,10 +16,13 @@ import pandas as pd
 import pytest
 import yaml
 
+from sdpa_lab import attention
 from sdpa_lab.calibration import runner
 from sdpa_lab.calibration.report import build_report
 from sdpa_lab.calibration.runner import (
+    BREAKS,
     Decider,
+    attention_of,
     batch_job,
     expectations_job,
     fixed_tables,
@@ -45,13 +48,12 @@ from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.softmax_saturation import expectations_asked
 from sdpa_lab.config import ConfigError
-from sdpa_lab.experiments import trial_scores
+from sdpa_lab.experiments import gradient, learning, trial_scores
 from sdpa_lab.experiments.registry import settings_of
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
 from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.results import Results, ResultsError, column_of
-from sdpa_lab.scales import ATTENTION_SCALE, SCALES
 from sdpa_lab.seeding import calibration_seed
 from sdpa_lab.tables import csv_text
 
@@ -133,22 +135,52 @@ def test_a_bad_study_is_refused_naming_the_setting(change, words):
         check_study({**study(), **change}, "bad")
 
 
-def test_the_arms_are_the_experiments_scales():
-    assert CORRECT_ARM == ATTENTION_SCALE and set(ARMS) == set(SCALES)
+def test_each_broken_arm_breaks_one_place_of_the_attention_for_its_block_only():
+    assert set(BREAKS) == set(BROKEN_ARMS) and CORRECT_ARM in ARMS and CORRECT_ARM not in BREAKS
+    for arm in ARMS:
+        name, broken = BREAKS.get(arm, ("default_scale", None))
+        original = getattr(attention, name)
+        with attention_of(arm):
+            assert getattr(attention, name) is (broken or original)
+        assert getattr(attention, name) is original
 
 
-def test_a_broken_attention_scale_is_applied_where_the_scale_is_and_nowhere_else():
+@pytest.mark.parametrize("arm, factor", [("none", lambda d_k: 1.0), ("inv_dk", lambda d_k: 1.0 / d_k)])
+def test_a_broken_default_scale_reaches_the_forward_and_the_scaled_scores_and_nothing_else(arm, factor):
+    rng = np.random.default_rng(2)
+    Q, K, V = rng.standard_normal((2, 5, 16)), rng.standard_normal((2, 5, 16)), rng.standard_normal((2, 5, 3))
+    with attention_of(arm):
+        out, weights = attention.scaled_dot_product_attention(Q, K, V)
+        rows = variance_rows(3, [4, 64], 1000)
+    s = factor(16) * Q @ np.swapaxes(K, -1, -2)  # the weights written out, with the arm's scale
+    want = np.exp(s - s.max(axis=-1, keepdims=True))
+    want /= want.sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(weights, want, rtol=1e-13)
+    np.testing.assert_allclose(out, want @ V, rtol=1e-12)
+
     def by_scale(rows):
         return {(r["d_k"], r["scale"], r["statistic"]): r["value"] for r in rows}
 
-    right = by_scale(variance_rows(3, [4, 64], 1000))
-    for broken in BROKEN_ARMS:
-        rows = by_scale(variance_rows(3, [4, 64], 1000, attention_scale=broken))
-        for (d, scale, stat), value in rows.items():
-            want = right[d, broken if scale == ATTENTION_SCALE else scale, stat]
-            assert value == pytest.approx(want, rel=1e-15), (broken, d, scale, stat)
-    with pytest.raises(ValueError, match="attention_scale"):
-        variance_rows(3, [4], 1000, attention_scale="inv_cbrt_dk")
+    right, got = by_scale(variance_rows(3, [4, 64], 1000)), by_scale(rows)
+    for (d, scale, stat), value in got.items():  # the attention's own rows are the arm's scale; the others unchanged
+        assert value == pytest.approx(right[d, arm if scale == "inv_sqrt_dk" else scale, stat], rel=1e-15)
+
+
+def test_the_broken_jacobian_arm_drops_the_pp_term_wherever_a_gradient_is_taken():
+    rng = np.random.default_rng(4)
+    raw, V, g = rng.standard_normal((6, 5)) * 2, rng.standard_normal((6, 5, 3)), rng.standard_normal((6, 3))
+    p = np.exp(raw - raw.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)  # softmax(raw), scale 1
+    with attention_of("no_pp_term"):
+        J = attention.softmax_jacobian(p)
+        norms = gradient.gradient_norms(raw, V, g, 4, 1.0)
+        _, g_z = learning.score_loss_and_grad(raw[:, None, :], V, g[:, None, :], 4, 1.0)  # (R, L = 1, T)
+    np.testing.assert_allclose(J, np.stack([np.diag(pi) for pi in p]), atol=0)
+    np.testing.assert_allclose(norms["jacobian_norm"], np.sqrt(np.sum(p * p, axis=-1)), rtol=1e-14)
+    np.testing.assert_allclose(norms["score_grad_norm"], np.linalg.norm(p * np.einsum("mtv,mv->mt", V, g), axis=-1),
+                               rtol=1e-14)
+    r = np.einsum("mt,mtv->mv", p, V) - g  # dL/d(out) of 0.5 ||p V - g||^2
+    np.testing.assert_allclose(g_z[:, 0], p * np.einsum("mtv,mv->mt", V, r), rtol=1e-12)
 
 
 def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
@@ -331,6 +363,9 @@ def test_the_summary_tables(small):
     assert power.loc[(CORRECT_ARM, "B2"), "fails"] == 0
     assert power.loc[("none", "B2"), "fails"] == 1 and power.loc[("inv_dk", "B2"), "fails"] == 1
     assert power.loc[("none", "B1"), "fails"] == 0  # the raw scores do not depend on the scale
+    # a Jacobian without its -p p^T term: B7 fails in every run of its arm; the claims without a gradient hold
+    assert power.loc[("no_pp_term", "B7"), "fails"] == 1
+    assert all(power.loc[("no_pp_term", claim), "fails"] == 0 for claim in ("B1", "B2", "B5", "B8"))
 
 
 def test_z_of_a_check_with_an_exact_se_is_standard_normal(small):

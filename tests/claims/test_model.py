@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims import standard_errors as SE
 from sdpa_lab.claims import verdicts as V
@@ -128,15 +129,15 @@ def test_decide_sets_statistical_tolerances_from_k():
     ex = M.exact("B1", "e", "p", 1, 1, "variance.csv")
     pr = M.printed("B1", "q", "p", 1.0, 1.0, 2, "variance.csv")
     R = Results("mem", {})
-    d = M.decide(R, claims=[_claim([stat, ex, pr])])
+    d = D.decide(R, claims=[_claim([stat, ex, pr])])
     assert d.n_statistical == 1 and d.k == SE.bonferroni_k(1) and d.alpha_family == SE.ALPHA_FAMILY
     got = {c.check: c for c in d.checks}
     assert got["c"].tolerance == pytest.approx(SE.bonferroni_k(1) * 0.05, rel=1e-15)
     assert got["e"].tolerance == 0.0 and got["q"].tolerance == 0.005  # not statistical: untouched
-    d2 = M.decide(R, claims=[_claim([stat, stat])], k=3.0)
+    d2 = D.decide(R, claims=[_claim([stat, stat])], k=3.0)
     assert d2.k == 3.0 and d2.n_statistical == 2
     assert all(c.tolerance == pytest.approx(0.15, rel=1e-15) for c in d2.checks)
-    d3 = M.decide(R, claims=[_claim([stat])], alpha_family=0.05)
+    d3 = D.decide(R, claims=[_claim([stat])], alpha_family=0.05)
     assert d3.k == pytest.approx(SE.bonferroni_k(1, 0.05)) and d3.alpha_family == 0.05
 
 
@@ -144,15 +145,15 @@ def test_decide_refuses_a_non_finite_measurement_naming_the_file():
     bad = M.statistical("B1", "variance of raw scores", "d_k=4", float("nan"), 4.0, 0.1, "within", "variance.csv")
     with pytest.raises(ResultsError, match=r"variance\.csv: claim B1 \(variance of raw scores, d_k=4\) measured a "
                                            r"non-finite value nan"):
-        M.decide(Results("mem", {}), claims=[_claim([bad])])
+        D.decide(Results("mem", {}), claims=[_claim([bad])])
     gone = M.missing("B1", "c", "p", "variance.csv", "why")  # missing: nan allowed
-    assert M.decide(Results("mem", {}), claims=[_claim([gone])]).checks[0].verdict == M.NOT_MEASURED
+    assert D.decide(Results("mem", {}), claims=[_claim([gone])]).checks[0].verdict == M.NOT_MEASURED
 
 
 def test_decision_table_and_failures():
     holds = M.statistical("B1", "a", "p", 4.0, 4.0, 0.1, "within", "variance.csv")
     fails = M.statistical("B1", "b", "p", 9.0, 4.0, 0.1, "within", "variance.csv")
-    d = M.decide(Results("mem", {}), claims=[_claim([holds, fails])])
+    d = D.decide(Results("mem", {}), claims=[_claim([holds, fails])])
     assert [c.check for c in d.failed] == ["b"]
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
@@ -209,7 +210,7 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     a1 = [M.printed("A1", "raw", "d_k=4", 3.988, 3.988, 3, "lesson_variance.csv")]
     claims = [M.Claim(cid, "t", "s", "l", "sec", (), "r", decide=lambda R, c=checks: list(c))
               for cid, checks in (("B1", b1), ("B5", b5), ("B3", b3), ("A1", a1))]
-    d = M.decide(Results("mem", {}), claims=claims, k=3.0)
+    d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d)
     lines = text.splitlines()
     assert lines[0] == f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check"
@@ -224,9 +225,9 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     assert lines[-1] == f"1 of 4 claims hold; 1 {M.INCONCLUSIVE}; 1 {M.NOT_MEASURED}; FAILING: B1"
     b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
     b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2))
-    two = M.decide(Results("mem", {}), claims=[claims[0], b2_claim], k=3.0)
+    two = D.decide(Results("mem", {}), claims=[claims[0], b2_claim], k=3.0)
     assert V.summary(two).splitlines()[-1] == "0 of 2 claims hold; FAILING: B1, B2"
-    fine = M.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
+    fine = D.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
     assert V.summary(fine).splitlines()[-1] == "1 of 1 claims hold"
     # show_all lists every check (6) under its claim, instead of only the failing ones not already shown (1)
     assert len(V.summary(d, show_all=True).splitlines()) == len(lines) + 5
@@ -237,7 +238,7 @@ def test_decide_widens_by_the_skewness_and_the_kurtosis_of_each_check():
     # side): kurtosis 0.48 alone -> 3 + 18 * 0.48 / 24 = 3.36; skewness 0.3 alone -> 3 + 0.4 - 39 * 0.09 / 36
     kurt = M.statistical("B1", "kurtosis only", "p", 4.0, 4.0, 0.5, "within", "variance.csv", excess_kurtosis=0.48)
     skew = M.statistical("B1", "skewness only", "p", 4.0, 4.0, 0.5, "within", "variance.csv", skewness=0.3)
-    got = {c.check: c for c in M.decide(Results("mem", {}), claims=[_claim([kurt, skew])], k=3.0).checks}
+    got = {c.check: c for c in D.decide(Results("mem", {}), claims=[_claim([kurt, skew])], k=3.0).checks}
     assert got["kurtosis only"].tolerance == pytest.approx(0.5 * 3.36, rel=1e-12)
     assert got["skewness only"].tolerance == pytest.approx(0.5 * (3.4 - 39 * 0.09 / 36), rel=1e-12)
 
@@ -245,9 +246,9 @@ def test_decide_widens_by_the_skewness_and_the_kurtosis_of_each_check():
 def test_a_tolerance_exactly_at_the_statistics_reach_cannot_decide_and_keeps_the_checks_note():
     # reach 1.0: a tolerance of exactly k * se = 1.0 already covers every deviation the statistic can show
     c = M.statistical("B1", "c", "p", 0.5, 0.5, 0.25, "within", "variance.csv", reach=1.0, note="a note")
-    (at,) = M.decide(Results("mem", {}), claims=[_claim([c])], k=4.0).checks
+    (at,) = D.decide(Results("mem", {}), claims=[_claim([c])], k=4.0).checks
     assert at.tolerance == 1.0
     assert at.note == ("a note; cannot be decided at this sample size: the tolerance 1 is at least the largest "
                        "deviation the statistic can show (1); more samples needed")
-    (below,) = M.decide(Results("mem", {}), claims=[_claim([c])], k=3.999).checks
+    (below,) = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.999).checks
     assert below.note == "a note"

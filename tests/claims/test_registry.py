@@ -94,12 +94,27 @@ FAIL_HOLD = {"within": (2.0, 0.5), "not above": (2.0, 0.5), "not below": (-2.0, 
 
 
 def test_every_claim_in_the_inventory_is_registered():
-    lesson_order = ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"]
-    assert [c.id for c in C.CLAIMS] == lesson_order
-    assert list(C.registry()) == lesson_order
+    lesson_order = ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"]  # a contract
+    ids = [c.id for c in C.CLAIMS]
+    assert [i for i in ids if i in lesson_order] == lesson_order and len(set(ids)) == len(ids)
+    assert list(C.registry()) == ids
     for claim in C.CLAIMS:
         assert claim.statement and claim.lesson_says and claim.tolerance_reason
         assert set(claim.reads) <= set(COLUMNS) | {"gradient.csv", "learning.csv", "learning_curves.csv"}
+
+
+def test_every_check_quotes_the_lesson_sentence_it_decides(results_dir, tmp_path):
+    """Every check a run makes, decided or not measured, has the lesson's sentence it decides in the registry (a
+    check decides that sentence and nothing more), and the registry quotes no sentence for a check no run makes."""
+    narrow = copy.deepcopy(TINY_CONFIG)  # one d_k everywhere: the checks that need two say they are not measured
+    for section in ("variance", "entropy_sweep", "ranking_invariance", "gradient"):
+        narrow[section]["d_k"] = [4]
+    narrow["learning"]["d_k"] = [2]
+    checks = [*C.decide(results_dir).checks, *C.decide(write_run(tmp_path, narrow)).checks]
+    assert any(c.verdict == C.NOT_MEASURED for c in checks)
+    assert {(c.claim, c.check) for c in checks} == set(C.LESSON_SENTENCES)
+    for c in checks:
+        assert C.lesson_sentence(c.claim, c.check).strip(), (c.claim, c.check)
 
 
 def test_a_correct_run_holds(results_dir):

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sdpa_lab import chunks
+from sdpa_lab import chunks, scales
 from sdpa_lab.attention import entropy, scaled_dot_product_attention, softmax
 from sdpa_lab.experiments import (
     entropy_sweep,
@@ -163,14 +163,9 @@ def test_forward_shape_too_large_is_refused_naming_the_shape():
         forward_shape.forward_shape_rows(1, [[1, 1, 1], [100000, 100000, 100000]])
 
 
-def test_unknown_attention_scale_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"^unknown attention_scale 'inv_cbrt_dk'; expected one of \('none', "):
-        variance.variance_rows(3, [4], 10, attention_scale="inv_cbrt_dk")
-
-
 def test_unknown_scale_is_refused_by_name():
     with pytest.raises(ValueError, match=r"^unknown scale 'sqrt'; expected one of \('none', 'inv_sqrt_dk', 'inv_dk'\)"):
-        variance.scale_factor("sqrt", 4)
+        scales.scale_factor("sqrt", 4)
 
 
 def _doubled_scores_file(tmp_path: Path, seed, d_k, T, trials) -> tuple[Path, np.ndarray]:
@@ -326,7 +321,7 @@ def test_gradient_rows_use_the_gradient_streams():
     raw = np.concatenate([r for r, _ in trial_scores.trial_scores(seed, d_k, T, trials, rows=trials)])
     rng_v, rng_g = stream(seed, "gradient", d_k, T).spawn(2)
     V, g_out = rng_v.standard_normal((trials, T, d_k)), rng_g.standard_normal((trials, d_k))
-    norms = gradient.gradient_norms(raw, V, g_out, 1.0)
+    norms = gradient.gradient_norms(raw, V, g_out, d_k, 1.0)
     m = Moments.of(norms["score_grad_norm"]).summary()
     assert got["none", "score_grad_norm", "mean"] == pytest.approx(m["mean"], rel=1e-12)
     assert got["none", "score_grad_norm", "se"] == pytest.approx(m["se"], rel=1e-12)
@@ -429,35 +424,33 @@ def test_trial_scores_are_read_a_chunk_at_a_time(tmp_path):
     assert peak < 10 * rows * (T + 1) * 8 < trials * (T + 1) * 8 / 2, peak
 
 
-def test_the_attention_scale_reaches_each_experiment_that_takes_it(tiny_config):
-    """The calibration study's broken arms (run_experiment(..., attention_scale=...)) run the experiment with that
-    scale in place of 1/sqrt(d_k): the same rows as the experiment's own function given it."""
-    import inspect
-    from importlib import import_module
+# What each break of the attention (the calibration study's broken arms, calibration.runner.BREAKS) reaches: the
+# forward (the lesson's 6x6 weights, A3, and the forward's row sums) and every experiment that measures scaled
+# scores, weights or their gradient (the ranking of the weights only where the break makes ties or undoes them:
+# no scale at all makes the scaled weights the unscaled ones); the Jacobian's break, the experiments that take a
+# gradient.
+SCALE_REACHES = {"lesson_forward", "forward_shape", "variance", "entropy_sweep", "gradient", "learning"}
+REACHED = {"none": SCALE_REACHES | {"ranking_invariance"}, "inv_dk": SCALE_REACHES,
+           "no_pp_term": {"gradient", "learning"}}
 
+
+@pytest.mark.parametrize("arm", sorted(REACHED))
+def test_a_break_of_the_attention_reaches_every_experiment_that_measures_it(tiny_config, arm, monkeypatch):
+    """A broken arm breaks sdpa_lab.attention itself, in one place; every experiment that measures what that
+    place computes changes its rows, and no other does."""
+    from sdpa_lab.calibration.runner import attention_of
     from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
     from sdpa_lab.pipeline import run_experiment
 
-    rows_with = {
-        "variance": lambda s, a: variance.variance_rows(s["seed"], s["d_k"], s["n_pairs"], attention_scale=a),
-        "entropy_sweep": lambda s, a: entropy_sweep.entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"],
-                                                                       attention_scale=a),
-        "ranking_invariance": lambda s, a: ranking_invariance.ranking_invariance_rows(
-            s["seed"], s["d_k"], s["T"], s["trials"], attention_scale=a),
-        "gradient": lambda s, a: gradient.gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], attention_scale=a),
-        "learning": lambda s, a: learning.learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"],
-                                                        s["learning_rates"], s["loss_threshold"], attention_scale=a)[0],
-    }
-    takes = {name for name, e in EXPERIMENTS.items() if "attention_scale" in inspect.signature(
-        getattr(import_module(e.function.partition(":")[0]), e.function.partition(":")[2])).parameters}
-    assert takes == set(rows_with)
-    for name, rows_of in rows_with.items():
-        settings = settings_of(tiny_config, name)
-        if name == "ranking_invariance":  # wide enough heads that float32 weights underflow to ties unscaled
-            settings = {**settings, "d_k": [4096], "T": 8}
-        got = run_experiment(name, settings, attention_scale="none")["table"]
-        assert got == rows_of(settings, "none"), name
-        assert got != rows_of(settings, "inv_sqrt_dk"), name  # the scale changes the numbers: the test can fail
+    monkeypatch.setattr(replication, "A1_N_SAMPLES", 1000)  # A3's forward is what is asked here (seconds)
+    settings = {name: settings_of(tiny_config, name) for name in EXPERIMENTS}
+    # wide enough heads that float32 weights underflow to ties unscaled, and the scaled ones do not
+    settings["ranking_invariance"] = {**settings["ranking_invariance"], "d_k": [4096], "T": 8}
+    correct = {name: run_experiment(name, s) for name, s in settings.items()}
+    with attention_of(arm):
+        broken = {name: run_experiment(name, s) for name, s in settings.items()}
+    assert {name for name in EXPERIMENTS if broken[name] != correct[name]} == REACHED[arm]
+    assert {name: run_experiment(name, s) for name, s in settings.items()} == correct  # restored after the block
 
 
 def test_each_experiment_runs_as_the_registry_declares(tiny_config, monkeypatch):
@@ -483,9 +476,17 @@ def test_each_experiment_runs_as_the_registry_declares(tiny_config, monkeypatch)
         "lesson_softmax_collapse": lambda s: {"table": replication.replicate_softmax_collapse_rows()},
         "lesson_forward": lambda s: {"table": replication.replicate_forward_rows()},
     }
-    assert set(expected_rows) == set(EXPERIMENTS)
-    for name, rows_of in expected_rows.items():
+    assert set(expected_rows) <= set(EXPERIMENTS)
+    for name, experiment in EXPERIMENTS.items():  # every registered experiment, those added later too
         settings = settings_of(tiny_config, name)
         tables = run_experiment(name, settings)
-        assert set(tables) == set(EXPERIMENTS[name].outputs), name
-        assert tables == rows_of(settings), name
+        assert set(tables) == set(experiment.outputs), name
+        for key, output in experiment.outputs.items():
+            assert tables[key] and all(row.keys() == output.columns.keys() for row in tables[key]), (name, key)
+            for setting, columns in output.records.items():  # each recorded setting is the config's
+                allowed = settings[setting] if isinstance(settings[setting], list) else [settings[setting]]
+                got = {tuple(row[c] for c in columns) if isinstance(columns, tuple) else row[columns]
+                       for row in tables[key]}
+                assert got <= {tuple(v) if isinstance(v, list) else v for v in allowed}, (name, key, setting)
+        if name in expected_rows:
+            assert tables == expected_rows[name](settings), name

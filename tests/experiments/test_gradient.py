@@ -48,7 +48,7 @@ def test_gradient_norms_against_loops_and_finite_differences():
     rng = np.random.default_rng(1)
     m, T, d_v, c = 4, 5, 3, 0.5
     raw, V, g = rng.standard_normal((m, T)) * 3, rng.standard_normal((m, T, d_v)), rng.standard_normal((m, d_v))
-    got = gradient.gradient_norms(raw, V, g, c)
+    got = gradient.gradient_norms(raw, V, g, 7, c)  # d_k = 7: the scale is given
     h = 1e-6
     for i in range(m):
         p = softmax(c * raw[i])
@@ -68,7 +68,7 @@ def test_gradient_norms_against_loops_and_finite_differences():
 
 def test_log_of_an_exactly_zero_norm_is_floored():
     raw = np.array([[0.0, -1000.0, -1000.0]])  # exp underflows: p is exactly one-hot, J exactly 0
-    got = gradient.gradient_norms(raw, np.ones((1, 3, 2)), np.ones((1, 2)), 1.0)
+    got = gradient.gradient_norms(raw, np.ones((1, 3, 2)), np.ones((1, 2)), 4, 1.0)
     assert got["jacobian_norm"][0] == 0.0
     assert got["log10_jacobian_norm"][0] == pytest.approx(np.log10(gradient.LOG_FLOOR))
 

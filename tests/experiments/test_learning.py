@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+from unittest import mock
+
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdpa_lab import chunks
+from sdpa_lab import attention, chunks
 from sdpa_lab.attention import softmax
 from sdpa_lab.experiments import learning
 from sdpa_lab.seeding import stream
@@ -23,7 +26,7 @@ def q_loss_and_grad(q, K, V, target, scale):
     """The loss and its gradient with respect to q, through learning.score_loss_and_grad and the chain
     rule dL/dq = scale K^T dL/dz (the step on q that `descent` follows on the scores).
     q: (d_k,) or (..., n, d_k) queries sharing K (..., T, d_k) and V (..., T, d_v)."""
-    loss, g_z = learning.score_loss_and_grad(scale * (q @ np.swapaxes(K, -1, -2)), V, target)
+    loss, g_z = learning.score_loss_and_grad(q @ np.swapaxes(K, -1, -2), V, target, q.shape[-1], scale)
     return loss, scale * (g_z @ K)
 
 
@@ -77,18 +80,23 @@ def test_batched_queries_equal_one_at_a_time(seed, runs, n):
             np.testing.assert_allclose(grad[r, i], grad1, rtol=1e-12, atol=1e-15)
 
 
-def test_in_place_score_gradient_is_bitwise_the_plain_formula():
-    """The in-place softmax of score_loss_and_grad changes no bit: same operations as softmax(z)."""
+@pytest.mark.parametrize("scale", [None, 1.0, 0.3])
+def test_score_gradient_is_bitwise_the_plain_formula_and_leaves_the_scores(scale):
+    """score_loss_and_grad is the plain formula on softmax(c * raw), bit for bit (the attention's weights make
+    the same operations as softmax), c the attention's own scale 1/sqrt(d_k) when none is given."""
     rng = np.random.default_rng(5)
-    z, V = rng.standard_normal((3, 4, 6)) * 10, rng.standard_normal((3, 6, 5))
+    d_k = 9
+    raw, V = rng.standard_normal((3, 4, 6)) * 10, rng.standard_normal((3, 6, 5))
+    kept = raw.copy()
     target = V[:, None, 2]
-    p = softmax(z)
+    p = softmax(raw * (1 / 3 if scale is None else scale))
     r = p @ V - target
     g_p = r @ np.swapaxes(V, -1, -2)
     expected = p * (g_p - np.sum(p * g_p, axis=-1, keepdims=True))
-    loss, g_z = learning.score_loss_and_grad(z.copy(), V, target)
+    loss, g_z = learning.score_loss_and_grad(raw, V, target, d_k, scale)
     assert np.array_equal(g_z, expected)
     assert np.array_equal(loss, 0.5 * np.sum(r * r, axis=-1))
+    assert np.array_equal(raw, kept)
 
 
 def test_descent_is_plain_gradient_descent():
@@ -251,12 +259,13 @@ def test_the_best_learning_rate_is_picked_on_selection_runs_of_their_own():
     # attention's scale, so picking it on the scored runs, on other draws, or at another scale would show here
     seed, d_k, T, runs, steps, lrs, threshold = 6, 8, 4, 6, 12, [0.1, 0.3, 1.0, 3.0, 10.0], 0.3
     picked, scored = {}, {}
-    for attention_scale in ("inv_sqrt_dk", "none"):
-        table, _ = frames(learning.learning_rows(seed, [d_k], T, runs, steps, lrs, threshold,
-                                                 attention_scale=attention_scale))
+    for attention_scale in ("inv_sqrt_dk", "none"):  # the attention as it ships, and with no default scale
+        broken = attention_scale == "none"
+        with mock.patch.object(attention, "default_scale", lambda d_k: 1.0) if broken else contextlib.nullcontext():
+            table, _ = frames(learning.learning_rows(seed, [d_k], T, runs, steps, lrs, threshold))
         v = table.set_index(["scale", "lr", "statistic"]).value
         for scale in learning.LEARNING_SCALES:
-            c = learning.scale_factor(scale, d_k, attention_scale)
+            c = 1.0 if attention_scale == "none" else learning.scale_arg(scale, d_k)
             selection = [learning.follow(learning.descent(q0, K, V, target, c, lrs, steps), threshold,
                                          learning.checkpoints(steps))
                          for q0, K, V, target in learning.run_chunks(stream(seed, "learning-selection", d_k, T), runs,

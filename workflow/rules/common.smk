@@ -20,7 +20,7 @@ from sdpa_lab.calibration.studies import (
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, config_errors
+from sdpa_lab.config import ConfigError, config_errors, with_defaults
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
@@ -29,9 +29,13 @@ from sdpa_lab.workflow_support.code_inputs import code_files, data_files
 from sdpa_lab.workflow_support.hooks import cost_gate, sweep_temporaries
 
 # The config is checked once, here, before any job: one line per bad setting, naming it.
+# Then `config` holds every setting, those the config files leave out at the schema's defaults.
 _errors = config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
+_filled = with_defaults(config)
+config.clear()
+config.update(_filled)
 
 
 # The one software environment of every rule, the project's environment.yml (a rule's conda:

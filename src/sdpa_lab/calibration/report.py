@@ -29,7 +29,7 @@ from sdpa_lab.report.rendering import css_size, data_uri, environment
 
 # Okabe-Ito colours, one per check family in a figure (cycled) and one per arm.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
-ARM_COLOURS = {"inv_sqrt_dk": "#0072B2", "none": "#D55E00", "inv_dk": "#009E73"}
+ARM_COLOURS = {"inv_sqrt_dk": "#0072B2", "none": "#D55E00", "inv_dk": "#009E73", "no_pp_term": "#CC79A7"}
 
 
 def read_tables(results_dir: str | Path) -> dict[str, pd.DataFrame]:
@@ -133,8 +133,9 @@ def power_figure(tables):
             claims = list(dict.fromkeys(g.claim))
             for j, arm in enumerate(ARMS):
                 a = g[g.arm == arm].set_index("claim").reindex(claims)
-                x = np.arange(len(claims)) + (j - 1) * 0.27
-                ax.bar(x, a.fails, width=0.27, color=ARM_COLOURS[arm], label=ARM_WORDS[arm])
+                width = 0.8 / len(ARMS)
+                x = np.arange(len(claims)) + (j - (len(ARMS) - 1) / 2) * width
+                ax.bar(x, a.fails, width=width, color=ARM_COLOURS[arm], label=ARM_WORDS[arm])
             ax.set_xticks(range(len(claims)), claims)
             ax.set_ylim(0, 1.25)  # room for the legend above the bars
             ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])

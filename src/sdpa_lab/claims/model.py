@@ -74,11 +74,15 @@ class Check:
 
     @property
     def margin(self) -> float:
-        """deviation / tolerance; for an exact check (no tolerance) 0 when it holds, +-inf when not."""
+        """deviation / tolerance; without a tolerance, 0 when the check holds, nan ("n/a") when it is inconclusive
+        (a statistic with no spread at all, e.g. two scales that coincide: nothing to measure the deviation
+        against, and no reason to call it infinitely far), +-inf when an exact check fails."""
         if self.tolerance > 0:
             return self.deviation / self.tolerance
         if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):
             return 0.0
+        if self.verdict == INCONCLUSIVE:
+            return math.nan
         return math.copysign(math.inf, self.deviation)
 
     @property

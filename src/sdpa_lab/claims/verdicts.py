@@ -25,13 +25,18 @@ def _num(x: float) -> str:
     return f"{x:.6g}"
 
 
+def margin_text(c: Check) -> str:
+    """A check's margin as the checker prints it: "n/a" where it has none (Check.margin is nan)."""
+    return "n/a" if math.isnan(c.margin) else _num(c.margin)
+
+
 def describe(c: Check) -> str:
     """One check in a line: measured vs expected, tolerance, margin."""
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
     tol = f" ± {_num(c.tolerance)}" if c.tolerance > 0 else ""
     return (f"{c.check} [{c.parameters}]: measured {_num(c.measured)} {c.relation} {_num(c.expected)}{tol}"
-            f" (margin {_num(c.margin)})")
+            f" (margin {margin_text(c)})")
 
 
 def closeness(c: Check) -> float:

@@ -10,6 +10,7 @@ the CSS is inline, so the file works offline and when mailed alone.
 from __future__ import annotations
 
 import csv
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,7 +62,9 @@ RELATION_WORDS = {
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
-        return f"± {num(c.tolerance, 3)}", f"{c.tolerance / c.se:.2f} × SE {num(c.se, 3)}"
+        if c.se > 0:
+            return f"± {num(c.tolerance, 3)}", f"{c.tolerance / c.se:.2f} × SE {num(c.se, 3)}"
+        return f"± {num(c.tolerance, 3)}", "SE 0: the statistic has no spread"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
     if c.basis == "rounding":
@@ -93,7 +96,8 @@ class CheckRow:
 def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    num(c.expected), num(c.measured), *tolerance_text(c, k), num(c.margin, 3), c.verdict,
+                    num(c.expected), num(c.measured), *tolerance_text(c, k),
+                    "n/a" if math.isnan(c.margin) else num(c.margin, 3), c.verdict,
                     BADGES[c.verdict], c.note, c.source)
 
 

@@ -32,9 +32,9 @@ def test_the_shipped_configs_pass_with_their_cost(capsys):
         (YTE, "__use_yte__ is not allowed: Snakemake would evaluate this file as a YTE template"),
         (billion_laughs(), "aliases are not allowed"),
         ("seed: !!python/object/apply:os.system ['touch PWNED']\n", "not valid YAML at line 1, column 7"),
-        ("seed: 7\n", "config setting variance: missing"),
+        ("seed: 7\nvariance: {n_pairs: 5}\n", "config setting variance.n_pairs: got 5"),
     ],
-    ids=["yte", "alias bomb", "python tag", "partial"],
+    ids=["yte", "alias bomb", "python tag", "partial, bad"],
 )
 def test_a_bad_config_is_refused_and_runs_nothing(tmp_path, monkeypatch, capsys, text, line):
     monkeypatch.chdir(tmp_path)
