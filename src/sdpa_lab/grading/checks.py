@@ -10,6 +10,7 @@ measured outputs (sdpa_lab.grading.mistakes).
 from __future__ import annotations
 
 import math
+import secrets
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -23,13 +24,55 @@ from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance
 from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, A2_D_K, A2_T, A3_SHAPE, lesson_variance_scores
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.runner import Calls, Outcome
-from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream, stream
+from sdpa_lab.seeding import LESSON_SEED, lesson_default_rng, stream
 
 EXERCISE1_D_K = 1024
 EXERCISE2_D_K = (4, 16, 64, 256)
 EXERCISE2_T = 8
 LOST = {"timeout": "hangs", "memory": "runs out of memory", "died": "crashes", "not_written": "not written yet",
-        "missing": "missing"}
+        "missing": "missing", "unusable": "unusable"}
+
+
+def fresh_seed() -> int:
+    """A seed for one grading, from the OS's entropy: a valid np.random.seed, never the lesson's 42."""
+    while (seed := secrets.randbelow(2**32)) == LESSON_SEED:
+        pass
+    return seed
+
+
+@dataclass(frozen=True)
+class Draw:
+    """The inputs one grading asks for, chosen at grade time: a fresh seed and sizes derived from it.
+
+    Every exercise is called on the lesson's own values and on these, so an output written into
+    the file (a constant, an argsort) fails; the seed is recorded, so the grade can be reproduced.
+    """
+
+    seed: int
+    n_samples: int = A1_N_SAMPLES  # Exercise 1's pairs at both calls
+
+    def _rng(self) -> np.random.Generator:
+        return stream(self.seed, "grading-sizes")
+
+    @property
+    def exercise_1_d_k(self) -> int:
+        """Exercise 1's other d_k: smaller than the lesson's 1024, so it needs no more memory."""
+        return int(self._rng().choice([64, 128, 256, 512]))
+
+    @property
+    def exercise_2(self) -> tuple[tuple[int, ...], int]:
+        """(d_ks, T) of Exercise 2's other call: four increasing d_k and a number of keys."""
+        rng = self._rng()
+        rng.random(1)
+        d_ks = np.sort(rng.choice(np.arange(2, 513), size=4, replace=False))
+        return tuple(int(d) for d in d_ks), int(rng.integers(5, 17))
+
+    @property
+    def exercise_3(self) -> tuple[int, int]:
+        """(d_k, T) of Exercise 3's other call."""
+        rng = self._rng()
+        rng.random(2)
+        return int(rng.integers(16, 1025)), int(rng.integers(5, 17))
 
 
 @dataclass(frozen=True)
@@ -120,9 +163,9 @@ def _diagnose(part: Part, variants, probes, outcomes) -> None:
 
 # -- softmax ------------------------------------------------------------------
 
-def softmax_probes() -> list[tuple[str, tuple, dict]]:
-    """(name, args, kwargs) of each softmax call."""
-    rng = stream(0, "grading-softmax")
+def softmax_probes(seed: int = 0) -> list[tuple[str, tuple, dict]]:
+    """(name, args, kwargs) of each softmax call, drawn from the grade's seed."""
+    rng = stream(seed, "grading-softmax")
     x = rng.standard_normal((3, 7))
     return [
         ("x of shape (3, 7)", (x,), {}),
@@ -133,9 +176,9 @@ def softmax_probes() -> list[tuple[str, tuple, dict]]:
     ]
 
 
-def grade_softmax(call: Calls) -> Part:
+def grade_softmax(call: Calls, draw: Draw | None = None) -> Part:
     part = Part("softmax", "softmax(x, axis=-1)")
-    probes = softmax_probes()
+    probes = softmax_probes(draw.seed if draw is not None else 0)
     outcomes = []
     for _, args, kwargs in probes:
         outcomes.append(call(*args, **kwargs))
@@ -188,11 +231,11 @@ def grade_softmax(call: Calls) -> Part:
 
 # -- scaled_dot_product_attention ---------------------------------------------
 
-def attention_probes() -> list[tuple[str, tuple, dict]]:
-    """(name, (Q, K, V), {}) of each forward call: the lesson's inputs first."""
+def attention_probes(seed: int = 0) -> list[tuple[str, tuple, dict]]:
+    """(name, (Q, K, V), {}) of each forward call: the lesson's inputs first, then draws from the grade's seed."""
     rng = lesson_default_rng()
     lesson = tuple(rng.standard_normal(A3_SHAPE) for _ in "QKV")  # Q, K, V in the lesson's order
-    rng = stream(0, "grading-attention")
+    rng = stream(seed, "grading-attention")
     batch = tuple(rng.standard_normal((3, 5, 8)) for _ in "QKV")
     rect = (rng.standard_normal((2, 4, 8)), rng.standard_normal((2, 7, 8)), rng.standard_normal((2, 7, 3)))
     cube = tuple(rng.standard_normal((4, 4, 4)) for _ in "QKV")  # where K.T still multiplies
@@ -208,9 +251,9 @@ def attention_probes() -> list[tuple[str, tuple, dict]]:
     ]
 
 
-def grade_attention(call: Calls) -> Part:
+def grade_attention(call: Calls, draw: Draw | None = None) -> Part:
     part = Part("scaled_dot_product_attention", "scaled_dot_product_attention(Q, K, V) -> (output, weights)")
-    probes = attention_probes()
+    probes = attention_probes(draw.seed if draw is not None else 0)
     outcomes = []
     for _, args, _ in probes:
         outcomes.append(call(*args))
@@ -280,6 +323,10 @@ def grade_attention(call: Calls) -> Part:
 
 
 # -- the exercises ------------------------------------------------------------
+# Each exercise takes its seed and sizes as arguments (the skeleton's defaults are the
+# lesson's) and is called twice: on the lesson's values and on the grade's own draw. Its
+# outputs are compared with the grader's computation of the same draw, which the grade never
+# prints: only whether they agree.
 
 def _floats(o: Outcome) -> np.ndarray:
     """Everything a function returned, as one flat float64 array (nan if it is not numbers)."""
@@ -290,18 +337,19 @@ def _floats(o: Outcome) -> np.ndarray:
 
 
 @cache
-def exercise1_reference(n_samples: int, continued: bool) -> tuple[float, float]:
-    """Exercise 1 on the lesson's seeding: raw and scaled variance at d_k = 1024.
+def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool) -> tuple[float, float]:
+    """Exercise 1's raw and scaled variance at d_k after np.random.seed(seed).
 
-    continued: np.random.seed(42), then the lesson's d_k = 4, 16, 64, 256 and 1024 in one
-    stream (the exercise as written); otherwise seed(42) and d_k = 1024 alone.
+    continued: the lesson's d_k = 4, 16, 64, 256 smaller than d_k drawn first, in one stream
+    (the exercise as written); otherwise d_k alone.
     """
-    rs = lesson_legacy_stream()
+    rs = np.random.RandomState(seed)
     if continued:
-        for d_k in A1_D_K:
-            lesson_variance_scores(rs, n_samples, d_k)
-    scores = lesson_variance_scores(rs, n_samples, EXERCISE1_D_K)
-    return float(scores.var()), float((scores / np.sqrt(EXERCISE1_D_K)).var())
+        for d in A1_D_K:
+            if d < d_k:
+                lesson_variance_scores(rs, n_samples, d)
+    scores = lesson_variance_scores(rs, n_samples, d_k)
+    return float(scores.var()), float((scores / np.sqrt(d_k)).var())
 
 
 def _same(a: np.ndarray, b, tol: float) -> bool:
@@ -315,153 +363,181 @@ def _stopped(part: Part, call: Calls, o, claim: str, returns: str) -> bool:
         return True
     if o.status == "error":
         part.error = o.message
-        part.checks = [Check(claim, returns, False, "raised an error")]
+        part.checks.append(Check(claim, returns, False, "raised an error"))
         return True
     return False
 
 
-def grade_exercise_1(call: Calls, n_samples: int = A1_N_SAMPLES) -> Part:
-    part = Part("exercise_1", "exercise_1(n_samples=100_000) -> (raw variance, scaled variance) at d_k = 1024")
-    o = call(n_samples=n_samples)
-    if _stopped(part, call, o, "B4", "returns (raw variance, scaled variance)"):
-        return part
-    n = n_samples if "n_samples" in o.kwargs else A1_N_SAMPLES
-    v = _floats(o)
-    if v.shape != (2,) or not np.all(np.isfinite(v)):
-        part.checks = [Check("B4", "returns (raw variance, scaled variance), two finite numbers", False,
-                             f"returned {v.size} number(s): {np.array2string(v, precision=4)}")]
-        return part
-    raw, scaled = v
-    d = EXERCISE1_D_K
+def _on(label: str, what: str) -> str:
+    return f"{label}: {what}"
+
+
+def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
+    """Exercise 1 at the lesson's seed 42 and d_k = 1024, then at the grade's seed and another d_k."""
+    if not isinstance(draw, Draw):
+        draw = Draw(fresh_seed(), A1_N_SAMPLES if draw is None else draw)
+    part = Part("exercise_1", "exercise_1(seed=42, n_samples=100_000, d_k=1024) -> (raw variance, scaled variance)")
     tol = M.tolerance(np.float64)
-    for continued, how in ((True, "the lesson's seed-42 stream continued (d_k = 4, 16, 64, 256, then 1024)"),
-                           (False, "np.random.seed(42), then d_k = 1024 alone")):
-        if _same(v, exercise1_reference(n, continued), tol):
-            part.notes.append(f"your draws are {how}: the variances equal the reference's exactly (to {tol:.1g})")
-            break
-    else:
-        part.notes.append("your draws are not the lesson's seed-42 stream: decided statistically only")
-    k = bonferroni_k(1)  # raw and scaled are one piece of evidence: the scaled is the raw / d_k
-    se = variance_se(d, n)
-    part.notes.append(f"n = {n} pairs, SE of the raw variance {se:.3g}; tolerance k = {k:.2f} SE, so a correct "
-                      f"solution fails by chance less than once in {1 / ALPHA_FAMILY:,.0f} draws")
-    ratio = raw / scaled if scaled else float("inf")
-    part.checks = [
-        Check("B4", f"raw variance near d_k = {d}", abs(raw - d) <= k * se,
-              f"{raw:.6g}: {(raw - d) / se:+.2f} SE from {d}"),
-        Check("B4", "scaled variance near 1", abs(scaled - 1) <= k * se / d,
-              f"{scaled:.6g}: {(scaled - 1) / (se / d):+.2f} SE from 1"),
-        Check("B2", f"scaled = raw / {d}: the same scores divided by sqrt(d_k) = {math.isqrt(d)}",
-              abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
-    ]
-    if not part.checks[2].passed:
-        for want, name, key, says in (
-                (1.0, "1", "no_scale", "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
-                (float(d) ** 2, "d_k^2", "divides_by_dk", "the scores are divided by d_k (their variance falls to "
-                 "1/d_k): " + M.MISTAKES["divides_by_dk"].fix),
-                (math.sqrt(d), "sqrt(d_k)", "variance_divided", "the variance, not the scores, is divided by "
-                 "sqrt(d_k): divide the scores, and the variance falls by d_k")):
-            if abs(ratio / want - 1) <= tol:
-                part.mistakes.append(key)
-                part.diagnosis.append(f"measured: raw / scaled = {name} = {want:g}: {says}. "
-                                      f'Reread "{M.DOT_PRODUCT_GROWS}".')
+    k = bonferroni_k(2)  # two draws; raw and scaled are one piece of evidence each (the scaled is the raw / d_k)
+    for label, seed, d in (("the lesson's seed 42, d_k = 1024", LESSON_SEED, EXERCISE1_D_K),
+                           (f"seed {draw.seed}, d_k = {draw.exercise_1_d_k}", draw.seed, draw.exercise_1_d_k)):
+        o = call(seed=seed, n_samples=draw.n_samples, d_k=d)
+        if _stopped(part, call, o, "B4", _on(label, "returns (raw variance, scaled variance)")):
+            return part
+        n = draw.n_samples if "n_samples" in o.kwargs else A1_N_SAMPLES
+        v = _floats(o)
+        if v.shape != (2,) or not np.all(np.isfinite(v)):
+            part.checks.append(Check("B4", _on(label, "returns (raw variance, scaled variance), two finite numbers"),
+                                     False, f"returned {v.size} number(s): {np.array2string(v, precision=4)}"))
+            continue
+        raw, scaled = v
+        se = variance_se(d, n)
+        how = next((how for continued, how in (
+            (True, f"np.random.seed({seed}), the lesson's smaller d_k, then d_k = {d}, in one stream"),
+            (False, f"np.random.seed({seed}), then d_k = {d} alone"))
+            if _same(v, exercise1_reference(seed, n, d, continued), tol)), None)
+        ratio = raw / scaled if scaled else float("inf")
+        part.checks += [
+            Check("B4", _on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
+                  f"{raw:.6g}: {(raw - d) / se:+.2f} SE from {d}"),
+            Check("B4", _on(label, "scaled variance near 1"), abs(scaled - 1) <= k * se / d,
+                  f"{scaled:.6g}: {(scaled - 1) / (se / d):+.2f} SE from 1"),
+            Check("B2", _on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
+                  abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
+            Check("B4", _on(label, f"the draws of np.random.seed({seed}): Q, K = randn(n_samples, d_k) each"),
+                  how is not None, f"your draws are {how}" if how else
+                  "your variances are not those of this seed's draw (is the seed, n_samples or d_k ignored?)"),
+        ]
+        if seed == LESSON_SEED:
+            part.notes.append(f"n = {n} pairs, SE of the raw variance {se:.3g}; tolerance k = {k:.2f} SE, so a "
+                              f"correct solution fails by chance less than once in {1 / ALPHA_FAMILY:,.0f} draws")
+        if not part.checks[-2].passed and not part.mistakes:
+            for want, name, key, says in (
+                    (1.0, "1", "no_scale", "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
+                    (float(d) ** 2, "d_k^2", "divides_by_dk", "the scores are divided by d_k (their variance falls "
+                     "to 1/d_k): " + M.MISTAKES["divides_by_dk"].fix),
+                    (math.sqrt(d), "sqrt(d_k)", "variance_divided", "the variance, not the scores, is divided by "
+                     "sqrt(d_k): divide the scores, and the variance falls by d_k")):
+                if abs(ratio / want - 1) <= tol:
+                    part.mistakes.append(key)
+                    part.diagnosis.append(f"measured: raw / scaled = {name} = {want:g}: {says}. "
+                                          f'Reread "{M.DOT_PRODUCT_GROWS}".')
     return part
 
 
 @cache
-def exercise2_reference(reseed: bool) -> dict[str, np.ndarray]:
-    """Exercise 2 on the lesson's seeding: per d_k one query against 8 keys, entropy of the softmax weights.
+def exercise2_reference(seed: int, d_ks: tuple[int, ...], T: int, reseed: bool) -> dict[str, np.ndarray]:
+    """Exercise 2 after np.random.seed(seed): per d_k one query against T keys, entropy of the softmax weights.
 
-    One np.random.seed(42) stream for all d_k (the lesson's pattern), or reseeded before each d_k.
+    One stream for all d_k (the lesson's pattern), or reseeded before each d_k.
     Returns the unscaled and scaled entropies, the lesson's -sum p log(p + 1e-12).
     """
-    rs = lesson_legacy_stream()
+    rs = np.random.RandomState(seed)
     out = {"unscaled": [], "scaled": []}
-    for d_k in EXERCISE2_D_K:
+    for d_k in d_ks:
         if reseed:
-            rs = lesson_legacy_stream()
-        q, K = rs.randn(d_k), rs.randn(EXERCISE2_T, d_k)  # (d_k,), (T, d_k)
+            rs = np.random.RandomState(seed)
+        q, K = rs.randn(d_k), rs.randn(T, d_k)  # (d_k,), (T, d_k)
         raw = K @ q  # (T,)
         out["unscaled"].append(lesson_entropy(reference_softmax(raw)))
         out["scaled"].append(lesson_entropy(reference_softmax(raw / np.sqrt(d_k))))
     return {k: np.array(v) for k, v in out.items()}
 
 
-def grade_exercise_2(call: Calls) -> Part:
-    part = Part("exercise_2", "exercise_2() -> unscaled entropies for d_k = 4, 16, 64, 256")
-    o = call()
-    if _stopped(part, call, o, "B5", "returns 4 entropies"):
-        return part
-    h = _floats(o)
-    bound = math.log(EXERCISE2_T)
-    shape_ok = h.shape == (4,) and bool(np.all(np.isfinite(h)))
-    part.checks = [Check("B5", "returns 4 entropies, one per d_k, each between 0 and log 8",
-                         shape_ok and bool(np.all((h >= 0) & (h <= bound + 1e-12))),
-                         np.array2string(h, precision=4))]
-    if not shape_ok:
-        return part
-    lesson = exercise2_reference(reseed=False)
-    tol = 1e-9  # the lesson's log(p + 1e-12) and an exact entropy differ by at most 8e-12
-    same = _same(h, lesson["unscaled"], tol)
-    part.checks.append(Check("B5", "the lesson's single draw: np.random.seed(42) once, then per d_k q = randn(d_k), "
-                             "Kmat = randn(8, d_k)", same,
-                             f"reference {np.array2string(lesson['unscaled'], precision=4)}"))
-    if not same:
-        for ref, key, says in (
-                (lesson["scaled"], "scaled_entropies", "these are the entropies of the scaled softmax: the exercise "
-                 "takes the softmax of the unscaled raw scores Kmat @ q"),
-                (exercise2_reference(reseed=True)["unscaled"], "reseeded", "the stream is reseeded before each d_k: "
-                 "seed once, before the loop, so the draws continue as in the lesson"),
-                (lesson["unscaled"] / math.log(2), "bits", "the entropies are in bits (log2): the lesson uses the "
-                 "natural log, np.log")):
-            if _same(h, ref, 1e-6):
-                part.mistakes.append(key)
-                part.diagnosis.append(f'measured: {says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
-    if np.any(np.diff(h) > 0):
-        part.notes.append("the entropy does not fall at every step: one draw need not (B5's caveat; the lesson's own "
-                          "draw rises from d_k = 4 to 16). B5 is decided on the mean over many draws")
+def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
+    """Exercise 2 at the lesson's seed 42, d_k = 4, 16, 64, 256 and 8 keys, then at the grade's own."""
+    draw = draw if draw is not None else Draw(fresh_seed())
+    part = Part("exercise_2", "exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8) -> unscaled entropies, one per d_k")
+    other_d_ks, other_T = draw.exercise_2
+    for label, seed, d_ks, T in (("the lesson's seed 42, d_k = 4, 16, 64, 256, T = 8", LESSON_SEED,
+                                  EXERCISE2_D_K, EXERCISE2_T),
+                                 (f"seed {draw.seed}, d_k = {', '.join(map(str, other_d_ks))}, T = {other_T}",
+                                  draw.seed, other_d_ks, other_T)):
+        o = call(seed=seed, d_ks=list(d_ks), T=T)
+        if _stopped(part, call, o, "B5", _on(label, f"returns {len(d_ks)} entropies")):
+            return part
+        h = _floats(o)
+        bound = math.log(T)  # -sum p log(p + 1e-12) dips to -1e-12 when one weight is 1: the lower bound allows it
+        shape_ok = h.shape == (len(d_ks),) and bool(np.all(np.isfinite(h)))
+        part.checks.append(Check("B5", _on(label, f"returns {len(d_ks)} entropies, one per d_k, each between 0 and "
+                                                  f"log {T}"),
+                                 shape_ok and bool(np.all((h >= -1e-11) & (h <= bound + 1e-12))),
+                                 np.array2string(h, precision=4)))
+        if not shape_ok:
+            continue
+        ref = exercise2_reference(seed, tuple(d_ks), T, reseed=False)
+        same = _same(h, ref["unscaled"], 1e-9)  # the lesson's log(p + 1e-12) and an exact entropy: 8e-12 apart
+        part.checks.append(Check("B5", _on(label, f"the draw: np.random.seed({seed}) once, then per d_k "
+                                                  f"q = randn(d_k), Kmat = randn({T}, d_k)"), same,
+                                 "equal to the grader's draw" if same else "not the entropies of that draw"))
+        if not same and not part.mistakes:
+            for other, key, says in (
+                    (ref["scaled"], "scaled_entropies", "these are the entropies of the scaled softmax: the "
+                     "exercise takes the softmax of the unscaled raw scores Kmat @ q"),
+                    (exercise2_reference(seed, tuple(d_ks), T, reseed=True)["unscaled"], "reseeded",
+                     "the stream is reseeded before each d_k: seed once, before the loop, so the draws continue "
+                     "as in the lesson"),
+                    (ref["unscaled"] / math.log(2), "bits", "the entropies are in bits (log2): the lesson uses the "
+                     "natural log, np.log")):
+                if _same(h, other, 1e-6):
+                    part.mistakes.append(key)
+                    part.diagnosis.append(f'measured: {says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
+        if seed == LESSON_SEED and np.any(np.diff(h) > 0):
+            part.notes.append("the entropy does not fall at every step: one draw need not (B5's caveat; the "
+                              "lesson's own draw rises from d_k = 4 to 16). B5 is decided on the mean over many "
+                              "draws")
     return part
 
 
 @cache
-def exercise3_reference() -> np.ndarray:
-    """argsort of the lesson's softmax weights at d_k = 256: np.random.seed(42), q = randn(256), K = randn(8, 256)."""
-    rs = lesson_legacy_stream()
-    q, K = rs.randn(A2_D_K), rs.randn(A2_T, A2_D_K)
+def exercise3_reference(seed: int, d_k: int, T: int) -> np.ndarray:
+    """argsort of the softmax weights of np.random.seed(seed), q = randn(d_k), K = randn(T, d_k)."""
+    rs = np.random.RandomState(seed)
+    q, K = rs.randn(d_k), rs.randn(T, d_k)
     return np.argsort(reference_softmax(K @ q))
 
 
-def grade_exercise_3(call: Calls) -> Part:
-    part = Part("exercise_3", "exercise_3() -> (argsort of unscaled weights, argsort of scaled weights)")
-    o = call()
-    if _stopped(part, call, o, "B6", "returns two argsorts"):
-        return part
-    perm = np.arange(A2_T)
-    arrays = [np.asarray(v) for v in o.values] if o.sequence else []
-    ok = len(arrays) == 2 and all(a.shape == (A2_T,) and np.array_equal(np.sort(a), perm) for a in arrays)
-    part.checks = [Check("B6", "returns two argsorts, each an ordering of the 8 positions", ok,
-                         ", ".join(np.array2string(a) for a in arrays) if arrays else f"{len(o.values)} item(s)")]
-    if not ok:
-        return part
-    unscaled, scaled = arrays
-    ref = exercise3_reference()
-    same = np.array_equal(unscaled, scaled)
-    part.checks.append(Check("B6", "scaling does not change the ranking: the two argsorts are equal", same,
-                             f"unscaled {unscaled}, scaled {scaled}"))
-    lesson = np.array_equal(unscaled, ref) or np.array_equal(scaled, ref)
-    part.checks.append(Check("B6", "the lesson's draw: np.random.seed(42), q = randn(256), Kmat = randn(8, 256)",
-                             lesson, f"reference {ref}"))
-    if not same:
-        if np.array_equal(unscaled, scaled[::-1]):
-            part.mistakes.append("reversed")
-            part.diagnosis.append("measured: one argsort is the other reversed: sort both the same way")
-        else:
-            part.diagnosis.append("measured: the orders differ. A positive scale never reorders the scores; the "
-                                  "argsort of the *weights* can differ only where exp underflowed to exactly 0 "
-                                  "and weights tie (float32 at large d_k): rank the raw scores, or sort with "
-                                  f'kind="stable". Reread "{M.EXERCISE_3}".')
-    elif not lesson and np.array_equal(unscaled, ref[::-1]):
-        part.mistakes.append("descending")
-        part.diagnosis.append("measured: your argsorts are the lesson's reversed (descending): use np.argsort's "
-                              "ascending order, as the exercise compares")
+def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
+    """Exercise 3 at the lesson's seed 42, d_k = 256 and 8 keys, then at the grade's own."""
+    draw = draw if draw is not None else Draw(fresh_seed())
+    part = Part("exercise_3", "exercise_3(seed=42, d_k=256, T=8) -> (argsort of unscaled weights, argsort of "
+                              "scaled weights)")
+    other_d_k, other_T = draw.exercise_3
+    for label, seed, d_k, T in (("the lesson's seed 42, d_k = 256, T = 8", LESSON_SEED, A2_D_K, A2_T),
+                                (f"seed {draw.seed}, d_k = {other_d_k}, T = {other_T}", draw.seed, other_d_k, other_T)):
+        o = call(seed=seed, d_k=d_k, T=T)
+        if _stopped(part, call, o, "B6", _on(label, "returns two argsorts")):
+            return part
+        perm = np.arange(T)
+        arrays = [np.asarray(v) for v in o.values] if o.sequence else []
+        ok = len(arrays) == 2 and all(a.shape == (T,) and np.array_equal(np.sort(a), perm) for a in arrays)
+        part.checks.append(Check("B6", _on(label, f"returns two argsorts, each an ordering of the {T} positions"), ok,
+                                 ", ".join(np.array2string(a) for a in arrays) if arrays else
+                                 f"{len(o.values)} item(s)"))
+        if not ok:
+            continue
+        unscaled, scaled = arrays
+        ref = exercise3_reference(seed, d_k, T)
+        same = np.array_equal(unscaled, scaled)
+        part.checks.append(Check("B6", _on(label, "scaling does not change the ranking: the two argsorts are equal"),
+                                 same, f"unscaled {unscaled}, scaled {scaled}"))
+        drawn = np.array_equal(unscaled, ref) or np.array_equal(scaled, ref)
+        part.checks.append(Check("B6", _on(label, f"the draw: np.random.seed({seed}), q = randn({d_k}), "
+                                                  f"Kmat = randn({T}, {d_k})"), drawn,
+                                 "the grader's argsort of that draw" if drawn else "not the argsort of that draw"))
+        if part.mistakes or part.diagnosis:
+            continue
+        if not same:
+            if np.array_equal(unscaled, scaled[::-1]):
+                part.mistakes.append("reversed")
+                part.diagnosis.append("measured: one argsort is the other reversed: sort both the same way")
+            else:
+                part.diagnosis.append("measured: the orders differ. A positive scale never reorders the scores; "
+                                      "the argsort of the *weights* can differ only where exp underflowed to "
+                                      "exactly 0 and weights tie (float32 at large d_k): rank the raw scores, or "
+                                      f'sort with kind="stable". Reread "{M.EXERCISE_3}".')
+        elif not drawn and np.array_equal(unscaled, ref[::-1]):
+            part.mistakes.append("descending")
+            part.diagnosis.append("measured: your argsorts are the draw's reversed (descending): use np.argsort's "
+                                  "ascending order, as the exercise compares")
     return part

@@ -192,9 +192,10 @@ def solutions_view(path: str | Path) -> list[dict]:
 
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
-                  calibration: Mapping | None = None) -> str:
-    """The report's HTML: summary, one section per claim (registry order), a learner's solutions if
-    graded (solutions_view), further figures, provenance.
+                  calibration: Mapping | None = None, class_overview: Mapping | None = None) -> str:
+    """The report's HTML: summary, one section per claim (registry order), a class's overview if graded
+    (sdpa_lab.grading.classroom.overview), a learner's solutions if graded (solutions_view), further figures,
+    provenance.
 
     `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
     quoted with a link to reports/calibration.html; None when no study has been run.
@@ -207,7 +208,8 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
         claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
         badges=BADGES, verdict_order=VERDICT_ORDER,
         per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
-        solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views}, calibration=calibration)
+        solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views}, calibration=calibration,
+        class_overview=class_overview)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
@@ -225,9 +227,10 @@ def recorded_seeds(results: Results) -> dict[str, list[int]]:
 
 def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                  benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".",
-                 solutions: str | Path | None = None) -> Decision:
+                 solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> Decision:
     """Write the report to `out` from the claims decided in `results_dir`/claims.csv and the CSVs beside it
-    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too."""
+    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too;
+    with a class's `grades` (their JSON records, sdpa_lab.grading.classroom), the class overview."""
     results = Results(results_dir)
     refuse_stale(results, dict(config))
     decision = read_claims(results.dir / "claims.csv")
@@ -237,5 +240,12 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     graded = solutions_view(solutions) if solutions is not None else None
     # The calibration study's tables, if `snakemake calibration` has made them: read, never a rule input.
     calibration = main_report_summary(Path(results_dir) / "calibration")
-    write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration), out)
+    grades = list(grades)
+    class_overview = None
+    if grades:
+        from sdpa_lab.grading.classroom import overview, read_records
+
+        class_overview = overview(read_records(grades))
+    write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration,
+                             class_overview=class_overview), out)
     return decision
