@@ -52,6 +52,12 @@ MISTAKES = {
         "(V.shape[-1]), which equals sqrt(d_k) only when d_v = d_k", "take d_k from the queries and keys: "
         "d_k = Q.shape[-1] (or K.shape[-1]), and divide the scores by sqrt(d_k)",
         f'"{FULL_FORMULA}" (Step 2) and "{DOT_PRODUCT_GROWS}"'),
+    "sums_over_samples": Mistake(
+        "scores summed over the samples (axis=0)", "np.sum(Q * K, axis=0) adds up each feature's n_samples "
+        "products: d_k sums of n_samples terms each, whose variance is about n_samples, not the n_samples scores "
+        "q . k of length d_k whose variance is d_k", "sum over the features, the last axis: np.sum(Q * K, axis=1) "
+        "(or axis=-1), one score per pair of rows",
+        f'"{VARIANCE_TRACKS}"'),
     "wrong_axis": Mistake(
         "softmax over the wrong axis", "the softmax normalizes over the queries: the columns of the weights sum to 1, "
         "not the rows", "take the softmax over the last axis (axis=-1), the keys",
