@@ -490,7 +490,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
             diagnosis.append(
                 f"measured: raw variance {raw:,.4g}, about n_samples = {n:,} rather than d_k = {d}"
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
-                + f": {m.does}. Fix: {m.fix}. Reread {m.reread}.")
+                + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
     checks = [
         Check("B4", _on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
               f"{_round(raw, se)}: {(raw - d) / se:+.1f} SE from {d}"),
