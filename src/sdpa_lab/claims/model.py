@@ -50,6 +50,16 @@ CONTRADICTED = {
     "below": lambda dev, tol: dev > tol,
 }
 
+# The deviation signed toward failing: a check fails exactly when this / tolerance is above 1 (the margin).
+TOWARD_FAIL = {
+    "equals": abs,
+    "within": abs,
+    "not above": lambda dev: dev,
+    "not below": lambda dev: -dev,
+    "above": lambda dev: -dev,  # a claimed rise fails when measured falls short by more than the tolerance
+    "below": lambda dev: dev,
+}
+
 
 @dataclass(frozen=True)
 class Check:
@@ -78,12 +88,15 @@ class Check:
 
     @property
     def margin(self) -> float:
-        """deviation / tolerance; for an exact check (no tolerance) 0 when it holds, +-inf when not."""
+        """How far the check went toward failing, in tolerances: the deviation in the direction in which its
+        relation fails (TOWARD_FAIL) / tolerance. Every check fails exactly when its margin is above 1; a
+        claimed rise or fall ("above", "below") holds only below -1 (inconclusive in between). For an exact
+        check (no tolerance): 0 when it holds, inf when not."""
         if self.tolerance > 0:
-            return self.deviation / self.tolerance
+            return TOWARD_FAIL[self.relation](self.deviation) / self.tolerance
         if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):
             return 0.0
-        return math.copysign(math.inf, self.deviation)
+        return math.inf
 
     @property
     def verdict(self) -> str:
