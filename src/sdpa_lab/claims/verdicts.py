@@ -48,14 +48,31 @@ def margin_text(m: float) -> str:
     return f"{m:.2f}" if abs(m) < 10 else f"{m:.1f}" if abs(m) < 1000 else f"{m:.3g}"
 
 
-def describe(c: Check) -> str:
-    """One check in a line: measured vs expected, tolerance, margin (1 is the failing line)."""
+def unit_of(c: Check) -> float:
+    """The size below which a check's numbers carry no meaning: its standard error (statistical), one unit of
+    the last digit the lesson printed (printed), else its tolerance (a rounding bound); 0 for an exact check."""
+    if c.basis in ("statistical", "derived") and c.se > 0:
+        return c.se
+    if c.basis == "printed":
+        return 2 * c.tolerance
+    return c.tolerance
+
+
+def expected_text(c: Check) -> str:
+    """The expected value: as the lesson printed it for a printed check (its own digits), else rounded."""
+    if c.basis == "printed" and c.tolerance > 0:
+        return f"{c.expected:.{max(0, round(-math.log10(2 * c.tolerance)))}f}"
+    return rounded(c.expected, unit_of(c))
+
+
+def describe(c: Check, rule: bool = True) -> str:
+    """One check in a line: measured vs expected, tolerance, margin (and, with `rule`, that 1 is the failing
+    line), each number to the digits its standard error or tolerance leaves meaningful."""
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
-    unit = c.se if c.basis in ("statistical", "derived") and c.se > 0 else c.tolerance
     tol = f" ± {c.tolerance:.2g}" if c.tolerance > 0 else ""
-    return (f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit)} {c.relation} "
-            f"{rounded(c.expected, unit)}{tol} (margin {margin_text(c.margin)}; fails above 1)")
+    return (f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))} {c.relation} "
+            f"{expected_text(c)}{tol} (margin {margin_text(c.margin)}{'; fails above 1' if rule else ''})")
 
 
 def closeness(c: Check) -> float:
