@@ -17,12 +17,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_hostile_input import billion_laughs
 
 from sdpa_lab.config import ConfigError, check_config, load_schema, read_config_file
+
+from tests.conftest import REPO
+from tests.test_hostile_input import billion_laughs
 
 DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 

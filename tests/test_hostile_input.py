@@ -211,7 +211,7 @@ def test_a_config_too_big_to_check_is_refused_before_the_schema(tiny_config, sec
 
 
 def test_sweep_covers_wildcard_outputs(tmp_path):
-    from sdpa_lab.previous import sweep_temporaries
+    from sdpa_lab.workflow_support.hooks import sweep_temporaries
 
     scores = tmp_path / "trial_scores"
     scores.mkdir()

@@ -55,7 +55,7 @@ def test_snakemake_builds_every_csv(repo, tmp_path, tiny_config):
     for rule in ("variance", "lesson_forward"):
         assert (work / "logs" / f"{rule}.log").exists()
         assert (work / "logs" / "benchmarks" / f"{rule}.tsv").exists()
-    # Byte-identical CSVs across --cores, folders, touched inputs and interruptions: tests/test_robustness.py.
+    # Byte-identical CSVs across --cores, folders, touched inputs and interruptions: tests/pipeline/test_robustness.py.
 
 
 @pytest.mark.pipeline
@@ -141,21 +141,3 @@ def test_run_job_reads_the_trial_score_files_it_is_given(tmp_path, tiny_config):
     write_trial_scores(settings["seed"], d_k, settings["T"], settings["trials"] - 1, path)
     with pytest.raises(ValueError, match="expected"):
         run_job("entropy_sweep", settings, outputs, trial_scores=files)
-
-
-def test_code_files_are_the_modules_a_job_imports(repo):
-    """A rule's code inputs: its module and the sdpa_lab modules it imports, at any depth, and no others."""
-    from sdpa_lab.experiments.registry import code_files
-
-    def names(*modules):
-        src = repo / "src" / "sdpa_lab"
-        return {Path(p).resolve().relative_to(src.resolve()).as_posix() for p in code_files(*modules)}
-
-    learning = names("sdpa_lab.experiments.learning")
-    assert "experiments/learning.py" in learning and "seeding.py" in learning and "scales.py" in learning
-    assert not learning & {"experiments/gradient.py", "experiments/variance.py", "claims.py", "pipeline.py",
-                           "experiments/registry.py"}
-    # An import inside a function counts (the figure job imports matplotlib's side lazily).
-    assert "report/figures.py" in names("sdpa_lab.report.jobs")
-    # Transitively: gradient imports the shared trial scores' module, which imports the scales.
-    assert {"experiments/trial_scores.py", "scales.py"} <= names("sdpa_lab.experiments.gradient")

@@ -15,12 +15,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sdpa_lab import cost
-from sdpa_lab.claims.model import decide_checked
+from sdpa_lab.claims.deciding import decide_checked
 from sdpa_lab.claims.verdicts import summary
 from sdpa_lab.config import ConfigError, load_config
 from sdpa_lab.grading import cli as grading_cli
 from sdpa_lab.results import ResultsError
+from sdpa_lab.workflow_support import cost
 
 
 def check_config_file(path: str) -> int:

@@ -1,14 +1,18 @@
-"""The sweep configuration: loading it safely and checking it against its schema.
+"""The sweep configuration: loading it safely, filling in its defaults and checking it against its schema.
 
 The one schema is src/sdpa_lab/config.schema.yaml, package data, so the
-installed package and the workflow read the same file. It is checked with
-`config_errors`/`check_config`: by the workflow once, when it parses the
-Snakefile, before any job (workflow/rules/common.smk), and by the package's own
-entry points, with a message that names each bad setting.
+installed package and the workflow read the same file. Every setting has a
+`default` there, so a config names only what it changes: `with_defaults` fills
+in the rest (the jsonschema recipe: a validator whose `properties` keyword sets
+each missing default), and `config_errors`/`check_config` check the filled-in
+config: by the workflow once, when it parses the Snakefile, before any job
+(workflow/rules/common.smk, whose `config` then holds the filled-in values), and
+by the package's own entry points, with a message that names each bad setting.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import reprlib
 from functools import cache
@@ -103,6 +107,42 @@ def _validator_class() -> type[jsonschema.protocols.Validator]:
         type_checker=base.TYPE_CHECKER.redefine_many(
             {"integer": _is_strict_int, "number": _is_finite_number}),
     )
+
+
+@cache
+def _filling_class() -> type[jsonschema.protocols.Validator]:
+    """The schema's validator that also sets, in each mapping it checks, every missing setting to the
+    schema's `default` for it (a copy), before checking what the mapping holds."""
+    import jsonschema
+
+    base = _validator_class()
+    check_properties = base.VALIDATORS["properties"]
+
+    def fill(validator, properties, instance, schema):
+        if validator.is_type(instance, "object"):
+            for name, subschema in properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = copy.deepcopy(subschema["default"])
+            # In the schema's order, whatever the file's: a rule's params (Snakemake compares their text)
+            # do not change with the order a config names its settings in.
+            ordered = [*(k for k in properties if k in instance), *(k for k in instance if k not in properties)]
+            for key in ordered:
+                instance[key] = instance.pop(key)
+        yield from check_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(base, validators={"properties": fill})
+
+
+def with_defaults(config: Any) -> Any:
+    """A copy of `config` with every setting it leaves out at the schema's default (a section it leaves
+    out whole, too), each mapping in the schema's order. Anything but a mapping, or a config too large
+    to check (bulk_problem), comes back as it is, for the check to refuse."""
+    if not isinstance(config, dict) or bulk_problem(config):
+        return config
+    filled = copy.deepcopy(config)
+    for _ in _filling_class()(load_schema()).iter_errors(filled):
+        pass  # filling only: config_errors reports the problems
+    return filled
 
 
 def _resolve(schema: dict, root: dict) -> dict:
@@ -207,9 +247,11 @@ def bulk_problem(config: Any) -> str | None:
 
 
 def config_errors(config: Any) -> list[str]:
-    """Every schema violation in `config`, one line each, naming the setting, the bad value and what is allowed."""
+    """Every schema violation in `config` (its left-out settings at their defaults), one line each, naming
+    the setting, the bad value and what is allowed."""
     if problem := bulk_problem(config):
         return [problem]
+    config = with_defaults(config)
     root = load_schema()
     errors = sorted(_validator_class()(root).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     lines = [line for err in errors for line in _lines(err, root)]
@@ -227,11 +269,12 @@ def config_errors(config: Any) -> list[str]:
 
 
 def check_config(config: Any) -> dict:
-    """Return `config` if it satisfies the schema; otherwise raise ConfigError listing each problem."""
+    """`config` with its left-out settings at their defaults (with_defaults), if that satisfies the schema;
+    otherwise raise ConfigError listing each problem."""
     errors = config_errors(config)
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
-    return config
+    return with_defaults(config)
 
 
 # A config is a few hundred bytes; refusing anything far larger before parsing bounds the time and

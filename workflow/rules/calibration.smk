@@ -20,6 +20,8 @@ rule calibration_expectations:
         "logs/calibration/{study}/expectations.log",
     benchmark:
         benchmark_of("calibration/{study}/expectations")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=256,
@@ -47,6 +49,8 @@ rule calibration_batch:
     wildcard_constraints:
         arm="|".join(ARMS),
         batch=r"\d+",
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=256,  # measured peak 131-139 MiB at the shipped studies, whatever the runs per job (benchmarks/README.md)
@@ -69,6 +73,8 @@ rule calibration_tables:
         "logs/calibration/tables.log",
     benchmark:
         benchmark_of("calibration/tables")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=512,  # measured peak 240 MB with the shipped studies (a 42 MB checks.csv); grows with the study
@@ -92,6 +98,8 @@ rule calibration_report:
         "logs/calibration/report.log",
     benchmark:
         benchmark_of("calibration/report")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=512,  # measured peak 202 MB with the shipped studies; grows with the study

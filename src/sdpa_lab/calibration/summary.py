@@ -18,6 +18,7 @@ Every table is a pure function of the rows, so the same batches give the same by
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -249,3 +250,19 @@ def tables_job(batches, out_dir, log_path: str | None = None) -> None:
         h = headline(tables)
         logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
                     len(batches), len(tables["checks"]), h["runs"], h["runs_with_fail"], out_dir)
+
+
+def main_report_summary(results_dir: str | Path) -> dict | None:
+    """The headline numbers the main report quotes, if results/calibration/ holds a study; else None.
+
+    Read when present, never a Snakemake input of the main report: `snakemake --cores 4` must not
+    run the calibration.
+    """
+    d = Path(results_dir)
+    if not all((d / f"{name}.csv").is_file() for name in ("false_fails", "z_summary")):
+        return None
+    try:
+        tables = {name: pd.read_csv(d / f"{name}.csv") for name in ("false_fails", "z_summary")}
+        return headline(tables)
+    except (ValueError, KeyError, IndexError, pd.errors.ParserError):
+        return None

@@ -42,9 +42,12 @@ def rounded(x: float, unit: float) -> str:
 
 
 def margin_text(m: float) -> str:
-    """A margin to two decimals (one above 10, three significant digits above 1000)."""
-    if math.isnan(m) or math.isinf(m):
-        return "inf" if m > 0 else str(m)
+    """A margin to two decimals (one above 10, three significant digits above 1000); "n/a" where a check has
+    none (Check.margin is nan)."""
+    if math.isnan(m):
+        return "n/a"
+    if math.isinf(m):
+        return "inf" if m > 0 else "-inf"
     return f"{m:.2f}" if abs(m) < 10 else f"{m:.1f}" if abs(m) < 1000 else f"{m:.3g}"
 
 

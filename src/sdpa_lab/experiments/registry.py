@@ -11,11 +11,8 @@ Adding an experiment: see CONTRIBUTING.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 
 RESULTS_DIR = "results"
 
@@ -166,61 +163,3 @@ def output_paths(name: str) -> dict[str, str]:
 def columns() -> dict[str, dict[str, str]]:
     """Every result CSV's columns and their kinds, by file name."""
     return {out.file: dict(out.columns) for e in EXPERIMENTS.values() for out in e.outputs.values()}
-
-
-# ---- the code a job runs -----------------------------------------------------------------------
-
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/sdpa_lab
-
-
-def _module_file(module: str) -> Path | None:
-    """The file of sdpa_lab module `module` (a package's __init__.py), or None if it is not one."""
-    parts = module.split(".")
-    if parts[0] != "sdpa_lab":
-        return None
-    base = PACKAGE_DIR.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-# An import statement of sdpa_lab, at any indentation: `import sdpa_lab.x` or `from sdpa_lab.x import a, b`
-# (names in parentheses may span lines). Read from the text, not by importing: the Snakefile stays light.
-_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+(sdpa_lab[\w.]*)|from[ \t]+(sdpa_lab[\w.]*)[ \t]+import[ \t]+"
-                     r"(\([^)]*\)|[^\n]*))", re.M)
-
-
-@cache
-def _imports(path: Path) -> frozenset[str]:
-    """The sdpa_lab modules `path` imports (`import sdpa_lab.x`, `from sdpa_lab.x import y`, y a module or not)."""
-    found = set()
-    for module, package, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
-        if module:
-            found.add(module)
-        else:
-            found.add(package)
-            names = names.split("#")[0] if not names.startswith("(") else names
-            found |= {f"{package}.{n.split()[0]}" for n in names.strip("()").split(",") if n.split()}
-    return frozenset(found)
-
-
-@cache
-def code_files(*modules: str) -> tuple[str, ...]:
-    """The files of `modules` and of every sdpa_lab module they import, transitively (sorted paths).
-
-    What a job runs, so that its rule reruns when one of them changes, and only then: editing
-    experiments/learning.py reruns the learning job alone. This module is left out: an
-    entry's settings and outputs are the rule's own params and outputs, which Snakemake
-    compares itself, and adding an experiment here must not rerun the others. So are the
-    packages' __init__.py files, which hold no code a job runs.
-    """
-    seen: set[Path] = set()
-    todo = list(modules)
-    while todo:
-        path = _module_file(todo.pop())
-        if path is None or path in seen or path == Path(__file__).resolve() or path.name == "__init__.py":
-            continue
-        seen.add(path)
-        todo.extend(_imports(path))
-    return tuple(sorted(str(p) for p in seen))

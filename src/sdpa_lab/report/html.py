@@ -9,7 +9,6 @@ the CSS is inline, so the file works offline and when mailed alone.
 
 from __future__ import annotations
 
-import base64
 import csv
 import math
 import re
@@ -17,9 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
-from sdpa_lab.calibration.report import main_report_summary
+from sdpa_lab.calibration.summary import main_report_summary
+from sdpa_lab.claims.deciding import read_claims, refuse_stale
 from sdpa_lab.claims.model import (
     FAILS,
     HOLDS,
@@ -29,8 +27,6 @@ from sdpa_lab.claims.model import (
     Check,
     Claim,
     Decision,
-    read_claims,
-    refuse_stale,
 )
 from sdpa_lab.claims.registry import registry
 from sdpa_lab.claims.verdicts import (
@@ -44,7 +40,8 @@ from sdpa_lab.claims.verdicts import (
 )
 from sdpa_lab.io import write_text
 from sdpa_lab.report.provenance import provenance
-from sdpa_lab.report.specs import DPI, FIGURES, FigureSpec
+from sdpa_lab.report.rendering import css_size, data_uri, environment, num
+from sdpa_lab.report.specs import FIGURES, FigureSpec
 from sdpa_lab.results import Results
 
 # Checks shown before the rest are folded into <details> (closest to failing first).
@@ -71,17 +68,6 @@ RELATION_WORDS = {
 }
 
 
-def num(x: float, digits: int = 6) -> str:
-    """A number for a reader: `digits` significant digits, ∞ for infinities, — for not-a-number."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if float(x) == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.{digits}g}".replace("-", "−")
-
-
 def shown(x: float, unit: float) -> str:
     """A number as the report shows it: rounded to its unit's digits (verdicts.rounded), true minus signs."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
@@ -94,7 +80,9 @@ def shown(x: float, unit: float) -> str:
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
-        return f"± {num(c.tolerance, 2)}", f"{c.tolerance / c.se:.1f} × SE {num(c.se, 2)}"
+        if c.se > 0:
+            return f"± {num(c.tolerance, 2)}", f"{c.tolerance / c.se:.1f} × SE {num(c.se, 2)}"
+        return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
     if c.basis == "rounding":
@@ -202,24 +190,6 @@ class ClaimView:
     why: str = ""  # why the verdict is what it is, in words, where it is not simply "holds" or "fails"
 
 
-def png_size(png: bytes) -> tuple[int, int]:
-    """Width and height in pixels, from a PNG's IHDR chunk."""
-    if png[:8] != b"\x89PNG\r\n\x1a\n" or png[12:16] != b"IHDR":
-        raise ValueError("not a PNG file")
-    return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
-
-
-def css_size(png: bytes) -> tuple[int, int]:
-    """The size at which a figure shows its fonts at their point sizes (96 CSS px per inch)."""
-    w, h = png_size(png)
-    return round(w * 96 / DPI), round(h * 96 / DPI)
-
-
-def data_uri(png: bytes) -> str:
-    """A PNG as a data: URI, for an <img> that needs no other file."""
-    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-
 def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
     """Number the figures in the order the claims first use them (unclaimed figures last)."""
     order: list[FigureSpec] = []
@@ -264,14 +234,6 @@ def summary(views: Sequence[ClaimView]) -> dict:
     caveats = [cv for v in VERDICT_ORDER if v not in (HOLDS, FAILS) for cv in views if cv.verdict == v]
     return {"n_claims": len(views), "counts": counts, "failing": failing, "caveats": caveats,
             "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
-
-
-def environment() -> Environment:
-    """The Jinja2 environment of the report's templates (shipped in the package), autoescaping everything."""
-    env = Environment(loader=PackageLoader("sdpa_lab.report", "templates"), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters["num"] = num
-    return env
 
 
 def named_mistakes(detail: str) -> list[str]:
@@ -319,7 +281,7 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
     (sdpa_lab.grading.classroom.overview), a learner's solutions if graded (solutions_view), further figures,
     provenance.
 
-    `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.report.main_report_summary),
+    `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
     quoted with a link to reports/calibration.html; None when no study has been run.
     """
     claims = list(claims if claims is not None else registry().values())

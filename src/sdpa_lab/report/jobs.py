@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sdpa_lab.claims.model import read_claims
+from sdpa_lab.claims.deciding import read_claims
 from sdpa_lab.joblog import job_log
 from sdpa_lab.report.specs import FIGURES, figure_files
 from sdpa_lab.results import Results
@@ -18,7 +18,7 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
 
     Figures with k-standard-error intervals take k from the run's decision, as the checks do: read from
     `results_dir`/claims.csv (the claims rule's), not decided again.
-    The CSVs are read once and shared: no figure function modifies a table (tests/test_figures_job.py).
+    The CSVs are read once and shared: no figure function modifies a table (tests/report/test_jobs.py).
     """
     from sdpa_lab.report.figures import make_figure  # matplotlib: here, so the report job never imports it
 
