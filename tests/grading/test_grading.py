@@ -66,7 +66,12 @@ def test_attention_diagnosis_recovers_the_mistakes_of_each_variant(variant):
 def test_softmax_diagnosis_recovers_the_mistakes_of_each_variant(variant):
     probes = _probes(checks.softmax_probes)
     outcomes = [Outcome("ok", variant(*args, **kwargs)) for args, kwargs in probes]
-    assert set(M.diagnose(M.SOFTMAX_VARIANTS, probes, outcomes).mistakes) == set(variant.mistakes())
+    named = M.diagnose(M.SOFTMAX_VARIANTS, probes, outcomes).mistakes
+    if variant.total == "whole" and variant.shift != "row":
+        # exp(x - x.max()) or exp(x) over its whole sum does not depend on the axis: ignoring it shows nowhere.
+        assert set(named) == set(variant.mistakes()) - {"ignores_axis"}
+    else:
+        assert set(named) == set(variant.mistakes())
 
 
 def test_outputs_no_variant_reproduces_get_no_named_mistake():
@@ -210,10 +215,9 @@ MISTAKE_EXAMPLES = {  # file: {part: mistakes named}; every other part passes
     "no_scale": {"scaled_dot_product_attention": ["no_scale"]},
     "divides_by_dk": {"scaled_dot_product_attention": ["divides_by_dk"], "exercise_1": ["divides_by_dk"]},
     "wrong_axis": {"scaled_dot_product_attention": ["wrong_axis"]},
-    "no_max_subtraction": {"softmax": ["no_max_subtraction"], "scaled_dot_product_attention": ["no_max_subtraction"]},
+    "no_max_subtraction": {"softmax": ["no_max_subtraction"]},  # the forward only calls that softmax
     "k_transpose_3d": {"scaled_dot_product_attention": ["k_transpose"]},
     "swapped_outputs": {"scaled_dot_product_attention": ["swapped"]},
-    "float32_upcast": {"scaled_dot_product_attention": ["upcast"]},
 }
 
 
