@@ -42,7 +42,11 @@ def test_each_relation_at_its_tolerance(relation, factor, verdict):
     c = check(relation, factor * tol, tol)
     assert c.verdict == verdict
     assert c.deviation == pytest.approx(factor * tol, rel=1e-12)
-    assert c.margin == pytest.approx(factor, rel=1e-12)
+    # One meaning for every relation: the margin is how far toward failing, and 1 is the failing line.
+    toward_fail = {"within": abs(factor), "not above": factor, "not below": -factor, "above": -factor,
+                   "below": factor}[relation]
+    assert c.margin == pytest.approx(toward_fail, rel=1e-12)
+    assert (c.verdict == M.FAILS) == (c.margin > 1)
 
 
 def test_exact_checks_and_their_margin():
@@ -50,7 +54,7 @@ def test_exact_checks_and_their_margin():
     assert check("equals", 0.0, 0.0, basis="exact").margin == 0.0
     assert check("equals", 1.0, 0.0, basis="exact").verdict == M.FAILS
     assert check("equals", 1.0, 0.0, basis="exact").margin == math.inf
-    assert check("equals", -1.0, 0.0, basis="exact").margin == -math.inf
+    assert check("equals", -1.0, 0.0, basis="exact").margin == math.inf  # past the failing line, either way
     assert check("not above", -3.0, 0.0, basis="exact").margin == 0.0  # holds: no distance to report
     assert check("not above", 3.0, 0.0, basis="exact").verdict == M.FAILS
 
@@ -219,9 +223,12 @@ def test_closeness_of_failing_and_exact_checks():
 def test_describe_one_check_in_a_line():
     c = M.Check("B1", "variance of raw scores", "d_k=4, n=100", "within", 4.0, 4.25, "statistical", "v.csv",
                 tolerance=0.5)
-    assert V.describe(c) == "variance of raw scores [d_k=4, n=100]: measured 4.25 within 4 ± 0.5 (margin 0.5)"
+    assert V.describe(c) == ("variance of raw scores [d_k=4, n=100]: measured 4.25 within 4 ± 0.5 "
+                             "(margin 0.50; fails above 1)")
+    s = M.Check("B1", "mean", "d_k=4", "within", 0.0, -0.8542718, "statistical", "v.csv", tolerance=1.0, se=0.21)
+    assert V.describe(s) == "mean [d_k=4]: measured -0.85 within 0 ± 1 (margin 0.85; fails above 1)"
     e = M.Check("B9", "dtype kept", "p", "equals", 1.0, 0.0, "exact", "f.csv")
-    assert V.describe(e) == "dtype kept [p]: measured 0 equals 1 (margin -inf)"
+    assert V.describe(e) == "dtype kept [p]: measured 0 equals 1 (margin inf; fails above 1)"
     assert V.describe(M.missing("B4", "raw variance", "d_k=1024", "v.csv", "not swept")) == \
         "raw variance [d_k=1024]: not measured (not swept)"
 

@@ -250,6 +250,14 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
 
 
 
+def learning_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows learning_tables makes from `settings`: per d_k, one per scale, learning rate and statistic and
+    one per paired statistic; and the curves' one per scale and checkpoint."""
+    per_d_k = len(LEARNING_SCALES) * len(settings["learning_rates"]) * len(STATISTICS) + len(PAIRED_STATISTICS)
+    return {"table": len(settings["d_k"]) * per_d_k,
+            "curves": len(settings["d_k"]) * len(LEARNING_SCALES) * len(checkpoints(settings["steps"]))}
+
+
 def learning_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
     """The learning experiment's tables (registry.EXPERIMENTS["learning"]): per learning rate, and the curves."""
     s = settings
