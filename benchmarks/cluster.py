@@ -22,7 +22,7 @@ import csv
 import math
 from pathlib import Path
 
-# Seconds per wave, measured on the one-node test cluster (tests/slurm/cluster.sh, 2 CPUs,
+# Seconds per wave, measured on the one-node test cluster (tests/pipeline/slurm/cluster.sh, 2 CPUs,
 # load about 8 from other work): single-rule jobs spent 8-12 s in SLURM for 2-5 s of their
 # own benchmark time (the two Snakemake start-ups), and the plugin's status check saw each
 # end 1-6 s later; submission about 1 s.

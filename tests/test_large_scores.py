@@ -147,7 +147,7 @@ def test_learning_score_loss_and_grad_at_large_scores(dtype, low, high):
     z = large_scores(rng, (4, 2, 7), low, high)  # (R, L, T)
     V = rng.integers(-4, 5, size=(4, 7, 3)).astype(np.float64)  # (R, T, d_v)
     target = rng.integers(-4, 5, size=(4, 3)).astype(np.float64)  # (R, d_v)
-    loss, g = learning.score_loss_and_grad(z.astype(dtype), V.astype(dtype), target[:, None, :].astype(dtype))
+    loss, g = learning.score_loss_and_grad(z.astype(dtype), V.astype(dtype), target[:, None, :].astype(dtype), 4, 1.0)
     ref_loss, ref_g = reference_loss_and_grad(z, V, target)
     assert loss.shape == (4, 2) and g.shape == z.shape
     assert np.isfinite(loss).all() and np.isfinite(g).all()
@@ -165,7 +165,7 @@ def test_learning_score_loss_and_grad_of_one_unscaled_wide_query(dtype):
     V = rng.integers(-4, 5, size=(6, 3)).astype(np.float64)
     z = K @ q  # exact: small integers
     assert np.abs(z).max() > 200
-    loss, g = learning.score_loss_and_grad(z.astype(dtype), V.astype(dtype), V[2].astype(dtype))
+    loss, g = learning.score_loss_and_grad(z.astype(dtype), V.astype(dtype), V[2].astype(dtype), 4, 1.0)
     ref_loss, ref_g = reference_loss_and_grad(z[None, None], V[None], V[2][None])
     assert np.ndim(loss) == 0 and g.shape == z.shape
     assert np.isfinite(loss) and np.isfinite(g).all()
@@ -180,7 +180,7 @@ def test_gradient_norms_at_large_scores(low, high):
     raw = large_scores(rng, (5, 8), low, high) / 2
     V = rng.integers(-4, 5, size=(5, 8, 3)).astype(np.float64)
     g_out = rng.integers(-4, 5, size=(5, 3)).astype(np.float64)
-    got = gradient.gradient_norms(raw, V, g_out, 2.0)
+    got = gradient.gradient_norms(raw, V, g_out, 8, 2.0)
     p = lse_softmax(2.0 * raw)
     J = np.stack([np.diag(pi) - np.outer(pi, pi) for pi in p])
     g_scores = np.einsum("mst,mtv,mv->ms", J, V, g_out)

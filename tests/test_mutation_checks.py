@@ -1,7 +1,7 @@
 """Hand-written mutation checks, cheap enough for every CI run (mutmut itself is not: CONTRIBUTING.md,
 "Mutation testing"). Each breaks one of the most important properties of the math or the checks,
 by monkeypatching, and asserts that the test suite or the checker catches it; and that, unbroken,
-the same test or check passes. Modelled on test_claims.py's "each check fails at twice its tolerance".
+the same test or check passes. Modelled on claims/test_registry.py's "each check fails at twice its tolerance".
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-import test_attention
-import test_experiments
-import test_large_scores
 
 from sdpa_lab import attention
-from sdpa_lab.experiments import learning, variance
+from sdpa_lab.experiments import variance
+
+from tests import test_attention, test_large_scores
+from tests.experiments import test_experiments
 
 
 def _catches(test, *args) -> bool:
@@ -27,19 +27,10 @@ def _catches(test, *args) -> bool:
 
 
 def softmax_inplace_without_max_subtraction(x, axis=-1):
-    """attention._softmax_inplace less its `x -= x.max(...)` line: issue 19's mutant."""
+    """attention._softmax_inplace less its `x -= x.max(...)` line, a mutant that once survived."""
     np.exp(x, out=x)
     x /= x.sum(axis=axis, keepdims=True)
     return x
-
-
-def score_loss_and_grad_without_max_subtraction(z, V, target):
-    """learning.score_loss_and_grad less its `z -= z.max(...)` line."""
-    p = np.exp(z, out=z)
-    p /= p.sum(axis=-1, keepdims=True)
-    r = p @ V - target
-    g_p = r @ np.swapaxes(V, -1, -2)
-    return 0.5 * np.sum(r * r, axis=-1), p * (g_p - np.sum(p * g_p, axis=-1, keepdims=True))
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the broken softmax overflows
@@ -57,24 +48,19 @@ def test_forward_softmax_without_max_subtraction_is_caught(monkeypatch, dtype):
 def test_learning_softmax_without_max_subtraction_is_caught(monkeypatch, dtype):
     check = test_large_scores.test_learning_score_loss_and_grad_at_large_scores
     assert not _catches(check, dtype, 300, 1200)
-    monkeypatch.setattr(learning, "score_loss_and_grad", score_loss_and_grad_without_max_subtraction)
+    monkeypatch.setattr(attention, "_softmax_inplace", softmax_inplace_without_max_subtraction)  # the weights' own
     assert _catches(check, dtype, 300, 1200)
 
 
 def test_default_scale_one_over_d_k_is_caught(monkeypatch):
     """The forward's default scale 1/d_k instead of 1/sqrt(d_k): the loop reference catches it."""
-    checked_inputs = attention._checked_inputs
-
-    def one_over_d_k(Q, K, V, scale):
-        return checked_inputs(Q, K, V, 1.0 / np.shape(Q)[-1] if scale is None else scale)
-
     assert not _catches(test_attention.test_attention_matches_loop_reference)
-    monkeypatch.setattr(attention, "_checked_inputs", one_over_d_k)
+    monkeypatch.setattr(attention, "default_scale", lambda d_k: 1.0 / d_k)
     assert _catches(test_attention.test_attention_matches_loop_reference)
 
 
 def test_experiment_scale_one_over_d_k_fails_b2(monkeypatch):
-    """The variance experiment's 1/sqrt(d_k) computed as 1/d_k: the checker decides B2 fails."""
+    """The attention's 1/sqrt(d_k) computed as 1/d_k: the checker decides B2 fails."""
     from sdpa_lab import claims as C
     from sdpa_lab.results import Results
 
@@ -85,9 +71,7 @@ def test_experiment_scale_one_over_d_k_fails_b2(monkeypatch):
         return {c.verdict for c in C.decide(Results("mem", tables), claims=claims).checks if c.claim == "B2"}
 
     assert b2_verdicts() == {C.HOLDS}
-    factor = variance.scale_factor
-    monkeypatch.setattr(variance, "scale_factor",  # the experiment passes its attention_scale on too
-                        lambda scale, d_k, *rest: factor("inv_dk" if scale == "inv_sqrt_dk" else scale, d_k, *rest))
+    monkeypatch.setattr(attention, "default_scale", lambda d_k: 1.0 / d_k)
     assert b2_verdicts() == {C.FAILS}
 
 
@@ -106,12 +90,12 @@ def test_standard_error_of_the_mean_off_by_a_factor_is_caught(monkeypatch, facto
 @pytest.mark.parametrize("factor", [0.8, 1.25])
 def test_variance_standard_error_off_by_a_factor_is_caught(monkeypatch, factor):
     """The SE of the sample variance (B1-B4's tolerances) off by a factor: the simulation catches it."""
-    import test_claims
-
     from sdpa_lab import claims as C
 
+    from tests.claims import test_registry
+
     se = C.variance_se
-    check = test_claims.test_variance_standard_error_matches_simulation
+    check = test_registry.test_variance_standard_error_matches_simulation
     assert not _catches(check)
     monkeypatch.setattr(C, "variance_se", lambda d, n: factor * se(d, n))
     assert _catches(check)

@@ -1,8 +1,16 @@
-"""Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V, and the two
-functions it is built from: a numerically stable softmax and the entropy of
-a probability distribution."""
+"""Scaled dot-product attention, softmax(Q K^T / sqrt(d_k)) V, and the functions it is
+built from: the attention's scale, its weights (a numerically stable softmax of the scaled
+scores), the softmax's backward pass, and the entropy of a probability distribution.
+
+The scale and the weights are computed here and nowhere else: the forward and every
+experiment that measures scaled scores, weights or their gradient (sdpa_lab.experiments)
+call `default_scale`, `attention_weights` and `softmax_backward`, so a change to one of them
+(the calibration study's broken arms make such changes on purpose) reaches all of them.
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -37,6 +45,57 @@ def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return x
 
 
+def default_scale(d_k: int) -> float:
+    """The attention's scale when none is given: 1 / sqrt(d_k), the lesson's."""
+    return 1.0 / math.sqrt(d_k)
+
+
+def score_scale(d_k: int, scale=None) -> float:
+    """The number the raw scores q.k of a head of size d_k are multiplied by: `scale`, or the
+    attention's own (default_scale) when it is None; raises unless it is a positive finite number."""
+    if scale is None:
+        return default_scale(d_k)
+    if not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    return scale
+
+
+def attention_weights(scores, d_k: int, scale=None) -> np.ndarray:
+    """The attention's weights softmax(scores * scale) along the last axis, for raw scores q.k
+    (..., T_k) of a head of size d_k -> (..., T_k), rows summing to 1, in the dtype of `scores`.
+
+    `scale`: None for the attention's own (default_scale), a number, or one per row (...,):
+    positive and finite. The scores are not changed.
+    """
+    scores = _as_float_array(scores, "scores")
+    if np.ndim(scale) == 0:
+        c = scores.dtype.type(score_scale(d_k, scale))  # in the scores' dtype: float32 stays float32
+    else:
+        c = np.asarray(scale, dtype=scores.dtype)[..., None]  # (..., 1) one scale per row
+        if not np.all(np.isfinite(c) & (c > 0)):
+            raise ValueError("scale must hold positive finite numbers")
+    return _weights_inplace(scores.copy(), c)
+
+
+def _weights_inplace(scores: np.ndarray, scale) -> np.ndarray:
+    """softmax(scores * scale) of raw scores (..., T_k) we own, in their buffer -> (..., T_k): the one place
+    the weights are made (the forward's, and every experiment's through attention_weights)."""
+    scores *= scale
+    return _softmax_inplace(scores, axis=-1)
+
+
+def softmax_backward(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """J g for p = softmax(s) (..., T) and g (..., T): the gradient dL/ds from dL/dp = g, with the softmax
+    Jacobian J = diag(p) - p p^T (symmetric), computed as p * (g - p.g) without forming J -> (..., T)."""
+    return p * (g - np.sum(p * g, axis=-1, keepdims=True))
+
+
+def softmax_jacobian(p: np.ndarray) -> np.ndarray:
+    """J = diag(p) - p p^T for p = softmax(s) (..., T) -> (..., T, T): row i is J e_i, from softmax_backward
+    (so that both say the same Jacobian)."""
+    return softmax_backward(p[..., None, :], np.eye(p.shape[-1]))
+
+
 def entropy(p, axis: int = -1) -> np.ndarray:
     """Shannon entropy -sum p log p (in nats) along `axis`, with 0 log 0 = 0.
 
@@ -66,8 +125,7 @@ def scaled_dot_product_attention(Q, K, V, scale: float | None = None):
     Q, K, V, dtype, scale = _checked_inputs(Q, K, V, scale)
     # One (..., T_q, T_k) buffer: the scores, scaled and turned into weights in place.
     scores = (Q @ np.swapaxes(K, -1, -2)).astype(dtype, copy=False)  # (..., T_q, T_k)
-    scores *= scale
-    weights = _softmax_inplace(scores, axis=-1)  # (..., T_q, T_k), rows sum to 1
+    weights = _weights_inplace(scores, scale)  # (..., T_q, T_k), rows sum to 1
     out = weights @ V  # (..., T_q, d_v)
     return out, weights
 
@@ -90,14 +148,13 @@ def scaled_dot_product_attention_chunked(Q, K, V, scale: float | None = None, ch
     for start in range(0, T_q, chunk_size):
         rows = slice(start, min(start + chunk_size, T_q))
         scores = (Q[..., rows, :] @ K_t).astype(dtype, copy=False)  # (..., c, T_k)
-        scores *= scale
-        out[..., rows, :] = _softmax_inplace(scores, axis=-1) @ V  # (..., c, d_v)
+        out[..., rows, :] = _weights_inplace(scores, scale) @ V  # (..., c, d_v)
     return out
 
 
 def _checked_inputs(Q, K, V, scale):
     """Q, K, V as floating arrays with compatible shapes, their common dtype and the
-    scale (default 1 / sqrt(d_k)) as a scalar of that dtype; raises on bad input."""
+    scale (score_scale: default 1 / sqrt(d_k)) as a scalar of that dtype; raises on bad input."""
     Q = _as_float_array(Q, "Q")
     K = _as_float_array(K, "K")
     V = _as_float_array(V, "V")
@@ -119,11 +176,7 @@ def _checked_inputs(Q, K, V, scale):
             f"batch dimensions of Q {Q.shape[:-2]}, K {K.shape[:-2]} and V {V.shape[:-2]} do not broadcast"
         ) from None
     dtype = np.result_type(Q, K, V)
-    d_k = Q.shape[-1]
-    if scale is None:
-        scale = 1.0 / np.sqrt(d_k)
-    elif not np.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    scale = score_scale(Q.shape[-1], scale)
     # A Python/NumPy float64 scalar times a float32 array would promote under
     # NumPy 2's rules (the lesson's trap): cast the scale to the input dtype.
     scale = dtype.type(scale)

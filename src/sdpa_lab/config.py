@@ -1,16 +1,23 @@
-"""The sweep configuration: loading it safely and checking it against its schema.
+"""The sweep configuration: loading it safely, filling in its defaults and checking it against its schema.
 
 The one schema is src/sdpa_lab/config.schema.yaml, package data, so the
-installed package and the workflow read the same file. It is checked with
-`config_errors`/`check_config`: by the workflow once, when it parses the
-Snakefile, before any job (workflow/rules/common.smk), and by the package's own
-entry points, with a message that names each bad setting.
+installed package and the workflow read the same file. Every setting has a
+`default` there, so a config names only what it changes: `with_defaults` fills
+in the rest (the jsonschema recipe: a validator whose `properties` keyword sets
+each missing default), and `config_errors`/`check_config` check the filled-in
+config: by the workflow once, when it parses the Snakefile, before any job
+(workflow/rules/common.smk, whose `config` then holds the filled-in values), and
+by the package's own entry points, with a message that names each bad setting.
 """
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 import reprlib
+import stat
+import unicodedata
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -59,6 +66,16 @@ def _key(key: Any) -> str:
     return _cut(key if plain else repr(key), 40)
 
 
+def _non_ascii(key: Any) -> str:
+    """For a name holding non-ASCII letters (a Cyrillic "е" looks like the Latin "e"), which and where; else ""."""
+    if not isinstance(key, str) or key.isascii():
+        return ""
+    found = [f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')} at character {i + 1}"
+             for i, c in enumerate(key) if not c.isascii()]
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return f"; its name is not plain ASCII: {shown}"
+
+
 def _is_strict_int(checker, instance) -> bool:
     """JSON-schema "integer" without floats such as 2.0 (and, as always, without booleans)."""
     return isinstance(instance, int) and not isinstance(instance, bool)
@@ -105,6 +122,42 @@ def _validator_class() -> type[jsonschema.protocols.Validator]:
     )
 
 
+@cache
+def _filling_class() -> type[jsonschema.protocols.Validator]:
+    """The schema's validator that also sets, in each mapping it checks, every missing setting to the
+    schema's `default` for it (a copy), before checking what the mapping holds."""
+    import jsonschema
+
+    base = _validator_class()
+    check_properties = base.VALIDATORS["properties"]
+
+    def fill(validator, properties, instance, schema):
+        if validator.is_type(instance, "object"):
+            for name, subschema in properties.items():
+                if "default" in subschema and name not in instance:
+                    instance[name] = copy.deepcopy(subschema["default"])
+            # In the schema's order, whatever the file's: a rule's params (Snakemake compares their text)
+            # do not change with the order a config names its settings in.
+            ordered = [*(k for k in properties if k in instance), *(k for k in instance if k not in properties)]
+            for key in ordered:
+                instance[key] = instance.pop(key)
+        yield from check_properties(validator, properties, instance, schema)
+
+    return jsonschema.validators.extend(base, validators={"properties": fill})
+
+
+def with_defaults(config: Any) -> Any:
+    """A copy of `config` with every setting it leaves out at the schema's default (a section it leaves
+    out whole, too), each mapping in the schema's order. Anything but a mapping, or a config too large
+    to check (bulk_problem), comes back as it is, for the check to refuse."""
+    if not isinstance(config, dict) or bulk_problem(config):
+        return config
+    filled = copy.deepcopy(config)
+    for _ in _filling_class()(load_schema()).iter_errors(filled):
+        pass  # filling only: config_errors reports the problems
+    return filled
+
+
 def _resolve(schema: dict, root: dict) -> dict:
     """`schema` with a local $ref ("#/$defs/name") followed."""
     ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
@@ -127,6 +180,24 @@ def describe(path, root: dict | None = None) -> str:
     return found
 
 
+def widest_config(root: dict | None = None) -> dict:
+    """Every setting with every list at its longest (maxItems, its entries repeated) and every number at its
+    maximum (other values at their defaults): as many rows as any config the schema accepts makes
+    (sdpa_lab.results bounds a CSV's size by it when no config is given). Not a config to run: its lists
+    repeat their entries."""
+    root = load_schema() if root is None else root
+
+    def widest(schema: dict) -> Any:
+        schema = _resolve(schema, root)
+        if "properties" in schema:
+            return {key: widest(subschema) for key, subschema in schema["properties"].items()}
+        if schema.get("type") == "array":
+            return [widest(schema["items"])] * schema["maxItems"]
+        return schema.get("maximum", schema.get("exclusiveMaximum", schema.get("default")))
+
+    return widest(root)
+
+
 def _kind(value: Any) -> str:
     """A value's kind in YAML words: a string, a list, a number, ..."""
     names = {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping", float: "a decimal number",
@@ -146,7 +217,7 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
         allowed = sorted(_resolve(err.schema, root).get("properties", {}))
         unknown = [k for k in err.instance if k not in allowed]
         return [f"config setting {_where(path + [_key(k)])}: unknown setting "
-                f"(a typo?); allowed here: {', '.join(allowed)}" for k in unknown]
+                f"(a typo?){_non_ascii(k)}; allowed here: {', '.join(allowed)}" for k in unknown]
     if not path and err.validator == "type":
         return [(f"config: the file must be a mapping of settings (seed: ..., variance: ...), "
                  f"got {_kind(err.instance)}: {short(err.instance)}")]
@@ -207,9 +278,11 @@ def bulk_problem(config: Any) -> str | None:
 
 
 def config_errors(config: Any) -> list[str]:
-    """Every schema violation in `config`, one line each, naming the setting, the bad value and what is allowed."""
+    """Every schema violation in `config` (its left-out settings at their defaults), one line each, naming
+    the setting, the bad value and what is allowed."""
     if problem := bulk_problem(config):
         return [problem]
+    config = with_defaults(config)
     root = load_schema()
     errors = sorted(_validator_class()(root).iter_errors(config), key=lambda e: [str(p) for p in e.absolute_path])
     lines = [line for err in errors for line in _lines(err, root)]
@@ -226,12 +299,27 @@ def config_errors(config: Any) -> list[str]:
     return lines
 
 
+def command_line_problems(args: Any) -> list[str]:
+    """What Snakemake's reading of `--config KEY=VALUE` arguments (`args`) would hide, one line each: an integer
+    of more than MAX_INT_DIGITS digits (as in a config file), which Python does not read as an integer beyond
+    4300 digits, so that Snakemake reads it as a float, inf."""
+    lines = []
+    for arg in args if isinstance(args, list | tuple) else ():
+        key, _, value = str(arg).partition("=")
+        digits = value.strip().lstrip("+-").replace("_", "")
+        if digits.isdigit() and len(digits) > MAX_INT_DIGITS:
+            lines.append(f"config setting {_key(key)}: --config {_cut(key, 40)}=<an integer of {len(digits):,} "
+                         f"digits>: too many digits; at most {MAX_INT_DIGITS} are read (a seed has at most 20)")
+    return lines
+
+
 def check_config(config: Any) -> dict:
-    """Return `config` if it satisfies the schema; otherwise raise ConfigError listing each problem."""
+    """`config` with its left-out settings at their defaults (with_defaults), if that satisfies the schema;
+    otherwise raise ConfigError listing each problem."""
     errors = config_errors(config)
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
-    return config
+    return with_defaults(config)
 
 
 # A config is a few hundred bytes; refusing anything far larger before parsing bounds the time and
@@ -332,10 +420,43 @@ def _parse(text: str, path: Path) -> Any:
         raise ConfigError(f"config file {path}: not valid YAML{where}: {_cut(problem, 200)}") from None
 
 
+class NotARegularFile(OSError):
+    """A path that names a FIFO, a device, a socket or a folder, where a file was expected."""
+
+
+_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file_problem(mode: int) -> str | None:
+    """Why a file of stat mode `mode` is not a regular file ("is a FIFO (named pipe), not a regular file"), or None."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for is_kind, name in _FILE_KINDS if is_kind(mode)), "something else")
+    return f"is {kind}, not a regular file"
+
+
+def read_regular_file(path: str | Path, limit: int) -> bytes:
+    """At most `limit` bytes of regular file `path` (all of it if `limit` is -1); NotARegularFile (an OSError)
+    for anything else.
+
+    Stat first, then open without blocking and check again what was opened: opening a FIFO
+    for reading waits for a writer, and reading a device such as /dev/zero never ends.
+    """
+    if problem := regular_file_problem(os.stat(path).st_mode):
+        raise NotARegularFile(problem)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as file:
+        if problem := regular_file_problem(os.fstat(fd).st_mode):  # replaced since the stat
+            raise NotARegularFile(problem)
+        return file.read(limit)
+
+
 def read_config_file(path: str | Path) -> dict:
     """The mapping in YAML file `path`, read with the safe loader; ConfigError naming the file otherwise.
 
-    Refused, each with the line and column: a file over MAX_CONFIG_BYTES
+    Refused at once, without opening it: anything but a regular file (a FIFO would block
+    the open, a device never ends). Refused, each with the line and column: a file over MAX_CONFIG_BYTES
     (before parsing), text that is not UTF-8, a YAML syntax error, an alias,
     a duplicate key, an integer of more than MAX_INT_DIGITS digits, and a
     templated (`__use_yte__`) config. A file that is empty or holds a list or
@@ -344,8 +465,9 @@ def read_config_file(path: str | Path) -> dict:
     """
     path = Path(path)
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_CONFIG_BYTES + 1)
+        data = read_regular_file(path, MAX_CONFIG_BYTES + 1)
+    except NotARegularFile as exc:
+        raise ConfigError(f"config file {path}: {exc}; a config is a plain file") from None
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
     if len(data) > MAX_CONFIG_BYTES:

@@ -20,20 +20,16 @@ from sdpa_lab.tables import Rows
 Tables = dict[str, Rows]
 
 
-def run_experiment(name: str, settings: Mapping, trial_scores: Mapping[int, TrialScores] | None = None,
-                   attention_scale: str | None = None) -> Tables:
+def run_experiment(name: str, settings: Mapping, trial_scores: Mapping[int, TrialScores] | None = None) -> Tables:
     """The tables of experiment `name` with `settings` (registry.settings_of).
 
     The shared trial scores are read from `trial_scores` ({d_k: .npy path or held array,
     experiments.trial_scores}); those not given are drawn in process, with the same numbers.
-    `attention_scale`, if given, replaces the attention's 1/sqrt(d_k) in an experiment that takes it
-    (scales.ATTENTION_SCALE): a deliberately broken attention, as the calibration study's broken arms run it.
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
     module, _, function = EXPERIMENTS[name].function.partition(":")
-    extra = {} if attention_scale is None else {"attention_scale": attention_scale}
-    return getattr(import_module(module), function)(settings, dict(trial_scores or {}), **extra)
+    return getattr(import_module(module), function)(settings, dict(trial_scores or {}))
 
 
 def run_job(name: str, settings: Mapping, outputs: Mapping[str, str], log_path: str | None = None,

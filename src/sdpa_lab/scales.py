@@ -5,37 +5,26 @@ from __future__ import annotations
 import math
 
 # Every scale the experiments measure (B8 compares all three); an experiment may use a subset.
+# "inv_sqrt_dk" is the attention's own scale (attention.default_scale, the lesson's 1/sqrt(d_k)): the
+# experiments apply it as the attention does (scale_arg gives None for it), so that a change
+# to the attention's scale, such as the calibration study's broken arms make, reaches what they measure.
 SCALES = ("none", "inv_sqrt_dk", "inv_dk")
+ATTENTIONS_OWN = "inv_sqrt_dk"
 
 
-# The attention's own scale, the lesson's 1/sqrt(d_k): what the rows labelled "inv_sqrt_dk" use.
-# The seeded experiments take it as a parameter (`attention_scale`, one of SCALES) so that the
-# calibration study (sdpa_lab.calibration) can run them with a deliberately wrong attention,
-# no scale or 1/d_k, and measure how often the claims catch it. The pipeline never changes it.
-ATTENTION_SCALE = "inv_sqrt_dk"
-
-
-def check_attention_scale(attention_scale: str) -> str:
-    """`attention_scale` if it names one of SCALES; else ValueError."""
-    if attention_scale not in SCALES:
-        raise ValueError(f"unknown attention_scale {attention_scale!r}; expected one of {SCALES}")
-    return attention_scale
-
-
-def scale_divisor(scale: str, d_k: int, attention_scale: str = ATTENTION_SCALE) -> float:
-    """The number the raw scores are divided by under `scale`; the attention's own scale
-    ("inv_sqrt_dk") divides as `attention_scale` says (sqrt(d_k) unless a broken attention is asked for)."""
-    if scale == ATTENTION_SCALE:
-        scale = check_attention_scale(attention_scale)
-    divisors = {"none": 1.0, "inv_sqrt_dk": math.sqrt(d_k), "inv_dk": d_k}
-    if scale not in divisors:
+def scale_factor(scale: str, d_k: int) -> float:
+    """The number `scale` stands for at head size d_k: 1, 1/sqrt(d_k) or 1/d_k, as written (the lesson's
+    literal code and theory use it; the experiments take the attention's own scale from scale_arg)."""
+    factors = {"none": 1.0, "inv_sqrt_dk": 1.0 / math.sqrt(d_k), "inv_dk": 1.0 / d_k}
+    if scale not in factors:
         raise ValueError(f"unknown scale {scale!r}; expected one of {SCALES}")
-    return float(divisors[scale])
+    return factors[scale]
 
 
-def scale_factor(scale: str, d_k: int, attention_scale: str = ATTENTION_SCALE) -> float:
-    """The number the raw scores are multiplied by under `scale`: 1 / scale_divisor."""
-    return 1.0 / scale_divisor(scale, d_k, attention_scale)
+def scale_arg(scale: str, d_k: int) -> float | None:
+    """The `scale` argument of attention.attention_weights (and attention.score_scale) for `scale`: None,
+    the attention's own default, for ATTENTIONS_OWN; else the number (scale_factor)."""
+    return None if scale == ATTENTIONS_OWN else scale_factor(scale, d_k)
 
 
 def scale_difference(a: str, b: str) -> str:

@@ -19,7 +19,7 @@ rule calibration_sweeps:
         code=code_of(
             "sdpa_lab.calibration.space",
             "sdpa_lab.calibration.studies",
-            "sdpa_lab.cost",
+            "sdpa_lab.workflow_support.cost",
         ),
         schema=schema_file(),
     output:
@@ -51,6 +51,8 @@ rule calibration_expectations:
         "logs/calibration/{study}/expectations.log",
     benchmark:
         benchmark_of("calibration/{study}/expectations")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=256,
@@ -87,6 +89,8 @@ rule calibration_batch:
     wildcard_constraints:
         arm="|".join(ARMS),
         batch=r"\d+",
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=256,  # measured peak 131-139 MiB at the shipped studies, whatever the runs per job (benchmarks/README.md)
@@ -110,6 +114,8 @@ rule calibration_tables:
         "logs/calibration/tables.log",
     benchmark:
         benchmark_of("calibration/tables")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=512,  # measured peak 240 MB with the shipped studies (a 42 MB checks.csv); grows with the study
@@ -133,6 +139,8 @@ rule calibration_report:
         "logs/calibration/report.log",
     benchmark:
         benchmark_of("calibration/report")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=512,  # measured peak 202 MB with the shipped studies; grows with the study

@@ -4,7 +4,7 @@
 rule claims:
     input:
         results=experiment_outputs(),
-        code=code_of("sdpa_lab.claims.model", "sdpa_lab.claims.verdicts"),
+        code=code_of("sdpa_lab.claims.deciding", "sdpa_lab.claims.verdicts"),
     output:
         claims=report(
             "results/claims.csv", caption="../report/claims.rst", category="Claims"
@@ -13,6 +13,8 @@ rule claims:
         log_of("claims"),
     benchmark:
         benchmark_of("claims")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(200),

@@ -1,16 +1,12 @@
 # Helpers shared by the rules: the config check, each experiment's declaration
 # (sdpa_lab.experiments.registry) turned into inputs, outputs and params, and the
-# hooks that keep the previous version of an output a failed run removed.
+# workflow's hooks (sdpa_lab.workflow_support).
 
 import shutil
 import sys
 from pathlib import Path
 
-import sdpa_lab.report
-
 # Parse-time imports stay light (no NumPy, pandas or matplotlib): every snakemake call, a no-op too, parses this.
-from sdpa_lab import cost
-from sdpa_lab.cluster import out_of_memory_report
 from sdpa_lab.calibration.studies import (
     ARMS,
     BATCH,
@@ -25,16 +21,30 @@ from sdpa_lab.calibration.studies import (
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, config_errors
+from sdpa_lab.config import ConfigError, command_line_problems, config_errors, with_defaults
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
-from sdpa_lab.previous import aside_messages, settle, snapshot, sweep_temporaries
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
+from sdpa_lab.workflow_support.cluster import out_of_memory_report
+from sdpa_lab.workflow_support.code_inputs import code_files, data_files
+from sdpa_lab.workflow_support.hooks import cost_gate, sweep_temporaries
 
-# The config is checked once, here, before any job: one line per bad setting, naming it.
-_errors = config_errors(config)
+# The config is checked once, here, before any job: one line per bad setting, naming it (first, what
+# Snakemake's reading of --config KEY=VALUE hides: an integer too long for Python reads as inf).
+# Then `config` holds every setting, those the config files leave out at the schema's defaults.
+_command_line = workflow.config_settings.config_args
+_errors = command_line_problems(_command_line) or config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
+_filled = with_defaults(config)
+config.clear()
+config.update(_filled)
+
+
+# The one software environment of every rule, the project's environment.yml (a rule's conda:
+# path is relative to its own file): --software-deployment-method conda builds it; a pip install
+# of the project, as the README's quick start, is the same software.
+ENVIRONMENT = "../../environment.yml"
 
 
 def settings_of(experiment):
@@ -62,7 +72,7 @@ def trial_scores_of(experiment):
 
 def code_of(*modules):
     """The package files `modules` run, with every sdpa_lab module they import: the rule reruns when one changes."""
-    return list(registry.code_files(*modules))
+    return list(code_files(*modules, workflow_dir=workflow.basedir))
 
 
 def experiment_code(experiment):
@@ -145,6 +155,7 @@ def all_outputs():
         *figures,
         REPORT_HTML,
         *solutions_outputs(),
+        *class_outputs(),
     ]
 
 
@@ -167,7 +178,59 @@ def solutions_file():
 
 def sweep_config():
     """The config without `solutions`: what the claims depend on (naming a solutions file reruns no claim)."""
-    return {key: value for key, value in config.items() if key != "solutions"}
+    return {key: value for key, value in config.items() if key not in NOT_SWEEP}
+
+
+# Settings no experiment reads: a learner's or a class's solutions and how they are graded.
+NOT_SWEEP = (
+    "solutions",
+    "submissions",
+    "grading_seed",
+    "grading_time_limit",
+    "grading_n_samples",
+)
+
+
+# A class (config `submissions`, a folder; graded by class.smk): one job per learner, then
+# the gradebook and a page per learner. Class grading refuses, before any job, where the
+# sandbox cannot start (sdpa_lab.grading.sandbox.unavailable says why, in one line).
+GRADEBOOK_CSV = "results/class/gradebook.csv"
+
+
+def class_submissions():
+    """{learner: file} of the class folder, {} without `submissions` (ConfigError: one line, before any job)."""
+    if "submissions" not in config:
+        return {}
+    from sdpa_lab.grading.classroom import ClassError, submissions
+    from sdpa_lab.grading.sandbox import unavailable
+
+    try:
+        found = submissions(config["submissions"])
+    except ClassError as exc:
+        raise ConfigError(str(exc)) from None
+    why = unavailable()
+    if why is not None:
+        raise ConfigError(
+            f"class grading refuses to run learners' code unsandboxed: {why}"
+        )
+    return found
+
+
+CLASS = class_submissions()
+
+
+def class_grades():
+    """Each learner's grade record (rule grade_submission)."""
+    return [f"results/class/grades/{learner}.json" for learner in CLASS]
+
+
+def class_pages():
+    return [f"reports/class/{learner}.html" for learner in CLASS]
+
+
+def class_outputs():
+    """The gradebook and the learners' pages when the config names a class, else nothing."""
+    return [GRADEBOOK_CSV, *class_pages()] if CLASS else []
 
 
 def benchmarks_before_report():
@@ -180,47 +243,28 @@ def benchmarks_before_report():
     ] + draws
 
 
-# A failed or interrupted run must not lose results. Snakemake deletes a job's
-# outputs before running it and again if it fails; sdpa_lab.previous links every
-# output aside at the start and, at the end, gives each output the run removed
-# but did not rebuild back as <path>.previous (never under its own name, where
-# it would pass for a result of the current config).
-def protected_outputs():
-    return [*all_outputs(), *trial_scores_files()]
-
-
 def refuse_costly_run():
-    """Print the run's estimated CPU time and disk use (sdpa_lab.cost); refuse it, before any job, if the
-    disk estimate exceeds the free space or if it exceeds an hour without --config confirm_long_run=true.
+    """Print the run's estimated CPU time and disk use; refuse it, before any job, if the disk
+    estimate exceeds the free space or if it exceeds an hour without --config confirm_long_run=true.
     """
-    estimate = cost.estimate(
-        config, drawn=[path for path in trial_scores_files() if Path(path).is_file()]
-    )
-    print(
-        "\n".join(f"sdpa-lab: {line}" for line in cost.summary(estimate)),
-        file=sys.stderr,
-    )
-    problem = cost.run_problem(estimate, config, free_bytes=shutil.disk_usage(".").free)
+    drawn = [path for path in trial_scores_files() if Path(path).is_file()]
+    lines, problem = cost_gate(config, drawn, free_bytes=shutil.disk_usage(".").free)
+    print("\n".join(lines), file=sys.stderr)
     if problem:
         raise WorkflowError(f"sdpa-lab: refused before any job: {problem}")
 
 
 # Only when jobs are about to run: a dry run (-n) or an up-to-date target calls no handler.
+# A failed job's outputs are removed by Snakemake; it reruns them next time (the results are
+# deterministic), while the outputs of the jobs that succeeded stay.
 onstart:
     refuse_costly_run()
     # Temporaries of every file the rules write, by their output patterns: a killed draw of
     # trial scores leaves one under a name of its own settings, maybe no longer in the config.
-    sweep_temporaries([*protected_outputs(), *rules.trial_scores.output])
-    snapshot(protected_outputs())
-
-
-onsuccess:
-    settle(protected_outputs())
+    sweep_temporaries([*all_outputs(), *rules.trial_scores.output])
 
 
 onerror:
-    for line in aside_messages(settle(protected_outputs())):
-        print(line, file=sys.stderr)
     # On a cluster that killed a job for memory: the rule and its limit (SLURM says only FAILED).
     for line in out_of_memory_report(log):
         print(line, file=sys.stderr)
@@ -228,14 +272,13 @@ onerror:
 
 def templates():
     """The report's Jinja template and stylesheet: the report reruns when they change."""
-    folder = Path(sdpa_lab.report.__file__).parent / "templates"
-    return sorted(str(p) for p in folder.iterdir() if p.is_file())
+    return data_files("report/templates", workflow_dir=workflow.basedir)
 
 
 # What a job holds besides its own work when it runs as a SLURM job (profiles/slurm): the
 # job's Snakemake (the batch step, 143 MB) and the one that runs the rule (its srun step,
 # 130-150 MB before the rule's code), measured with sstat on the test cluster
-# (tests/slurm/cluster.sh). A cluster that enforces memory counts them against mem_mb.
+# (tests/pipeline/slurm/cluster.sh). A cluster that enforces memory counts them against mem_mb.
 SNAKEMAKE_IN_JOB_MB = 300
 
 

@@ -30,6 +30,8 @@ rule trial_scores:
         trials=r"\d+",
         d_k=r"\d+",
     priority: 2  # the longest chain: drawing the keys, then three experiments that wait for them
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(150),
@@ -48,6 +50,8 @@ rule variance:
     benchmark:
         benchmark_of("variance")
     priority: 1  # one of the longest jobs: started first, it does not end the run late
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(150),
@@ -68,6 +72,8 @@ rule entropy_sweep:
         log_of("entropy_sweep"),
     benchmark:
         benchmark_of("entropy_sweep")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(100),
@@ -88,6 +94,8 @@ rule ranking_invariance:
         log_of("ranking_invariance"),
     benchmark:
         benchmark_of("ranking_invariance")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(100),
@@ -107,6 +115,8 @@ rule forward_shape:
         log_of("forward_shape"),
     benchmark:
         benchmark_of("forward_shape")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(mem_mb_forward(settings_of("forward_shape"))),
@@ -127,6 +137,8 @@ rule gradient:
         log_of("gradient"),
     benchmark:
         benchmark_of("gradient")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(150),
@@ -147,6 +159,8 @@ rule learning:
     benchmark:
         benchmark_of("learning")
     priority: 1  # one of the longest jobs: started first, it does not end the run late
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(150),
@@ -169,6 +183,8 @@ rule lesson_variance:
     # The longest job (the lesson's Exercise 1, its stream to d_k = 1024), which the claims wait for:
     # started before any other, it does not end the run late.
     priority: 3
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(150),
@@ -188,6 +204,8 @@ rule lesson_softmax_collapse:
         log_of("lesson_softmax_collapse"),
     benchmark:
         benchmark_of("lesson_softmax_collapse")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(100),
@@ -207,6 +225,8 @@ rule lesson_forward:
         log_of("lesson_forward"),
     benchmark:
         benchmark_of("lesson_forward")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(100),

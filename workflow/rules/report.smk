@@ -14,6 +14,8 @@ rule figures_plain:
         log_of("figures_plain"),
     benchmark:
         benchmark_of("figures_plain")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),
@@ -36,6 +38,8 @@ rule figures_intervals:
         log_of("figures_intervals"),
     benchmark:
         benchmark_of("figures_intervals")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(300),
@@ -55,12 +59,15 @@ rule report:
         code=code_of("sdpa_lab.report.jobs", "sdpa_lab.report.html"),
         templates=templates(),
         solutions=solutions_outputs(),
+        grades=class_grades(),
     output:
         html=report(REPORT_HTML, caption="../report/report_html.rst", category="Report"),
     log:
         log_of("report"),
     benchmark:
         benchmark_of("report")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(200),

@@ -16,6 +16,8 @@ rule solutions:
         log_of("solutions"),
     benchmark:
         benchmark_of("solutions")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         # The learner's process may use up to the memory limit (the lesson's Exercise 1

@@ -3,7 +3,7 @@
 import logging
 from pathlib import Path
 
-from sdpa_lab.claims.model import write_claims
+from sdpa_lab.claims.deciding import write_claims
 from sdpa_lab.claims.verdicts import summary
 
 logging.basicConfig(filename=snakemake.log[0], filemode="w", level=logging.INFO)  # noqa: F821

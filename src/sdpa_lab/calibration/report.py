@@ -1,8 +1,8 @@
 """reports/calibration.html: do the claims' tolerances do what they promise? One self-contained file.
 
 Read from the tables under results/calibration/ (sdpa_lab.calibration.summary); laid out with the
-main report's Jinja2 environment and CSS (sdpa_lab.report.html); figures drawn with its fixed
-style and embedded as PNG data URIs, so the file works offline and when mailed alone.
+main report's Jinja2 environment and CSS (sdpa_lab.report.rendering); figures drawn with its fixed
+style (sdpa_lab.report.figures) and embedded as PNG data URIs, so the file works offline and when mailed alone.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from sdpa_lab.calibration.studies import (
 from sdpa_lab.calibration.summary import CONFIDENCE, headline
 from sdpa_lab.io import write_text
 from sdpa_lab.joblog import job_log
+from sdpa_lab.report.figures import new_figure, render, style
+from sdpa_lab.report.rendering import css_size, data_uri, environment
 
 # Okabe-Ito colours, one per check family in a figure (cycled) and one per arm.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
-ARM_COLOURS = {"inv_sqrt_dk": "#0072B2", "none": "#D55E00", "inv_dk": "#009E73"}
+ARM_COLOURS = {"inv_sqrt_dk": "#0072B2", "none": "#D55E00", "inv_dk": "#009E73", "no_pp_term": "#CC79A7"}
 
 
 def read_tables(results_dir: str | Path) -> dict[str, pd.DataFrame]:
@@ -47,8 +49,6 @@ def _configs(tables) -> list[str]:
 
 
 def _grid(n: int):
-    from sdpa_lab.report.figures import new_figure
-
     ncols = min(n, 2)
     nrows = math.ceil(n / ncols)
     fig, _ = new_figure(1, width=6.2 * ncols, height=3.9 * nrows)
@@ -61,8 +61,6 @@ def _grid(n: int):
 
 def qq_figure(tables):
     """Per config: the sorted z of each two-sided family (correct arm) against N(0, 1) quantiles."""
-    from sdpa_lab.report.figures import style
-
     checks = tables["checks"]
     st = checks[(checks.arm == CORRECT_ARM) & checks.z.notna() & (checks.relation == "within")]
     configs = _configs(tables)
@@ -96,8 +94,6 @@ def worst_margins(tables) -> dict[str, np.ndarray]:
 
 def max_z_figure(tables):
     """Per config: each correct run's largest margin toward failing (worst_margins) and the line where a check fails."""
-    from sdpa_lab.report.figures import new_figure
-
     configs = _configs(tables)
     fig, (ax,) = new_figure(1, width=9, height=4)
     for i, margins in enumerate(worst_margins(tables).values()):
@@ -152,8 +148,6 @@ def space_figure(tables):
 
 def overview_figure(tables):
     """Mean and sd of z per two-sided family and config (correct arm), with their intervals."""
-    from sdpa_lab.report.figures import new_figure
-
     z = tables["z_summary"]
     z = z[(z.arm == CORRECT_ARM) & z.two_sided].copy()
     z["family"] = [family(r) for r in z.itertuples()]
@@ -179,8 +173,6 @@ def overview_figure(tables):
 
 def power_figure(tables):
     """Per config: the fraction of runs in which each claim fails, per arm."""
-    from sdpa_lab.report.figures import style
-
     p = tables["power"]
     configs = _configs(tables)
     with style():
@@ -190,8 +182,9 @@ def power_figure(tables):
             claims = list(dict.fromkeys(g.claim))
             for j, arm in enumerate(ARMS):
                 a = g[g.arm == arm].set_index("claim").reindex(claims)
-                x = np.arange(len(claims)) + (j - 1) * 0.27
-                ax.bar(x, a.fails, width=0.27, color=ARM_COLOURS[arm], label=ARM_WORDS[arm])
+                width = 0.8 / len(ARMS)
+                x = np.arange(len(claims)) + (j - (len(ARMS) - 1) / 2) * width
+                ax.bar(x, a.fails, width=width, color=ARM_COLOURS[arm], label=ARM_WORDS[arm])
             ax.set_xticks(range(len(claims)), claims)
             ax.set_ylim(0, 1.25)  # room for the legend above the bars
             ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
@@ -222,9 +215,6 @@ FIGURES = {
 
 def figure_uris(tables) -> dict[str, dict]:
     """Each figure as a PNG data URI with its size and caption."""
-    from sdpa_lab.report.figures import render
-    from sdpa_lab.report.html import css_size, data_uri
-
     out = {}
     names = [name for name in FIGURES if name != "space" or not space_runs(tables).empty]  # only with a space study
     for i, name in enumerate(names, start=1):
@@ -260,8 +250,6 @@ def space_summary(tables, closest: int = 12) -> dict | None:
 
 def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
     """The calibration report's HTML."""
-    from sdpa_lab.report.html import environment
-
     z = tables["z_summary"]
     correct = z[z.arm == CORRECT_ARM].copy()
     correct["family"] = [family(r) for r in correct.itertuples()]
@@ -296,17 +284,4 @@ def report_job(results_dir: str | Path, out: str | Path, log_path: str | None = 
                     h["runs_with_fail"], out)
 
 
-def main_report_summary(results_dir: str | Path) -> dict | None:
-    """The headline numbers the main report quotes, if results/calibration/ holds a study; else None.
-
-    Read when present, never a Snakemake input of the main report: `snakemake --cores 4` must not
-    run the calibration.
-    """
-    d = Path(results_dir)
-    if not all((d / f"{name}.csv").is_file() for name in ("false_fails", "z_summary")):
-        return None
-    try:
-        tables = {name: pd.read_csv(d / f"{name}.csv") for name in ("false_fails", "z_summary")}
-        return headline(tables)
-    except (ValueError, KeyError, IndexError, pd.errors.ParserError):
-        return None
+#END

@@ -5,8 +5,9 @@ seeding.calibration_seed(sweep seed, i); every arm makes runs 0, 1, ... with the
 a broken arm sees exactly the draws of the correct arm's first runs.
 
 One run, in process: every experiment of the pipeline that depends on the seed, at that seed and
-with the arm's attention scale (scales.ATTENTION_SCALE; the correct arm is the pipeline's own),
-its tables kept in memory; then every claim decided on them by the claims registry
+with the arm's attention (the correct arm: the package's own; a broken arm: the package's attention
+broken in one place, BREAKS, which the forward and every experiment share), its tables kept in
+memory; then every claim decided on them by the claims registry
 (`sdpa_lab.claims.decide`, on a `Results` built from the tables), exactly as `sdpa-lab check`
 decides a pipeline run. The study is generic over the checks: it records, for every check that
 reads a seeded table, what the check itself says (relation, expected, measured, SE, tolerance,
@@ -15,18 +16,18 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 
 from __future__ import annotations
 
-import functools
-import inspect
+import contextlib
 import math
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from importlib import import_module
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 
-from sdpa_lab.calibration.studies import ARMS, Study, check_study, is_seeded
+from sdpa_lab import attention
+from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
 from sdpa_lab.experiments.trial_scores import TrialScores, fits_in_memory, hold_trial_scores, write_trial_scores
 from sdpa_lab.joblog import job_log
@@ -51,12 +52,38 @@ def table_file(experiment: str, key: str) -> str:
     return EXPERIMENTS[experiment].outputs[key].file
 
 
-@functools.cache
-def takes_attention_scale(experiment: str) -> bool:
-    """Whether the experiment's function has the `attention_scale` parameter (scales.ATTENTION_SCALE):
-    those run with the arm's scale; the others (the forward's shapes) have no scale to break."""
-    module, _, function = EXPERIMENTS[experiment].function.partition(":")
-    return "attention_scale" in inspect.signature(getattr(import_module(module), function)).parameters
+def no_scale(d_k: int) -> float:
+    """A broken default scale: none (1)."""
+    return 1.0
+
+
+def inv_dk(d_k: int) -> float:
+    """A broken default scale: 1 / d_k."""
+    return 1.0 / d_k
+
+
+def jacobian_without_pp_term(p: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """A broken softmax backward: J g with J = diag(p), its -p p^T term dropped -> (..., T)."""
+    return p * g
+
+
+# What each broken arm replaces in sdpa_lab.attention, and with what: the attention's default scale, which
+# the forward and every experiment's scaled scores and weights take (attention.default_scale), or the softmax's
+# Jacobian product, which every experiment's gradient takes (attention.softmax_backward).
+BREAKS = {"none": ("default_scale", no_scale), "inv_dk": ("default_scale", inv_dk),
+          "no_pp_term": ("softmax_backward", jacobian_without_pp_term)}
+
+
+@contextlib.contextmanager
+def attention_of(arm: str) -> Iterator[None]:
+    """Within the block, the package's attention is arm `arm`'s: unchanged for the correct arm, else broken
+    where BREAKS says (in sdpa_lab.attention itself, so that the forward and every experiment see it)."""
+    if arm == CORRECT_ARM:
+        yield
+        return
+    name, broken = BREAKS[arm]
+    with mock.patch.object(attention, name, broken):
+        yield
 
 
 def run_config(sweep: Mapping, index: int) -> dict:
@@ -90,9 +117,9 @@ def share_trial_scores(settings: Mapping, d_k: int, scratch_file: str | Path) ->
 
 
 def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
-    """The seeded experiments' tables under `config` with attention scale `arm`, by file name, as rows (as
-    Results takes them: only the columns the claims read are converted): the experiments' kernels, as the
-    pipeline runs them.
+    """The seeded experiments' tables under `config` with arm `arm`'s attention (attention_of), by file name,
+    as rows (as Results takes them: only the columns the claims read are converted): the experiments'
+    kernels, as the pipeline runs them.
 
     The trial scores that several experiments share are drawn once (share_trial_scores), as the
     workflow's trial_scores rule draws them; the tables are the same as the pipeline's own.
@@ -106,9 +133,9 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
             if path not in shared:
                 shared[path] = share_trial_scores(settings, d_k, Path(scratch) / Path(path).name)
             sources[d_k] = shared[path]
-        scale = arm if takes_attention_scale(name) else None
-        for key, rows in run_experiment(name, settings, trial_scores=sources, attention_scale=scale).items():
-            tables[table_file(name, key)] = rows
+        with attention_of(arm):
+            for key, rows in run_experiment(name, settings, trial_scores=sources).items():
+                tables[table_file(name, key)] = rows
     for source in shared.values():
         if not isinstance(source, np.ndarray):
             Path(source).unlink()

@@ -4,7 +4,7 @@ Four fixed configs do not show that a tolerance holds "at every config the schem
 space study (a study file with `space:` instead of `sweep:`) draws its sweeps from the schema
 itself (config.schema.yaml, read here, so a new setting or bound is sampled without an edit):
 every required setting, each integer and number over its whole range, edges included, each list
-of every allowed length, then keeps the configs the cost model (sdpa_lab.cost) puts under a
+of every allowed length, then keeps the configs the cost model (sdpa_lab.workflow_support.cost) puts under a
 budget of CPU seconds per run. The draws come from Python's `random.Random` with the space's seed
 (the same Mersenne Twister stream on every platform and version), so the same study file gives
 the same configs, and the same batches the same bytes.
@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from sdpa_lab import cost
+from sdpa_lab.workflow_support import cost
 from sdpa_lab.config import ConfigError, config_errors, load_schema
 
 # The chance that a bounded setting takes exactly its lower bound, and exactly its upper bound (each): the
@@ -107,13 +107,12 @@ def _array(rng: random.Random, node: Mapping, root: Mapping, name: str) -> list:
 
 
 def draw_value(rng: random.Random, node: Mapping, root: Mapping, name: str = "") -> Any:
-    """A value the schema node accepts, drawn from `rng`: required properties only (the optional
-    top-level switches change no result), integers and numbers over their whole range."""
+    """A value the schema node accepts, drawn from `rng`: every setting with a default (those without one are
+    optional switches no experiment reads), integers and numbers over their whole range."""
     node = _resolve(node, root)
     kind = node.get("type")
     if kind == "object":
-        return {key: draw_value(rng, node["properties"][key], root, key)
-                for key in node["properties"] if key in node.get("required", ())}
+        return {key: draw_value(rng, prop, root, key) for key, prop in node["properties"].items() if "default" in prop}
     if kind == "array":
         return _array(rng, node, root, name)
     if kind == "integer":
@@ -128,8 +127,7 @@ def lowest(node: Mapping, root: Mapping) -> Any:
     node = _resolve(node, root)
     kind = node.get("type")
     if kind == "object":
-        return {key: lowest(node["properties"][key], root)
-                for key in node["properties"] if key in node.get("required", ())}
+        return {key: lowest(prop, root) for key, prop in node["properties"].items() if "default" in prop}
     if kind == "array":
         return [lowest(node["items"], root)] * node.get("minItems", 0)
     if kind == "integer":
@@ -151,6 +149,7 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
     """
     config = lowest(root, root)
     sections = [key for key in config if isinstance(config[key], dict)]
+    assert sections, "config schema: no section to draw"
     floor = cpu_seconds(config)  # what every config costs: the shares are of the rest
     if floor > max_cpu_s:
         raise ConfigError(f"config space: the cheapest config takes {floor:.2g} CPU s per run, over max_cpu_s "

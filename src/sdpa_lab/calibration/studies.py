@@ -1,13 +1,13 @@
 """What a calibration study is: its file (config/calibration/<name>.yaml), its arms and its batches.
 
 A study file holds a sweep config (`sweep:`, checked against the project's schema like
-config/config.yaml), how many runs each arm makes (`seeds`, `broken_seeds`), how many runs one
-job makes (`batch`) and the measured CPU seconds one run takes (`seconds_per_run`, optional,
-for the jobs' runtime resource). A space study has `space:` instead of `sweep:` (its `seed`, how
-many `configs` and the cost model's `max_cpu_s` per run): its sweeps are drawn from the schema
+config/config.yaml, naming only what differs from the defaults; none: the defaults), how many
+runs each arm makes (`seeds`, `broken_seeds`), how many runs one job makes (`batch`) and the
+measured CPU seconds one run takes (`seconds_per_run`, optional, for the jobs' runtime
+resource). A space study has `space:` instead of `sweep:` (its `seed`, how many `configs` and the
+cost model's `max_cpu_s` per run): its sweeps are drawn from the schema
 (sdpa_lab.calibration.space), and `seeds` and `broken_seeds` are runs per drawn config.
-Standard library and the config check only: the Snakefile imports
-this when it is parsed.
+Standard library and the config check only: the Snakefile imports this when it is parsed.
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from pathlib import Path
 from sdpa_lab.config import ConfigError, check_config, read_config_file
 from sdpa_lab.experiments.registry import EXPERIMENTS
 
-# The arms, by the attention scale they run with: the pipeline's own, then the deliberately wrong ones.
-# (sdpa_lab.scales.ATTENTION_SCALE and the other SCALES; here as words.)
+# The arms: the package's attention as it ships, then deliberately broken ones, each breaking one place of
+# sdpa_lab.attention, which the forward and every experiment share (calibration.runner.BREAKS says how):
+# its default scale made 1 or 1/d_k, or the softmax's Jacobian without its -p p^T term.
 CORRECT_ARM = "inv_sqrt_dk"
-BROKEN_ARMS = ("none", "inv_dk")  # no scale; 1 / d_k
+BROKEN_ARMS = ("none", "inv_dk", "no_pp_term")
 ARMS = (CORRECT_ARM, *BROKEN_ARMS)
-ARM_WORDS = {"inv_sqrt_dk": "correct (1/sqrt(d_k))", "none": "broken: no scale", "inv_dk": "broken: 1/d_k"}
+ARM_WORDS = {"inv_sqrt_dk": "correct (1/sqrt(d_k))", "none": "broken: no scale", "inv_dk": "broken: 1/d_k",
+             "no_pp_term": "broken: Jacobian without -p p^T"}
 
 # The settings of a study file besides the sweep, each a positive integer.
 STUDY_COUNTS = {
@@ -144,8 +146,8 @@ def check_study(raw, name: str) -> Study:
                                 or not 0 < seconds <= 1e6):
         errors.append(f"{where}: setting seconds_per_run: got {seconds!r}; expected a number of seconds above 0 "
                       "and at most 1e6 (the measured CPU time of one run, for the jobs' runtime)")
-    if ("sweep" in raw) == ("space" in raw):
-        errors.append(f"{where}: settings sweep, space: exactly one is required (a config as config/config.yaml, "
+    if "sweep" in raw and "space" in raw:
+        errors.append(f"{where}: settings sweep, space: at most one (a config as config/config.yaml, "
                       "or the space its configs are drawn from)")
     space = raw.get("space")
     if space is not None:
@@ -157,7 +159,8 @@ def check_study(raw, name: str) -> Study:
         space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]))
         return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space)
     try:
-        sweep = check_config(raw["sweep"])  # the project's schema, as for config/config.yaml
+        # A config as config/config.yaml, naming only what it changes (a study without one: the defaults).
+        sweep = check_config(raw.get("sweep", {}))
     except ConfigError as exc:
         raise ConfigError(f"{where}, setting sweep: {exc}") from None
     return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, sweep)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -83,15 +84,14 @@ def _order(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return table.sort_values(by, kind="stable").drop(columns=["arm_order"], errors="ignore").reset_index(drop=True)
 
 
-# z (or the margin) in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED):
-# a check fails exactly when its margin this way exceeds 1, its z this way its own k (k_check).
+# z in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED, as Check.margin):
+# a check fails exactly when its z this way exceeds its own k (k_check), its margin 1.
 TOWARD_FAIL = {"within": np.abs, "above": np.negative, "not below": np.negative,
                "below": lambda z: z, "not above": lambda z: z}
 
 
 def toward_fail(checks: pd.DataFrame, column: str = "z") -> pd.Series:
-    """Per check: its z (or margin) signed so that the check fails when it exceeds its k (1 for the margin);
-    |z| for a two-sided check."""
+    """Per check: its z signed so that the check fails when it exceeds its k; |z| for a two-sided check."""
     out = pd.Series(np.nan, index=checks.index)
     for relation, f in TOWARD_FAIL.items():
         rows = checks.relation == relation
@@ -112,7 +112,7 @@ def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     can_fail = checks.z.notna() & ~checks.literal.astype(bool)
     checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & can_fail,
                            abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks).where(can_fail),
-                           margin_toward_fail=toward_fail(checks, "margin").where(can_fail))
+                           margin_toward_fail=checks.margin.where(can_fail))  # toward failing already (Check.margin)
     g = checks.groupby(RUN, sort=False)
     runs = g.agg(sweep=("sweep", "first"), seed_index=("seed_index", "first"), seed=("seed", "first"),
                  k=("k", "first"), n_statistical=("n_statistical", "first"),
@@ -322,3 +322,19 @@ def tables_job(batches, out_dir, log_path: str | None = None, sweeps: dict[str, 
         h = headline(tables)
         logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
                     len(batches), len(tables["checks"]), h["runs"], h["runs_with_fail"], out_dir)
+
+
+def main_report_summary(results_dir: str | Path) -> dict | None:
+    """The headline numbers the main report quotes, if results/calibration/ holds a study; else None.
+
+    Read when present, never a Snakemake input of the main report: `snakemake --cores 4` must not
+    run the calibration.
+    """
+    d = Path(results_dir)
+    if not all((d / f"{name}.csv").is_file() for name in ("false_fails", "z_summary")):
+        return None
+    try:
+        tables = {name: pd.read_csv(d / f"{name}.csv") for name in ("false_fails", "z_summary")}
+        return headline(tables)
+    except (ValueError, KeyError, IndexError, pd.errors.ParserError):
+        return None

@@ -21,7 +21,7 @@ from functools import lru_cache
 import numpy as np
 
 # Gauss nodes for the law of |q|^2: the averaged statistic is smooth in r^2, so a few suffice
-# (tests/test_expectations.py: 16 and 48 nodes agree to well below the Monte Carlo error).
+# (tests/claims/test_expectations.py: 16 and 48 nodes agree to well below the Monte Carlo error).
 NODES = 16
 
 # Elements (draws * T) per evaluation of the statistic: bounds memory and time whatever T.

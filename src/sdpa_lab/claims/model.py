@@ -1,6 +1,6 @@
 """The claims' data model: a `Check` (one measured number against an expected one), a `Claim` (what the
-lesson says and how it is decided), the verdicts and relations, the builders the decisions use, and
-`decide`, which runs the registry's decisions over a run's CSVs and sets every statistical tolerance.
+lesson says and how it is decided), a `Decision` (every check of a run), the verdicts and relations, and
+the builders the decisions use. Deciding a run is sdpa_lab.claims.deciding's.
 
 Tolerances:
 - replication (A): half a unit in the last digit the lesson printed;
@@ -13,18 +13,14 @@ Tolerances:
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
-from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
-from sdpa_lab.io import write_csv
-from sdpa_lab.results import Results, ResultsError, stale_errors
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY
+from sdpa_lab.results import Results
 
 # Verdicts. Only FAILS makes the checker exit non-zero.
 HOLDS = "holds"
@@ -48,6 +44,16 @@ RELATIONS = {
 CONTRADICTED = {
     "above": lambda dev, tol: dev < -tol,
     "below": lambda dev, tol: dev > tol,
+}
+
+# The deviation signed toward failing: a check fails exactly when this / tolerance is above 1 (the margin).
+TOWARD_FAIL = {
+    "equals": abs,
+    "within": abs,
+    "not above": lambda dev: dev,
+    "not below": lambda dev: -dev,
+    "above": lambda dev: -dev,  # a claimed rise fails when measured falls short by more than the tolerance
+    "below": lambda dev: dev,
 }
 
 
@@ -78,12 +84,19 @@ class Check:
 
     @property
     def margin(self) -> float:
-        """deviation / tolerance; for an exact check (no tolerance) 0 when it holds, +-inf when not."""
+        """How far the check went toward failing, in tolerances: the deviation in the direction in which its
+        relation fails (TOWARD_FAIL) / tolerance. Every check fails exactly when its margin is above 1; a
+        claimed rise or fall ("above", "below") holds only below -1 (inconclusive in between). Without a
+        tolerance: 0 when the check holds, nan ("n/a") when it is inconclusive (a statistic with no spread at
+        all, e.g. two scales that coincide: nothing to measure the deviation against, and no reason to call it
+        infinitely far), inf when it fails."""
         if self.tolerance > 0:
-            return self.deviation / self.tolerance
+            return TOWARD_FAIL[self.relation](self.deviation) / self.tolerance
         if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):
             return 0.0
-        return math.copysign(math.inf, self.deviation)
+        if self.verdict == INCONCLUSIVE:
+            return math.nan
+        return math.inf
 
     @property
     def verdict(self) -> str:
@@ -159,7 +172,7 @@ def mismatched_axes(got: Sequence[int], want: Sequence[int]) -> int:
 
 
 # --------------------------------------------------------------------------
-# Deciding a run
+# A decided run
 
 @dataclass(frozen=True)
 class Decision:
@@ -184,85 +197,3 @@ class Decision:
     @property
     def failed(self) -> list[Check]:
         return [c for c in self.checks if c.verdict == FAILS]
-
-
-def _with_tolerance(c: Check, tolerance: float) -> Check:
-    """`c` with its tolerance, saying so when the tolerance reaches past every value the statistic can take."""
-    if tolerance < c.reach:
-        return replace(c, tolerance=tolerance)
-    why = (f"cannot be decided at this sample size: the tolerance {tolerance:.3g} is at least the largest "
-           f"deviation the statistic can show ({c.reach:.3g}); more samples needed")
-    return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))))
-
-
-def decide(results: Results | str, claims: Sequence[Claim] | None = None,
-           alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
-    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
-    (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher).
-
-    `k` may be given to decide a subset of the claims with the k of the whole run.
-    """
-    if claims is None:
-        from sdpa_lab.claims.registry import CLAIMS  # imported here: the registry imports this module
-
-        claims = CLAIMS
-
-    R = results if isinstance(results, Results) else Results(results)
-    checks: list[Check] = []
-    for claim in claims:
-        checks.extend(claim.decide(R))
-    for c in checks:
-        if not (np.isfinite(c.measured) or c.basis == "missing"):
-            raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
-                               f"measured a non-finite value {c.measured}")
-    n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
-    k = bonferroni_k(n_stat, alpha_family) if k is None else k
-    checks = [_with_tolerance(c, c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis))
-              if c.basis in ("statistical", "derived") else c for c in checks]
-    return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
-
-
-def refuse_stale(results: Results, config: Mapping | None) -> None:
-    """Raise ResultsError, naming every setting, when the CSVs in `results` were made with another config."""
-    errors = stale_errors(results, config) if config is not None else []
-    if errors:
-        raise ResultsError("\n".join(errors))
-
-
-def decide_checked(results_dir: str | Path, config: dict | None) -> Decision:
-    """Decide the claims after refusing results that do not match `config`."""
-    results = Results(results_dir)
-    refuse_stale(results, config)
-    return decide(results)
-
-
-def write_claims(results_dir: str | Path, out: str | Path, config: dict | None = None) -> Decision:
-    """Decide every claim and write results/claims.csv (one row per check)."""
-    decision = decide_checked(results_dir, config)
-    write_csv(decision.table(), out)
-    return decision
-
-
-def _number(text: str) -> float:
-    """A number of claims.csv: shortest round-trip text, so float() gives back the decided value; empty is nan."""
-    return float(text) if text else math.nan
-
-
-def read_claims(path: str | Path) -> Decision:
-    """The decision results/claims.csv holds (write_claims), for the figures and the report, which show it
-    rather than deciding again: every check's numbers as decided, and k, set by `decide` from the number of
-    statistical checks. A row whose verdict does not follow from its numbers is an error.
-    """
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    checks = tuple(Check(r["id"], r["check"], r["parameters"], r["relation"], _number(r["expected"]),
-                         _number(r["measured"]), r["basis"], r["source"], tolerance=_number(r["tolerance"]),
-                         se=_number(r["standard_error"]), literal=r["literal"] == "True", note=r["note"])
-                   for r in rows)
-    for row, (c, r) in enumerate(zip(checks, rows, strict=True), start=2):
-        if c.verdict != r["verdict"]:
-            raise ResultsError(f"{path}: row {row} ({c.claim}, {c.check}, {c.parameters}) says {r['verdict']!r}, "
-                               f"but its numbers give {c.verdict!r}: rerun the claims rule")
-    n_stat = sum(c.basis == "statistical" for c in checks)
-    return Decision(checks, bonferroni_k(n_stat, ALPHA_FAMILY), n_stat, ALPHA_FAMILY,
-                    {r["id"]: r["statement"] for r in rows})

@@ -102,7 +102,8 @@ CLAIMS: tuple[Claim, ...] = (
           "understates the spread: such d_k are left out and named). The scaled entropy is compared with its exact "
           "finite-d_k expectation relative to unit-variance scores (an average over the chi-square law of |q|^2 by "
           "Gauss quadrature and seeded Monte Carlo, whose SE is added), so the check has no d_k -> infinity bias "
-          "at any d_k, T or trials. tests/test_standard_errors.py checks every SE against the spread over seeds at "
+          "at any d_k, T or trials. tests/claims/test_standard_errors.py checks every SE against the spread over "
+          "seeds at "
           "the schema's edges (100 trials, T = 2, d_k 1 to 16384). The per-trial entropy is bounded (0 to log T), "
           "but at 100 trials its mean's tails are not checked beyond that spread. The literal exercise: the fraction "
           "of fresh one-draw sequences falling at every step against 1 (what the lesson's wording promises), with "
@@ -136,7 +137,10 @@ CLAIMS: tuple[Claim, ...] = (
           "clearly positive, and held 'within' that expectation elsewhere; the unscaled / scaled ratio of mean "
           "score gradients by the delta method with the two scales' covariance on the same trials (from the "
           "recorded per-trial difference; leaving it out overstated the SE up to 2.7x), decided on the steps where "
-          "theory says the unscaled softmax saturates. tests/test_standard_errors.py checks every SE against the "
+          "theory says the unscaled softmax saturates. The scaled head's mean Jacobian norm itself is held to its "
+          "exact finite-d_k expectation (same quadrature; its Monte Carlo SE added): the comparisons above hold "
+          "differences of two norms of the same Jacobian, which a wrong Jacobian (without its -p p^T term) can "
+          "leave in place; the norm itself cannot. tests/claims/test_standard_errors.py checks every SE against the "
           "spread over seeds at the schema's edges", decide_b7),
     Claim("B8", "Divide by sqrt(d_k), not by d_k",
           "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k "
@@ -147,18 +151,19 @@ CLAIMS: tuple[Claim, ...] = (
           "Bonferroni split); entropy differences between d_k values: k root-sum-square SEs; "
           "between 1/d_k and 1/sqrt(d_k) on the same trials: k SEs of the per-trial difference", decide_b8),
     Claim("B9", "Softmax rows are distributions; the forward's shapes",
-          "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), keeps the "
-          "input dtype, and every weight row is non-negative and sums to 1 up to rounding.",
+          "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), and every "
+          "weight row is non-negative and sums to 1 up to rounding.",
           "every row is non-negative and sums to 1; shapes (B, T, d_k) -> (B, T, T) -> (B, T, d_k)",
           "The Full Formula, Piece by Piece", ("forward_shape.csv",),
-          "shapes and dtype exactly; row sums within (T + 1) machine epsilons (T additions and a division: a "
+          "shapes exactly; row sums within (T + 1) machine epsilons (T additions and a division: a "
           "worst-case rounding bound, valid at every T the schema allows)",
           decide_b9),
     Claim("B10", "Without the scale, a wide head stops learning",
           "In a small training task (gradient descent on a query so the attention output picks a target value "
           "among T), with the learning rate tuned separately for each, the unscaled head falls further and further "
-          "behind the scaled one as the head grows wide (a rising gap over the sweep's wide heads, d_k >= 4), while "
-          "the scaled head keeps succeeding (no falling trend) and beats the unscaled one at the widest head.",
+          "behind the scaled one as the head grows wide (a rising gap over the sweep's wide heads, d_k >= 4), and "
+          "the scaled head beats the unscaled one at the widest head. Nothing is claimed of the scaled head's own "
+          "trend: the lesson's sentence is about the head without the scale.",
           "without it, a self-attention layer stops learning as soon as the head grows wide",
           "Welcome to Scaled Dot-Product Attention", ("learning.csv",),
           "k standard errors. Both heads learn on the same runs, so the comparisons are paired: per d_k, the SE of "
@@ -174,10 +179,12 @@ CLAIMS: tuple[Claim, ...] = (
           "on the unscaled success fraction's own trend; the calibration study showed that check failing correct "
           "runs at small heads: there both heads' "
           "success rises with d_k (with d_k below T - 1 some keys can never be the largest score, for either "
-          "head), which the paired gap cancels. The scaled head's trend: the OLS slope of its success fraction "
-          "over the whole sweep with the worst-case binomial SE sqrt(1/4 / runs) per fraction (valid whatever the "
-          "true fractions). Each best learning rate is picked on separate selection runs, so the scored fractions "
-          "carry no selection bias. A run that starts on its target (loss 0 in float64: an unscaled wide head "
+          "head), which the paired gap cancels. A check that the scaled head's success never falls with d_k was "
+          "dropped: the lesson does not say it, and it is false with many keys at small heads (d_k 1, 2, 4 against "
+          "T = 64, 1,000 runs, seeds 7 and 8: both heads' success falls as d_k and the values' width grow, the "
+          "scaled head's by more than any run's k; a correct run failed it). Each best learning rate is picked on "
+          "separate selection runs, so the scored fractions carry no selection bias. A run that starts on its "
+          "target (loss 0 in float64: an unscaled wide head "
           "saturated on the right key) counts as a success at step 0; learning.csv counts them "
           "(starts_on_target). At few runs a tolerance can exceed the largest deviation a check can show: the "
           "check then says that it cannot be decided",
@@ -188,3 +195,88 @@ CLAIMS: tuple[Claim, ...] = (
 def registry() -> dict[str, Claim]:
     """The claims by id, in the lesson's order."""
     return {c.id: c for c in CLAIMS}
+
+
+# The lesson's sentence each check decides, quoted verbatim (math as the lesson writes it), by claim and check:
+# a check decides that sentence and nothing more. The project carries the quotes itself; it never reads the lesson.
+_PRINTED_VARIANCE = "d_k | var(raw scores) | var(scores / sqrt(d_k))"
+_PRINTED_COLLAPSE = "unscaled max weight = 1.0000  entropy = 0.0003"
+_FORWARD = ("Match that against the formula. $Q$, $K$, $V$ came in at (1, 6, 16); the $QK^\\top$ comparison produced "
+            "a (1, 6, 6) score table; softmax over the last axis normalized every row (each sums to 1.0, confirmed); "
+            "and the weighted average of the values left at (1, 6, 16).")
+_STRONGEST = ("Because the scores were scaled, the weights are differentiated but not collapsed, position 1 leans on "
+              "key 1 (weight 0.606)")
+_VARIANCE = "The score has variance $d_k$."
+_MEAN = "Its expected value is 0, and its variance is 1"
+_SCALED_VARIANCE = "So dividing by $\\sqrt{d_k}$ keeps the score variance at roughly 1 no matter how wide the head is."
+_SPREAD = ("Double the head size and the scores spread out by $\\sqrt{2}$; go from $d_k = 16$ to $d_k = 256$ and the "
+           "typical score magnitude grows by a factor of four.")
+_EXERCISE1 = ("Extend the sweep to $d_k = 1024$: draw random $Q$ and $K$, compute the raw dot-product variance and the "
+              "scaled variance, and confirm the raw variance is near 1024 while the scaled variance stays near 1.")
+_EXERCISE2 = "Watch the entropy fall toward 0 as $d_k$ grows."
+_SCALED_ENTROPY = "the scaled version kept entropy at 1.79 (of a possible 2.08)"
+_EXERCISE3 = ("For one query against eight keys at d_k = 256, confirm that the unscaled and scaled softmax weights "
+              "produce the same argsort (the same ranking of positions), even though the actual weights differ wildly.")
+_DERIVATIVE = "The derivative of softmax is proportional to $p_i(1 - p_i)$ and cross-terms $-p_i p_j$."
+_SATURATED = ("When one $p$ is 1 and the rest are 0, every one of those terms is 0: the softmax is saturated and "
+              "passes essentially no gradient backward.")
+_RESPONSIVE = "The scale is what keeps softmax in its responsive, high-gradient regime as the model grows wide."
+_NOT_D_K = ("Divide by $\\sqrt{d_k}$, not $d_k$ — the standard deviation grows like $\\sqrt{d_k}$, and that is what "
+            "you rescale by")
+_DIVIDES = "If a random variable has variance $d_k$, dividing it by $\\sqrt{d_k}$ divides its variance by $d_k$"
+_ROWS = "After this, every row is non-negative and sums to 1: these are the attention weights, still (B, T, T)."
+_SHAPES = ("Shapes: $Q, K, V$ are (B, T, d_k); $QK^\\top$ and the weights are (B, T, T); the output is (B, T, d_k)")
+_STOPS = "Without it, a self-attention layer stops learning as soon as the head grows wide"
+
+LESSON_SENTENCES: dict[tuple[str, str], str] = {
+    ("A1", "raw score variance"): _PRINTED_VARIANCE,
+    ("A1", "scaled score variance"): _PRINTED_VARIANCE,
+    **{("A2", check): _PRINTED_COLLAPSE if "max weight" in check or "entropy" in check else
+       "raw_scores      : [ -3.12  13.41 -27.    12.41   2.39  24.29  -1.23  -2.77]"
+       for check in ("raw score", "scaled score", "unscaled weight", "scaled weight",
+                     "unscaled weights one-hot on position", "unscaled max weight", "unscaled entropy",
+                     "scaled max weight", "scaled entropy", "uniform entropy")},
+    ("A3", "axes of the input whose size differs from (1, 6, 16)"): _FORWARD,
+    ("A3", "axes of the weights whose size differs from (1, 6, 6)"): _FORWARD,
+    ("A3", "axes of the output whose size differs from (1, 6, 16)"): _FORWARD,
+    ("A3", "weight row sum"): _FORWARD,
+    ("A3", "attention weight"): _STRONGEST,
+    ("A3", "key this query attends to most"): _STRONGEST,
+    ("B1", "mean of raw scores"): _MEAN,
+    ("B1", "variance of raw scores"): _VARIANCE,
+    ("B2", "variance of scores / sqrt(d_k)"): _SCALED_VARIANCE,
+    ("B3", "slope of log std vs log d_k"): _SPREAD,
+    ("B3", "std ratio"): _SPREAD,
+    ("B4", "raw variance at d_k = 1024 (Exercise 1)"): _EXERCISE1,
+    ("B4", "scaled variance at d_k = 1024 (Exercise 1)"): _EXERCISE1,
+    ("B5", "fall of mean unscaled entropy"): _EXERCISE2,
+    ("B5", "power-law exponent of mean unscaled entropy vs d_k"): _EXERCISE2,
+    ("B5", "mean scaled entropy minus its unit-variance limit"): _SCALED_ENTROPY,
+    ("B5", "fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every step (Exercise 2, literal)"):
+        _EXERCISE2,
+    ("B6", "argsort of the unscaled and scaled weights agree (Exercise 3, the lesson's draw)"): _EXERCISE3,
+    ("B6", "trials where argsort of the weights disagrees without an exact tie"): _EXERCISE3,
+    ("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F"): _SATURATED,
+    ("B7", "fall of mean log10 unscaled Jacobian norm (the typical trial)"): _SATURATED,
+    ("B7", "mean scaled Jacobian norm minus its unit-variance limit"): _RESPONSIVE,
+    ("B7", "mean scaled Jacobian norm ||diag(p) - p p^T||_F"): _DERIVATIVE,
+    ("B7", "mean scaled minus unscaled Jacobian norm at the widest head"): _RESPONSIVE,
+    ("B7", "mean log10 scaled minus unscaled Jacobian norm at the widest head"): _RESPONSIVE,
+    ("B7", "fall of unscaled / scaled gradient norm at the scores"): _SATURATED,
+    ("B8", "variance of scores / d_k"): _DIVIDES,
+    ("B8", "rise of mean entropy under 1/d_k"): _NOT_D_K,
+    ("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)"): _NOT_D_K,
+    ("B9", "axes of the weights whose size differs from (B, T, T)"): _SHAPES,
+    ("B9", "axes of the output whose size differs from (B, T, d_k)"): _SHAPES,
+    ("B9", "smallest weight is non-negative"): _ROWS,
+    ("B9", "largest |row sum - 1|"): _ROWS,
+    ("B10", "slope of scaled minus unscaled success fraction vs log d_k over the wide heads (paired, best learning "
+            "rate each)"): _STOPS,
+    ("B10", "slope of scaled minus unscaled success fraction vs log d_k over the wide heads"): _STOPS,  # not measured
+    ("B10", "scaled minus unscaled success fraction at the widest head"): _STOPS,
+}
+
+
+def lesson_sentence(claim: str, check: str) -> str:
+    """The lesson's sentence the check `check` of claim `claim` decides (LESSON_SENTENCES); KeyError if none."""
+    return LESSON_SENTENCES[claim, check]

@@ -146,6 +146,17 @@ def decide_b7(R: Results) -> list[Check]:
                                math.hypot(_gradient(R, d, paired, "jacobian_norm", "se"), gap_se), "within", src,
                                note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included); "
                                     f"the limit itself: {float(limit):.4f}"))
+    # The norm measured is the one the lesson writes ("proportional to p_i(1 - p_i) and cross-terms -p_i p_j"): the
+    # scaled head's mean norm is theory's exact finite-d_k expectation of ||diag(p) - p p^T||_F (expectations.py,
+    # computed with its own softmax and norm, not the attention code's), so a Jacobian that is not diag(p) - p p^T
+    # fails here, whatever it does to the comparisons above, which hold a difference of two of its norms.
+    for d in ds:
+        mean, mean_se = R.expectation("scaled", "jacobian_norm", d, T)
+        out.append(statistical("B7", "mean scaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={d}, T={T}",
+                               _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean"), mean,
+                               math.hypot(_gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "se"), mean_se), "within",
+                               src, note=f"expected: its exact finite-d_k value (Monte Carlo SE {mean_se:.2g}, "
+                                         "included)"))
     d = ds[-1]  # ... and far above the unscaled one at the widest head, in the mean and in the typical trial
     widest = "scaled minus unscaled Jacobian norm at the widest head"
     for quantity, check in (("jacobian_norm", f"mean {widest}"), ("log10_jacobian_norm", f"mean log10 {widest}")):
@@ -186,7 +197,8 @@ def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
     return ([("scaled_minus_unit_variance", "entropy", d, entropy["T"]) for d in sorted(set(entropy["d_k"]))]
             + [("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
             + [("scaled_minus_unit_variance", "jacobian_norm", d, T) for d in ds]
-            + [("scaled", q, ds[-1], T) for q in jacobian])
+            + [("scaled", "jacobian_norm", d, T) for d in ds]  # the widest's too
+            + [("scaled", "log10_jacobian_norm", ds[-1], T)])
 
 
 def decide_b8(R: Results) -> list[Check]:

@@ -3,8 +3,9 @@
 Each trial draws one query q ~ N(0, I_dk), T keys K ~ N(0, I) (the trial scores
 B5 and B6 use too: sdpa_lab.experiments.trial_scores), values V ~ N(0, I)
 of shape (T, d_v) and an upstream gradient g_out ~ N(0, I_dv) standing for
-dL/d(out). With p = softmax(scale * K q) and the softmax Jacobian
-J = diag(p) - p p^T, per trial:
+dL/d(out). With the attention's weights p = softmax(scale * K q)
+(attention.attention_weights) and the softmax Jacobian J = diag(p) - p p^T
+(attention.softmax_jacobian, attention.softmax_backward), per trial:
 
 - jacobian_norm:       ||J||_F, how much gradient the softmax can pass at all;
 - score_grad_norm:     ||J V g_out||_2, the gradient reaching the (scaled) scores;
@@ -28,11 +29,12 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import softmax
+from sdpa_lab import attention
+from sdpa_lab.attention import attention_weights, score_scale, softmax_jacobian
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
-from sdpa_lab.scales import ATTENTION_SCALE, check_attention_scale, scale_difference
+from sdpa_lab.scales import scale_difference
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
@@ -60,11 +62,6 @@ def value_dim(d_k: int) -> int:
     return min(d_k, D_V_MAX)
 
 
-def softmax_jacobian(p: np.ndarray) -> np.ndarray:
-    """dp/ds of p = softmax(s): J = diag(p) - p p^T, for p (..., T) -> J (..., T, T)."""
-    return p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
-
-
 def trial_draws(seed: int, d_k: int, T: int, trials: int, d_v: int,
                 scores: TrialScores | None = None) -> Iterator[tuple]:
     """`trials` independent draws in chunks: raw scores K q (m, T), values V (m, T, d_v), g_out (m, d_v), |q| (m,).
@@ -81,14 +78,17 @@ def trial_draws(seed: int, d_k: int, T: int, trials: int, d_v: int,
         yield raw, V, g_out, q_norm  # (m, T), (m, T, d_v), (m, d_v), (m,)
 
 
-def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict[str, np.ndarray]:
-    """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of each,
-    for p = softmax(c * raw); c is one scale, or one per trial (m,)."""
-    c = np.asarray(c, dtype=float)
-    p = softmax(c[..., None] * raw)  # (m, T)
+def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, d_k: int, scale) -> dict[str, np.ndarray]:
+    """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of each, for the attention's
+    weights p = softmax(c * raw) of a head of size d_k; `scale` as attention.attention_weights takes it (None:
+    the attention's own), c the number it stands for, one or one per trial (m,)."""
+    c = np.asarray(score_scale(d_k, scale) if np.ndim(scale) == 0 else scale, dtype=float)
+    p = attention_weights(raw, d_k, scale)  # (m, T)
     J = softmax_jacobian(p)  # (m, T, T)
     g_p = np.einsum("mtv,mv->mt", V, g_out)  # (m, T): dL/dp = V g_out
-    g_scores = np.einsum("mst,mt->ms", J, g_p)  # (m, T): dL/ds = J dL/dp (J is symmetric)
+    # looked up on the module when called, like the attention's own functions do: a change to the attention
+    # (the calibration study's broken arms) reaches it
+    g_scores = attention.softmax_backward(p, g_p)  # (m, T): dL/ds = J dL/dp
     jac_norm = np.sqrt(np.sum(J * J, axis=(-2, -1)))  # (m,) Frobenius norm
     score_norm = np.linalg.norm(g_scores, axis=-1)  # (m,)
     return {
@@ -102,17 +102,15 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, c) -> dict
 
 
 def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                 scores: Mapping[int, TrialScores] | None = None,
-                 attention_scale: str = ATTENTION_SCALE) -> Rows:
-    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms per d_k and scale
-    (the attention's scale as `attention_scale` says: see scales.ATTENTION_SCALE).
+                 scores: Mapping[int, TrialScores] | None = None) -> Rows:
+    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms of the attention's
+    weights per d_k and scale.
 
     The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
     or an array of trial_scores.hold_trial_scores) where given, else drawn here: same numbers.
     """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)  # a std needs two trials
-    attention_scale = check_attention_scale(attention_scale)
     rows = []
     for d_k in d_k_values:
         acc = {(s, q): Moments() for s in GRADIENT_SCALES for q in QUANTITIES}
@@ -121,8 +119,7 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
         for raw, V, g_out, q_norm in draws:
             norms = {}  # (scale, quantity) -> per-trial norm (m,)
             for scale in GRADIENT_SCALES:
-                c = trial_scale(scale, d_k, q_norm, attention_scale)
-                for quantity, x in gradient_norms(raw, V, g_out, c).items():
+                for quantity, x in gradient_norms(raw, V, g_out, d_k, trial_scale(scale, d_k, q_norm)).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
                     norms[scale, quantity] = x
             for a, b, q in PAIRED:
@@ -135,9 +132,14 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     return rows
 
 
-def gradient_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
-                    attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
-    """The gradient experiment's table (registry.EXPERIMENTS["gradient"]); the attention's scale as
-    `attention_scale` says (scales.ATTENTION_SCALE)."""
+def gradient_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows gradient_tables makes from `settings`: per d_k, one per statistic of each (scale, quantity)
+    and of each paired difference."""
+    per_d_k = (len(GRADIENT_SCALES) * len(QUANTITIES) + len(PAIRED)) * len(Moments().summary())
+    return {"table": len(settings["d_k"]) * per_d_k}
+
+
+def gradient_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:
+    """The gradient experiment's table (registry.EXPERIMENTS["gradient"])."""
     s = settings
-    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention_scale)}
+    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}

@@ -2,7 +2,9 @@
 
 The task, per run: one query q (d_k,), T keys K (T, d_k) and values V (T, d_v),
 all N(0, 1), and a target key j* drawn uniformly; the target is V[j*]. The head
-outputs out = softmax(scale * K q) V and the loss is L(q) = 0.5 ||out - V[j*]||^2.
+outputs out = softmax(scale * K q) V, with the attention's weights and scale
+(attention.attention_weights; its Jacobian product attention.softmax_backward),
+and the loss is L(q) = 0.5 ||out - V[j*]||^2.
 Plain gradient descent on q (K, V fixed) runs for a fixed number of steps from
 the same initial q, K, V, j* under both scales, for every learning rate of a
 grid. Each scale's best learning rate is picked on `runs` selection runs of their
@@ -37,7 +39,11 @@ descent on the scores (see `descent`) instead of on q moves some mean final
 losses by up to 7%, mean final relative losses by up to 5%, and the mean
 relative-loss curves at the best learning rates (learning_curves.csv) by up to
 4%. The success fractions, at every learning rate, and the best learning
-rates, on which B10 is decided, come out the same both ways.
+rates, on which B10 is decided, come out the same both ways. The descent now
+follows the raw scores K q, which the attention scales at every step, as the
+forward does: with d_k a power of 4 (the default sweep) the scale is a power
+of 2 and every number is the same bit for bit as following the scaled scores;
+at other d_k they differ by rounding, which those rates amplify.
 """
 
 from __future__ import annotations
@@ -46,8 +52,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from sdpa_lab import attention
+from sdpa_lab.attention import attention_weights, score_scale
 from sdpa_lab.chunks import chunk_rows
-from sdpa_lab.scales import ATTENTION_SCALE, check_attention_scale, scale_factor
+from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
@@ -75,20 +83,20 @@ def value_dim(d_k: int) -> int:
     return min(d_k, D_V_MAX)
 
 
-def score_loss_and_grad(z, V, target):
-    """The loss 0.5 ||softmax(z) V - target||^2 and its gradient with respect to the scores z.
+def score_loss_and_grad(raw, V, target, d_k: int, scale=None):
+    """The loss 0.5 ||softmax(z) V - target||^2 of the attention's weights of raw scores `raw` of a head of size
+    d_k, z = c raw (c: attention.score_scale of `scale`, None for the attention's own), and its gradient with
+    respect to the scaled scores z.
 
-    z: (..., T) scores, V: (..., T, d_v), target broadcasting against the output (..., d_v).
-    Returns loss (...) and dL/dz (..., T). z is overwritten (with the weights softmax(z)).
+    raw: (..., T) scores q.k, V: (..., T, d_v), target broadcasting against the output (..., d_v).
+    Returns loss (...) and dL/dz (..., T); `raw` is not changed.
     """
-    # softmax(z) in place: attention.softmax's operations, less its second max-subtraction (of 0)
-    z -= z.max(axis=-1, keepdims=True)
-    p = np.exp(z, out=z)
-    p /= p.sum(axis=-1, keepdims=True)  # (..., T) attention weights
+    p = attention_weights(raw, d_k, scale)  # (..., T) attention weights
     r = p @ V - target  # (..., d_v) dL/d(out)
     g_p = r @ np.swapaxes(V, -1, -2)  # (..., T) dL/dp = V r
-    g_z = p * (g_p - np.sum(p * g_p, axis=-1, keepdims=True))  # dL/dz = J V r, J = diag(p) - p p^T
-    return 0.5 * np.sum(r * r, axis=-1), g_z
+    # dL/dz = J V r, J = diag(p) - p p^T; looked up on the module when called, as the attention's own functions
+    # are: a change to the attention (the calibration study's broken arms) reaches it
+    return 0.5 * np.sum(r * r, axis=-1), attention.softmax_backward(p, g_p)
 
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
@@ -106,26 +114,28 @@ def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, 
         yield q0, K, V, V[np.arange(m), j_star[start:start + m]]
 
 
-def descent(q0, K, V, target, scale: float, lrs: Sequence[float], steps: int) -> Iterator[np.ndarray]:
+def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int) -> Iterator[np.ndarray]:
     """Losses (R, L) after 0, 1, ..., steps steps of gradient descent on q, one step at a time,
-    for R runs and each of L learning rates.
+    for R runs and each of L learning rates, the head's scale `scale` as attention.attention_weights takes it
+    (None: the attention's own).
 
     q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [r, l] of the
     t-th yield is the loss of run r after t steps with learning rate lrs[l].
     """
-    # q enters the loss only through its scores z = scale K q, and a step q <- q - lr dL/dq,
-    # dL/dq = scale K^T dL/dz, moves them to z - lr G dL/dz with G = scale^2 K K^T (T, T): the
-    # same descent, followed on the T scores instead of the d_k coordinates of q.
+    # q enters the loss only through its raw scores s = K q (the attention scales them: z = c s), and a step
+    # q <- q - lr dL/dq, dL/dq = c K^T dL/dz, moves them to s - lr G dL/dz with G = c K K^T (T, T): the
+    # same descent, followed on the T raw scores instead of the d_k coordinates of q.
+    d_k = q0.shape[-1]
     lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
-    G = scale**2 * (K @ np.swapaxes(K, -1, -2))  # (R, T, T), symmetric
-    z0 = scale * (K @ q0[:, :, None])[:, :, 0]  # (R, T) initial scores
-    z = np.repeat(z0[:, None, :], lr.shape[1], axis=1)  # (R, L, T): one copy per lr
+    G = score_scale(d_k, scale) * (K @ np.swapaxes(K, -1, -2))  # (R, T, T), symmetric
+    s0 = (K @ q0[:, :, None])[:, :, 0]  # (R, T) initial raw scores
+    s = np.repeat(s0[:, None, :], lr.shape[1], axis=1)  # (R, L, T): one copy per lr
     target = target[:, None, :]  # (R, 1, d_v)
     for t in range(steps + 1):
-        loss, g_z = score_loss_and_grad(z.copy(), V, target)  # (R, L), (R, L, T)
+        loss, g_z = score_loss_and_grad(s, V, target, d_k, scale)  # (R, L), (R, L, T)
         yield loss
         if t < steps:
-            z -= lr * (g_z @ G)  # (R, L, T) @ (R, T, T): z <- z - lr G dL/dz
+            s -= lr * (g_z @ G)  # (R, L, T) @ (R, T, T): s <- s - lr G dL/dz
 
 
 def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
@@ -188,13 +198,10 @@ def checkpoints(steps: int) -> np.ndarray:
 
 
 def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
-                  learning_rates: Sequence[float], loss_threshold: float,
-                  attention_scale: str = ATTENTION_SCALE) -> tuple[Rows, Rows]:
+                  learning_rates: Sequence[float], loss_threshold: float) -> tuple[Rows, Rows]:
     """Per (d_k, scale, lr): success fraction and losses of gradient descent on q; and the mean
-    relative-loss curve at the best lr of each (d_k, scale) (the attention's scale as
-    `attention_scale` says: see scales.ATTENTION_SCALE)."""
+    relative-loss curve at the best lr of each (d_k, scale) ("inv_sqrt_dk": the attention's own scale)."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
-    attention_scale = check_attention_scale(attention_scale)
     T, runs = check_int(T, "T", minimum=2), check_int(runs, "runs", minimum=1)
     steps = check_int(steps, "steps", minimum=0)
     lrs, loss_threshold = [float(lr) for lr in learning_rates], float(loss_threshold)
@@ -207,7 +214,7 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         # and scored on the runs below: picking and scoring on the same runs would favour lucky rates.
         best = {}
         for scale in LEARNING_SCALES:
-            c = scale_factor(scale, d_k, attention_scale)
+            c = scale_arg(scale, d_k)
             selection = [follow(descent(q0, K, V, target, c, lrs, steps), loss_threshold, at)
                          for q0, K, V, target in run_chunks(stream(seed, "learning-selection", d_k, T), runs, T, d_k,
                                                             value_dim(d_k), len(lrs))]
@@ -216,7 +223,7 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         tracks = {scale: [] for scale in LEARNING_SCALES}
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
             for scale in LEARNING_SCALES:  # the same runs under both scales
-                c = scale_factor(scale, d_k, attention_scale)
+                c = scale_arg(scale, d_k)
                 losses = descent(q0, K, V, target, c, lrs, steps)  # (m, L) per step
                 tracks[scale].append(follow(losses, loss_threshold, at))
         succeeded = {}  # scale -> per run, success at its best lr (R,)
@@ -243,11 +250,17 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
 
 
 
-def learning_tables(settings: Mapping, trial_scores: Mapping[int, str],
-                    attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
-    """The learning experiment's tables (registry.EXPERIMENTS["learning"]): per learning rate, and the curves;
-    the attention's scale as `attention_scale` says (scales.ATTENTION_SCALE)."""
+def learning_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows learning_tables makes from `settings`: per d_k, one per scale, learning rate and statistic and
+    one per paired statistic; and the curves' one per scale and checkpoint."""
+    per_d_k = len(LEARNING_SCALES) * len(settings["learning_rates"]) * len(STATISTICS) + len(PAIRED_STATISTICS)
+    return {"table": len(settings["d_k"]) * per_d_k,
+            "curves": len(settings["d_k"]) * len(LEARNING_SCALES) * len(checkpoints(settings["steps"]))}
+
+
+def learning_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The learning experiment's tables (registry.EXPERIMENTS["learning"]): per learning rate, and the curves."""
     s = settings
     table, curves = learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"],
-                                  s["loss_threshold"], attention_scale)
+                                  s["loss_threshold"])
     return {"table": table, "curves": curves}

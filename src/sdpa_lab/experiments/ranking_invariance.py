@@ -11,14 +11,16 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import softmax
+from sdpa_lab.attention import attention_weights, score_scale, softmax
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import TrialScores, trial_scores
-from sdpa_lab.scales import ATTENTION_SCALE, check_attention_scale, scale_divisor
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 DTYPES = ("float64", "float32")
+# What is counted per d_k and dtype, one row each.
+QUANTITIES = ("logit_rank_agrees", "weight_argsort_agrees", "unscaled_weight_ties",
+              "weight_argsort_disagrees_without_ties", "unscaled_weight_underflow", "top1_agrees")
 
 
 def _has_ties(w: np.ndarray) -> np.ndarray:
@@ -28,33 +30,31 @@ def _has_ties(w: np.ndarray) -> np.ndarray:
 
 
 def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                           scores: Mapping[int, TrialScores] | None = None,
-                           attention_scale: str = ATTENTION_SCALE) -> Rows:
-    """Per d_k: fraction of trials whose scaled and unscaled rankings agree, on logits and on weights
-    (the attention's scale as `attention_scale` says: see scales.ATTENTION_SCALE).
+                           scores: Mapping[int, TrialScores] | None = None) -> Rows:
+    """Per d_k: fraction of trials whose scaled (by the attention's own scale) and unscaled rankings agree,
+    on logits and on weights (attention.attention_weights).
 
     The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
     or an array of trial_scores.hold_trial_scores) where given, else drawn here: same numbers.
     """
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=1)
-    attention_scale = check_attention_scale(attention_scale)
     rows = []
     for d_k in d_k_values:
-        counts: dict[tuple[str, str], int] = {}
+        counts = {(dtype, quantity): 0 for dtype in DTYPES for quantity in QUANTITIES}
 
         def add(dtype: str, quantity: str, n: int, counts: dict = counts) -> None:
-            counts[dtype, quantity] = counts.get((dtype, quantity), 0) + int(n)
+            counts[dtype, quantity] += int(n)
 
         for raw64, _ in trial_scores(seed, d_k, T, trials, chunk_rows(T), (scores or {}).get(d_k)):
             for dtype in DTYPES:
                 raw = raw64.astype(dtype)  # (m, T)
-                scaled = raw / raw.dtype.type(scale_divisor(ATTENTION_SCALE, d_k, attention_scale))  # stays in dtype
+                scaled = raw * raw.dtype.type(score_scale(d_k))  # the attention's scaled logits, in dtype
                 same_logit_rank = np.all(
                     np.argsort(raw, axis=-1, kind="stable") == np.argsort(scaled, axis=-1, kind="stable"),
                     axis=-1,
                 )
-                w_unscaled, w_scaled = softmax(raw), softmax(scaled)
+                w_unscaled, w_scaled = softmax(raw), attention_weights(raw, d_k)
                 same_naive_rank = np.all(np.argsort(w_unscaled, axis=-1) == np.argsort(w_scaled, axis=-1), axis=-1)
                 add(dtype, "logit_rank_agrees", same_logit_rank.sum())
                 add(dtype, "weight_argsort_agrees", same_naive_rank.sum())
@@ -70,10 +70,12 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
     return rows
 
 
-def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
-                              attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
-    """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"]); the attention's scale
-    as `attention_scale` says (scales.ATTENTION_SCALE)."""
+def ranking_invariance_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows ranking_invariance_tables makes from `settings`: one per d_k, dtype and quantity."""
+    return {"table": len(settings["d_k"]) * len(DTYPES) * len(QUANTITIES)}
+
+
+def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:
+    """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"])."""
     s = settings
-    return {"table": ranking_invariance_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores,
-                                             attention_scale)}
+    return {"table": ranking_invariance_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}

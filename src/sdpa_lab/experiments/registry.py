@@ -11,11 +11,8 @@ Adding an experiment: see CONTRIBUTING.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 
 RESULTS_DIR = "results"
 
@@ -47,6 +44,8 @@ class Experiment:
     function(settings, trial_scores) returns {output key: rows}. settings is {"seed": ...,
     **config[section]} (nothing for the lesson replications, which have no section);
     trial_scores is {d_k: .npy path} of the shared trial scores, when `shares_trial_scores`.
+    row_counts(settings) ("module:function", beside `function`) returns {output key: the
+    number of rows `function` makes}: the checker refuses a CSV far larger than that.
     """
 
     name: str
@@ -55,6 +54,7 @@ class Experiment:
     claims: tuple[str, ...]
     section: str | None = None
     shares_trial_scores: bool = False
+    row_counts: str = field(kw_only=True)
 
     @property
     def module(self) -> str:
@@ -71,7 +71,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                          {"seed": "int", "d_k": "int", "n_pairs": "int", "scale": "str", "statistic": "str",
                           "value": "float"},
                          {"seed": "seed", "d_k": "d_k", "n_pairs": "n_pairs"})},
-        claims=("B1", "B2", "B3", "B4", "B8"), section="variance"),
+        claims=("B1", "B2", "B3", "B4", "B8"), section="variance",
+        row_counts="sdpa_lab.experiments.variance:variance_row_counts"),
     Experiment(
         "entropy_sweep", "sdpa_lab.experiments.entropy_sweep:entropy_sweep_tables",
         {"table": Output("entropy_sweep.csv",
@@ -83,26 +84,30 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                              {"seed": "int", "T": "int", "trials": "int", "quantity": "str", "count": "int",
                               "fraction": "float"},
                              {"seed": "seed", "trials": "trials"})},
-        claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True),
+        claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.entropy_sweep:entropy_sweep_row_counts"),
     Experiment(
         "ranking_invariance", "sdpa_lab.experiments.ranking_invariance:ranking_invariance_tables",
         {"table": Output("ranking_invariance.csv",
                          {**_SWEEP, "dtype": "str", "quantity": "str", "count": "int", "fraction": "float"},
                          _SWEEP_RECORDS)},
-        claims=("B6",), section="ranking_invariance", shares_trial_scores=True),
+        claims=("B6",), section="ranking_invariance", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.ranking_invariance:ranking_invariance_row_counts"),
     Experiment(
         "forward_shape", "sdpa_lab.experiments.forward_shape:forward_shape_tables",
         {"table": Output("forward_shape.csv",
                          {"seed": "int", "B": "int", "T": "int", "d_k": "int", "dtype": "str", "quantity": "str",
                           "value": "float"},
                          {"seed": "seed", "shapes": ("B", "T", "d_k")})},
-        claims=("B9",), section="forward_shape"),
+        claims=("B9",), section="forward_shape",
+        row_counts="sdpa_lab.experiments.forward_shape:forward_shape_row_counts"),
     Experiment(
         "gradient", "sdpa_lab.experiments.gradient:gradient_tables",
         {"table": Output("gradient.csv",
                          {**_SWEEP, "scale": "str", "quantity": "str", "statistic": "str", "value": "float"},
                          _SWEEP_RECORDS)},
-        claims=("B7",), section="gradient", shares_trial_scores=True),
+        claims=("B7",), section="gradient", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.gradient:gradient_row_counts"),
     Experiment(
         "learning", "sdpa_lab.experiments.learning:learning_tables",
         {"table": Output("learning.csv",
@@ -115,23 +120,27 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                           {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "scale": "str", "lr": "float",
                            "step": "int", "mean_relative_loss": "float"},
                           {"seed": "seed", "d_k": "d_k", "T": "T", "runs": "runs"})},
-        claims=("B10",), section="learning"),
+        claims=("B10",), section="learning",
+        row_counts="sdpa_lab.experiments.learning:learning_row_counts"),
     Experiment(
         "lesson_variance", "sdpa_lab.experiments.replication:lesson_variance_tables",
         {"table": Output("lesson_variance.csv",
                          {"d_k": "int", "n_samples": "int", "quantity": "str", "value": "float"})},
-        claims=("A1", "B4")),
+        claims=("A1", "B4"),
+        row_counts="sdpa_lab.experiments.replication:lesson_variance_row_counts"),
     Experiment(
         "lesson_softmax_collapse", "sdpa_lab.experiments.replication:lesson_softmax_collapse_tables",
         {"table": Output("lesson_softmax_collapse.csv",
                          {"d_k": "int", "T": "int", "quantity": "str", "key": "num", "value": "float"})},
-        claims=("A2", "B6")),
+        claims=("A2", "B6"),
+        row_counts="sdpa_lab.experiments.replication:lesson_softmax_collapse_row_counts"),
     Experiment(
         "lesson_forward", "sdpa_lab.experiments.replication:lesson_forward_tables",
         {"table": Output("lesson_forward.csv",
                          {"B": "int", "T": "int", "d_k": "int", "quantity": "str", "row": "num", "col": "num",
                           "value": "float"})},
-        claims=("A3",)),
+        claims=("A3",),
+        row_counts="sdpa_lab.experiments.replication:lesson_forward_row_counts"),
 )}
 
 # The config sections, one per sweep experiment (the lesson replications have none).
@@ -166,61 +175,3 @@ def output_paths(name: str) -> dict[str, str]:
 def columns() -> dict[str, dict[str, str]]:
     """Every result CSV's columns and their kinds, by file name."""
     return {out.file: dict(out.columns) for e in EXPERIMENTS.values() for out in e.outputs.values()}
-
-
-# ---- the code a job runs -----------------------------------------------------------------------
-
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/sdpa_lab
-
-
-def _module_file(module: str) -> Path | None:
-    """The file of sdpa_lab module `module` (a package's __init__.py), or None if it is not one."""
-    parts = module.split(".")
-    if parts[0] != "sdpa_lab":
-        return None
-    base = PACKAGE_DIR.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-# An import statement of sdpa_lab, at any indentation: `import sdpa_lab.x` or `from sdpa_lab.x import a, b`
-# (names in parentheses may span lines). Read from the text, not by importing: the Snakefile stays light.
-_IMPORT = re.compile(r"^[ \t]*(?:import[ \t]+(sdpa_lab[\w.]*)|from[ \t]+(sdpa_lab[\w.]*)[ \t]+import[ \t]+"
-                     r"(\([^)]*\)|[^\n]*))", re.M)
-
-
-@cache
-def _imports(path: Path) -> frozenset[str]:
-    """The sdpa_lab modules `path` imports (`import sdpa_lab.x`, `from sdpa_lab.x import y`, y a module or not)."""
-    found = set()
-    for module, package, names in _IMPORT.findall(path.read_text(encoding="utf-8")):
-        if module:
-            found.add(module)
-        else:
-            found.add(package)
-            names = names.split("#")[0] if not names.startswith("(") else names
-            found |= {f"{package}.{n.split()[0]}" for n in names.strip("()").split(",") if n.split()}
-    return frozenset(found)
-
-
-@cache
-def code_files(*modules: str) -> tuple[str, ...]:
-    """The files of `modules` and of every sdpa_lab module they import, transitively (sorted paths).
-
-    What a job runs, so that its rule reruns when one of them changes, and only then: editing
-    experiments/learning.py reruns the learning job alone. This module is left out: an
-    entry's settings and outputs are the rule's own params and outputs, which Snakemake
-    compares itself, and adding an experiment here must not rerun the others. So are the
-    packages' __init__.py files, which hold no code a job runs.
-    """
-    seen: set[Path] = set()
-    todo = list(modules)
-    while todo:
-        path = _module_file(todo.pop())
-        if path is None or path in seen or path == Path(__file__).resolve() or path.name == "__init__.py":
-            continue
-        seen.add(path)
-        todo.extend(_imports(path))
-    return tuple(sorted(str(p) for p in seen))

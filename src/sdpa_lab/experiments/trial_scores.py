@@ -21,7 +21,7 @@ import numpy as np
 from sdpa_lab.chunks import CHUNK_ELEMENTS, chunk_rows
 from sdpa_lab.io import atomic_writer
 from sdpa_lab.joblog import job_log
-from sdpa_lab.scales import ATTENTION_SCALE, scale_factor
+from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.validation import check_int, check_seed
 
@@ -98,12 +98,11 @@ def read_trial_scores(path: str | os.PathLike, T: int, trials: int, rows: int) -
         yield np.array(chunk)  # a copy: one chunk of the file in memory at a time
 
 
-def trial_scale(scale: str, d_k: int, q_norm: np.ndarray,
-                attention_scale: str = ATTENTION_SCALE) -> float | np.ndarray:
-    """What the raw scores of trials with query norms `q_norm` (m,) are multiplied by under `scale`:
-    1 / |q| per trial (m,) for REFERENCE_SCALE, else the scale's one factor (scales.scale_factor,
-    the attention's own as `attention_scale` says)."""
-    return 1.0 / q_norm if scale == REFERENCE_SCALE else scale_factor(scale, d_k, attention_scale)
+def trial_scale(scale: str, d_k: int, q_norm: np.ndarray) -> float | np.ndarray | None:
+    """The `scale` argument of attention.attention_weights for the raw scores of trials with query norms
+    `q_norm` (m,) under `scale`: 1 / |q| per trial (m,) for REFERENCE_SCALE, else scales.scale_arg (None,
+    the attention's own, for "inv_sqrt_dk")."""
+    return 1.0 / q_norm if scale == REFERENCE_SCALE else scale_arg(scale, d_k)
 
 
 def rechunk(chunks: Iterator[np.ndarray], rows: int) -> Iterator[np.ndarray]:

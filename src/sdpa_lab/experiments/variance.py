@@ -12,12 +12,16 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
+from sdpa_lab.attention import score_scale
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.moments import Moments
-from sdpa_lab.scales import ATTENTION_SCALE, SCALES, check_attention_scale, scale_factor
+from sdpa_lab.scales import SCALES, scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
+
+# The statistics of each (d_k, scale), one row each.
+STATISTICS = ("mean", "variance", "std")
 
 
 def score_chunks(rng: np.random.Generator, n_pairs: int, d_k: int) -> Iterator[np.ndarray]:
@@ -39,18 +43,16 @@ def score_moments(rng: np.random.Generator, n_pairs: int, d_k: int) -> Moments:
     return total
 
 
-def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int,
-                  attention_scale: str = ATTENTION_SCALE) -> Rows:
+def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int) -> Rows:
     """Mean, variance and std of the scores per d_k and scale, one row per statistic
-    (the attention's scale as `attention_scale` says: see scales.ATTENTION_SCALE)."""
+    (the scale the attention multiplies them by: attention.score_scale, its own for "inv_sqrt_dk")."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
-    attention_scale = check_attention_scale(attention_scale)
     n_pairs = check_int(n_pairs, "n_pairs", minimum=2)  # a variance needs two samples
     rows = []
     for d_k in d_k_values:
         raw = score_moments(stream(seed, "variance", d_k), n_pairs, d_k)
         for scale in SCALES:
-            c = scale_factor(scale, d_k, attention_scale)
+            c = score_scale(d_k, scale_arg(scale, d_k))
             # Scaling by c multiplies the mean by c and the variance by c^2.
             stats = {"mean": raw.mean * c, "variance": raw.variance * c * c}
             stats["std"] = float(np.sqrt(stats["variance"]))
@@ -62,8 +64,11 @@ def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int,
     return rows
 
 
-def variance_tables(settings: Mapping, trial_scores: Mapping[int, str],
-                    attention_scale: str = ATTENTION_SCALE) -> dict[str, Rows]:
-    """The variance experiment's table (registry.EXPERIMENTS["variance"]); the attention's scale as
-    `attention_scale` says (scales.ATTENTION_SCALE: another value is a deliberately broken attention)."""
-    return {"table": variance_rows(settings["seed"], settings["d_k"], settings["n_pairs"], attention_scale)}
+def variance_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows variance_tables makes from `settings`: one per d_k, scale and statistic."""
+    return {"table": len(settings["d_k"]) * len(SCALES) * len(STATISTICS)}
+
+
+def variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
+    """The variance experiment's table (registry.EXPERIMENTS["variance"])."""
+    return {"table": variance_rows(settings["seed"], settings["d_k"], settings["n_pairs"])}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from sdpa_lab.claims.model import read_claims
+from sdpa_lab.claims.deciding import read_claims
 from sdpa_lab.joblog import job_log
 from sdpa_lab.report.specs import FIGURES, figure_files
 from sdpa_lab.results import Results
@@ -18,7 +18,7 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
 
     Figures with k-standard-error intervals take k from the run's decision, as the checks do: read from
     `results_dir`/claims.csv (the claims rule's), not decided again.
-    The CSVs are read once and shared: no figure function modifies a table (tests/test_figures_job.py).
+    The CSVs are read once and shared: no figure function modifies a table (tests/report/test_jobs.py).
     """
     from sdpa_lab.report.figures import make_figure  # matplotlib: here, so the report job never imports it
 
@@ -38,12 +38,13 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
 
 def report_job(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                benchmarks: Iterable[str | Path] = (), log_path: str | None = None,
-               solutions: str | Path | None = None) -> None:
+               solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> None:
     """Write the HTML report to `out` from the claims results/claims.csv holds (with a learner's graded
-    `solutions` CSV, if given)."""
+    `solutions` CSV, if given, and a class's overview from its `grades`)."""
     from sdpa_lab.report.html import build_report  # jinja2 and the config schema: not needed by figures_job
 
     with job_log("report", log_path) as logger:
-        decision = build_report(results_dir, figures_dir, config, out, list(benchmarks), solutions=solutions)
+        decision = build_report(results_dir, figures_dir, config, out, list(benchmarks), solutions=solutions,
+                                grades=grades)
         logger.info("report: %d checks (%d failing), k = %.3f: wrote %s", len(decision.checks),
                     len(decision.failed), decision.k, out)

@@ -1,0 +1,301 @@
+"""Nothing lost, nothing wrong: refused, failed, interrupted and repeated runs, through real Snakemake.
+
+Every pipeline test works on a copy of the workflow in a temporary folder, on
+a small config whose variance job takes a second or two (so a kill can land
+in the middle of it), building four CSVs of the seeded experiments.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths
+
+from tests.conftest import REPO, TINY_CONFIG
+from tests.pipeline.conftest import SNAKEMAKE, copy_of, digests, files_under, make_workdir
+from tests.pipeline.conftest import snakemake as run_snakemake
+
+TARGETS = ["results/variance.csv", "results/entropy_sweep.csv", "results/forward_shape.csv"]
+SLOW_PAIRS = 400_000  # makes the variance job take a second or two
+
+
+def robustness_config() -> dict:
+    """The tiny config with a variance job slow enough to be interrupted."""
+    config = copy.deepcopy(TINY_CONFIG)
+    config["variance"]["n_pairs"] = SLOW_PAIRS
+    return config
+
+
+def snakemake(work: Path, *args: str, cores: int = 2, env: dict | None = None,
+              targets: list[str] = TARGETS) -> subprocess.CompletedProcess:
+    """Run Snakemake in `work` on `targets` (plus `args`), as a user would, and wait for it."""
+    return run_snakemake(work, *args, cores=cores, env=env, targets=targets)
+
+
+def assert_clean_results(work: Path) -> None:
+    """No temporary file is visible in results/."""
+    leftovers = [p.name for p in (work / "results").iterdir() if p.name.endswith(".tmp")]
+    assert leftovers == [], leftovers
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """A clean, uninterrupted run: its folder and the sha256 of every CSV it wrote."""
+    work = make_workdir(tmp_path_factory.mktemp("reference") / "work", robustness_config())
+    proc = snakemake(work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sums = digests(work)
+    draws = [f"results/trial_scores/seed{c['seed']}_T{c['entropy_sweep']['T']}_trials{c['entropy_sweep']['trials']}"
+             f"_dk{d}.npy" for c in [robustness_config()] for d in c["entropy_sweep"]["d_k"]]
+    assert sorted(sums) == sorted(TARGETS + ["results/entropy_single_draw.csv", "results/entropy_exercise2.csv"]
+                                  + draws)
+    return work, sums
+
+
+# ---- 1. a refused run touches nothing -----------------------------------------------------------
+
+REFUSED = [
+    ("string d_k", lambda c: c["variance"]["d_k"].__setitem__(1, "wide"), "variance.d_k[1]: got 'wide'"),
+    ("typo", lambda c: c["entropy_sweep"].__setitem__("trails", 300), "entropy_sweep.trails: unknown setting"),
+    ("seed", lambda c: c.__setitem__("seed", -1), "config setting seed: got -1"),
+    ("syntax", "seed: [7\nvariance: {\n", "not valid YAML at line 2"),
+    ("not a mapping", "- 7\n- 8\n", "holds a list"),
+]
+
+
+@pytest.mark.pipeline
+@pytest.mark.parametrize("bad, line", [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
+def test_refused_run_touches_nothing(reference, tmp_path, bad, line):
+    work = copy_of(reference[0], tmp_path / "work")
+    if isinstance(bad, str):
+        text = bad
+    else:
+        config = robustness_config()
+        bad(config)
+        text = yaml.safe_dump(config)
+    (work / "config" / "config.yaml").write_text(text)
+    before = {folder: files_under(work, folder) for folder in ("results", "logs", ".snakemake/metadata")}
+    proc = snakemake(work)
+    assert proc.returncode != 0
+    assert line in proc.stderr, proc.stderr[-2000:]
+    after = {folder: files_under(work, folder) for folder in ("results", "logs", ".snakemake/metadata")}
+    assert after == before  # same files, same bytes, same mtimes
+
+
+@pytest.mark.pipeline
+def test_refused_run_in_a_fresh_folder_creates_no_results(tmp_path):
+    config = robustness_config()
+    config["ranking_invariance"]["T"] = 1
+    work = make_workdir(tmp_path / "work", config)
+    proc = snakemake(work)
+    assert proc.returncode != 0
+    assert "config setting ranking_invariance.T: got 1; must be at least 2" in proc.stderr
+    assert not (work / "results").exists() and not (work / "logs").exists()
+
+
+# ---- 2. a failed run loses nothing and leaves nothing stale ---------------------------------------
+
+FAIL_HOOK = '''
+import os
+if os.environ.get("SDPA_LAB_TEST_FAIL"):  # test-only fault injection, loaded by every Python started
+    from sdpa_lab import pipeline
+
+    def _fail(*args, _name=os.environ["SDPA_LAB_TEST_FAIL"]):
+        raise RuntimeError(f"injected failure in {_name}")
+
+    _run = pipeline.run_experiment
+    pipeline.run_experiment = lambda name, *args: _fail() if name == os.environ["SDPA_LAB_TEST_FAIL"] else _run(
+        name, *args)
+'''
+
+
+def failing_env(tmp_path: Path, experiment: str) -> dict:
+    """An environment in which experiment `experiment` raises when its job runs (via sitecustomize)."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(FAIL_HOOK)
+    return {**os.environ, "PYTHONPATH": str(hook), "SDPA_LAB_TEST_FAIL": experiment}
+
+
+@pytest.mark.pipeline
+def test_failed_rerun_removes_only_its_own_output_and_reruns_next_time(reference, tmp_path):
+    work = copy_of(reference[0], tmp_path / "work")
+    before = files_under(work)
+    config = robustness_config()
+    config["variance"]["n_pairs"] = 2000  # a settings change: the variance job must rerun...
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    proc = snakemake(work, env=failing_env(tmp_path, "variance"))  # ... and it fails
+    assert proc.returncode != 0
+    assert "injected failure in variance" in (work / "logs" / "variance.log").read_text()
+    # Nothing wrong: Snakemake removed the failed job's output (no CSV of the old settings under the
+    # current name); the other results untouched, same bytes and mtimes.
+    after = files_under(work)
+    assert not (work / "results" / "variance.csv").exists()
+    assert {k: v for k, v in after.items() if "variance" not in k} == {
+        k: v for k, v in before.items() if "variance" not in k}
+    dry = snakemake(work, "--dry-run")
+    assert dry.returncode == 0 and "rule variance:" in dry.stdout
+    # The next successful run rebuilds it with the new settings.
+    proc = snakemake(work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (pd.read_csv(work / "results" / "variance.csv").n_pairs == 2000).all()
+    assert_clean_results(work)
+
+
+@pytest.mark.pipeline
+def test_a_settings_change_reruns_exactly_the_experiments_that_read_them(reference, tmp_path):
+    work = copy_of(reference[0], tmp_path / "work")
+
+    def planned(*args: str) -> set[str]:
+        dry = snakemake(work, "--dry-run", "--quiet", "rules", *args)
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        return set(re.findall(r"^(\w+)\s+\d+$", dry.stdout, re.M)) - {"total"}
+
+    assert planned() == set()  # nothing to do
+    config = robustness_config()
+    config["entropy_sweep"]["trials"] = 150
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    assert planned() == {"entropy_sweep", "trial_scores"}  # fresh draws for the new trial count
+    config = robustness_config()
+    config["entropy_sweep"]["d_k"] = [*config["entropy_sweep"]["d_k"], 16]
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    assert planned() == {"entropy_sweep", "trial_scores"}  # one new d_k: the others' draws are kept and shared
+    # Back to the settings the results were made with: up to date again (Snakemake's params check).
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(robustness_config()))
+    assert planned() == set()
+
+
+@pytest.mark.pipeline
+def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
+    """A rule's code inputs are its experiment's modules and what they import, not the whole package."""
+    work = make_workdir(tmp_path / "work", TINY_CONFIG)
+    shutil.copytree(REPO / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}  # this copy's package, not the installed one
+    tables = [path for name in EXPERIMENTS for path in output_paths(name).values()]  # no claims, figures, report
+    proc = snakemake(work, env=env, targets=tables)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    experiments = set(EXPERIMENTS) | {"trial_scores"}
+
+    # Moving or copying the checkout (mtimes kept) reruns nothing: the code inputs are paths relative to it.
+    moved = shutil.copytree(work, tmp_path / "elsewhere" / "work", symlinks=True)
+    dry = snakemake(moved, "--dry-run", env={**os.environ, "PYTHONPATH": str(moved / "src")}, targets=[])
+    assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
+    shutil.rmtree(moved)
+
+    def planned_after_editing(module: str) -> set[str]:
+        path = work / "src" / "sdpa_lab" / module
+        path.write_text(path.read_text() + "\n# an edit\n")  # new content: Snakemake ignores a bare touch
+        dry = snakemake(work, "--dry-run", "--quiet", "rules", env=env, targets=tables)
+        assert dry.returncode == 0, dry.stderr[-3000:]
+        rerun = snakemake(work, env=env, targets=tables)  # up to date again for the next edit
+        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        return set(re.findall(r"^(\w+)\s+\d+$", dry.stdout, re.M)) & experiments
+
+    assert planned_after_editing("experiments/learning.py") == {"learning"}
+    assert planned_after_editing("experiments/trial_scores.py") == {
+        "trial_scores", "entropy_sweep", "ranking_invariance", "gradient"}
+    # The one module every experiment imports reruns them all.
+    assert planned_after_editing("seeding.py") == experiments
+
+
+# ---- 3. an interrupted run resumes to the same bytes ----------------------------------------------
+
+# Kill points: while Snakemake starts / the first jobs run, and in the middle of the slow variance job.
+INTERRUPTS = [("SIGINT", 1.0), ("SIGINT", 2.5), ("SIGKILL", 1.0), ("SIGKILL", 2.5)]
+
+
+def start_and_kill(work: Path, sig: signal.Signals, delay: float) -> None:
+    """Start Snakemake in its own process group, then send `sig` to the whole group (as Ctrl-C or a crash would)."""
+    proc = subprocess.Popen([*SNAKEMAKE, "--cores", "2", *TARGETS], cwd=work, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(delay)
+    try:
+        os.killpg(proc.pid, sig)
+    except ProcessLookupError:  # it had already finished
+        pass
+    proc.wait(timeout=120)
+    deadline = time.time() + 30
+    while time.time() < deadline:  # wait until every job of the group is gone
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+
+
+@pytest.mark.pipeline
+@pytest.mark.parametrize("signame, delay", INTERRUPTS, ids=[f"{s}-after-{d}s" for s, d in INTERRUPTS])
+def test_interrupted_run_resumes_to_identical_results(reference, tmp_path, signame, delay):
+    work = make_workdir(tmp_path / "work", robustness_config())
+    start_and_kill(work, getattr(signal, signame), delay)
+    # Whatever the kill left under a final name is complete: the very bytes of the clean run.
+    visible = {rel: sha for rel, sha in digests(work).items() if not Path(rel).name.startswith(".")}
+    assert visible == {rel: reference[1][rel] for rel in visible}
+    proc = snakemake(work)  # the README's plain command (the default profile adds --rerun-incomplete)
+    if proc.returncode != 0:
+        # Only a SIGKILL can leave Snakemake's lock behind; it then says how to remove it.
+        assert signame == "SIGKILL" and "--unlock" in proc.stderr, proc.stderr[-3000:]
+        assert snakemake(work, "--unlock").returncode == 0
+        proc = snakemake(work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert digests(work) == reference[1]
+    assert_clean_results(work)
+
+
+@pytest.mark.pipeline
+def test_default_profile_reruns_an_output_marked_incomplete(reference, tmp_path):
+    """A kill between a job's atomic write and Snakemake's bookkeeping leaves a complete file marked incomplete.
+
+    Snakemake 9 then stops with IncompleteFilesException unless --rerun-incomplete
+    is given; profiles/default/config.yaml gives it. (The marker's layout,
+    .snakemake/incomplete/<base64 of the path>, is Snakemake's own.)
+    """
+    import base64
+
+    work = copy_of(reference[0], tmp_path / "work")
+    marker = work / ".snakemake" / "incomplete" / base64.b64encode(b"results/variance.csv").decode()
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text('{"external_jobid": null}')
+    without = snakemake(work, "--dry-run", "--workflow-profile", "none")
+    assert without.returncode != 0 and "IncompleteFilesException" in without.stdout + without.stderr
+    with_profile = snakemake(work, "--dry-run")
+    assert with_profile.returncode == 0, with_profile.stderr[-2000:]
+    assert "rule variance:" in with_profile.stdout
+
+
+# ---- 4. the same bytes whatever the cores, the folder, or touched files -------------------------
+
+
+# Every experiment drawing from the configured seed.
+SEEDED = [path for name, e in EXPERIMENTS.items() if e.section for path in output_paths(name).values()]
+
+
+def test_same_bytes_across_cores_folders_and_touched_inputs(tiny_run, tmp_path):
+    """The shared tiny run (`--cores 4`) against the same config run on one core in another folder."""
+    one = make_workdir(tmp_path / "other folder", TINY_CONFIG)  # another path, with a space in it
+    proc = snakemake(one, cores=1, targets=SEEDED)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first = digests(one)
+    assert sorted(r for r in first if not r.startswith("results/trial_scores/")) == sorted(SEEDED)
+    assert {rel: sha for rel, sha in digests(tiny_run).items() if rel in first} == first  # CSVs and trial draws
+    # Touch the config and the scripts: the jobs rerun (a script newer than its outputs) ...
+    later = time.time() + 5
+    for path in [one / "config" / "config.yaml", *(one / "workflow" / "scripts").glob("*.py")]:
+        os.utime(path, (later, later))
+    proc = snakemake(one, cores=2, targets=SEEDED)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "rule variance:" in proc.stdout + proc.stderr
+    # ... and write the same bytes.
+    assert digests(one) == first
+    assert_clean_results(one)

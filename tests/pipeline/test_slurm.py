@@ -1,0 +1,142 @@
+"""The pipeline on a real one-node SLURM cluster, through profiles/slurm (Snakemake's slurm executor plugin).
+
+tests/pipeline/slurm/cluster.sh starts the cluster (memory enforced) for this module and stops it
+afterwards, failed tests or not. Skipped where SLURM, munge or the plugin is not installed
+(`apt-get install slurm-wlm munge`, `pip install -e ".[slurm]"`; .ci/run does both).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slurm, pytest.mark.pipeline]
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER_SH = REPO / "tests" / "pipeline" / "slurm" / "cluster.sh"
+SMALL_CONFIG = REPO / "tests" / "pipeline" / "slurm" / "config.yaml"
+CALIBRATION_STUDY = REPO / "tests" / "pipeline" / "slurm" / "calibration.yaml"
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+# No run of the small config comes near this; a hung run (status polling gone wrong) fails instead of blocking CI.
+RUN_TIMEOUT = 240
+
+
+def _missing_requirements() -> str | None:
+    """Why this machine cannot run the cluster, or None."""
+    missing = [p for p in ("slurmctld", "slurmd", "sbatch", "munged", "mungekey") if not shutil.which(p)]
+    if missing:
+        return f"SLURM or munge not installed ({', '.join(missing)} not found; apt-get install slurm-wlm munge)"
+    if os.geteuid() != 0:
+        return "starting slurmd needs root"
+    try:
+        import snakemake_executor_plugin_slurm  # noqa: F401
+    except ImportError:
+        return 'the slurm executor plugin is not installed (pip install -e ".[slurm]")'
+    return None
+
+
+@pytest.fixture(scope="module")
+def cluster(request) -> dict[str, str]:
+    """A running one-node cluster; the environment to reach it."""
+    reason = _missing_requirements()
+    if reason:
+        pytest.skip(reason)
+    # Under /tmp, not pytest's 0700 tmp folder: munged runs as the munge user and must reach its socket.
+    directory = Path(tempfile.mkdtemp(prefix="sdpa-slurm-"))
+
+    def stop():
+        subprocess.run(["bash", str(CLUSTER_SH), "stop", str(directory)], check=False)
+        shutil.rmtree(directory, ignore_errors=True)
+
+    request.addfinalizer(stop)  # registered first: stops whatever start left running, whatever fails
+    started = subprocess.run(["bash", str(CLUSTER_SH), "start", str(directory)], check=False,
+                             capture_output=True, text=True)
+    assert started.returncode == 0, started.stderr[-3000:]
+    return {**os.environ, "SLURM_CONF": str(directory / "slurm.conf")}
+
+
+def make_workdir(root: Path) -> Path:
+    """A copy of the workflow and its profiles, with the small config as config/config.yaml."""
+    root.mkdir()
+    shutil.copy(REPO / "Snakefile", root / "Snakefile")
+    for folder in ("workflow", "profiles"):
+        shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "config").mkdir()
+    shutil.copy(SMALL_CONFIG, root / "config" / "config.yaml")
+    return root
+
+
+def snakemake(work: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*SNAKEMAKE, *args], check=False, cwd=work, env=env, capture_output=True,
+                          text=True, timeout=RUN_TIMEOUT)
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, tmp_path_factory) -> dict[str, Path]:
+    """The small config run locally and on the cluster, each in its own copy of the workflow."""
+    base = tmp_path_factory.mktemp("slurm")
+    local, remote = make_workdir(base / "local"), make_workdir(base / "cluster")
+    done = snakemake(local, "--cores", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = snakemake(remote, "--profile", "profiles/slurm", env=cluster)
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert "submitted with SLURM jobid" in done.stderr  # the jobs did go through SLURM
+    return {"local": local, "cluster": remote}
+
+
+def test_every_csv_is_byte_identical_to_a_local_run(runs):
+    local = {k: v for k, v in digests(runs["local"] / "results").items() if k.endswith(".csv")}
+    remote = {k: v for k, v in digests(runs["cluster"] / "results").items() if k.endswith(".csv")}
+    assert len(local) >= 12 and "claims.csv" in local
+    assert remote == local
+    assert (runs["cluster"] / "reports" / "report.html").stat().st_size > 0
+
+
+def test_calibration_target_runs_on_the_cluster(runs, cluster):
+    work = runs["cluster"]
+    if "calibration" not in snakemake(work, "--list-rules").stdout.split():
+        pytest.skip("no `calibration` target in the workflow yet")
+    (work / "config" / "calibration").mkdir(exist_ok=True)
+    shutil.copy(CALIBRATION_STUDY, work / "config" / "calibration" / "tiny.yaml")
+    done = snakemake(work, "calibration", "--profile", "profiles/slurm", env=cluster)
+    assert done.returncode == 0, done.stderr[-5000:]
+    assert "submitted with SLURM jobid" in done.stderr
+    batches = sorted((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))
+    assert len(batches) == 4 and all(p.stat().st_size > 0 for p in batches)  # 2 + 1 + 1 batches of the study
+    assert (work / "reports" / "calibration.html").is_file()
+
+
+def test_out_of_memory_names_the_rule_and_a_rerun_with_more_fixes_it(runs, cluster):
+    work, target = runs["cluster"], "results/forward_shape.csv"
+    others = {p: (h, (work / "results" / p).stat().st_mtime_ns)
+              for p, h in digests(work / "results").items() if p != "forward_shape.csv"}
+
+    # 20 MB: less than the job's own Snakemake needs; the cluster kills the job within a second.
+    failed = snakemake(work, target, "--forcerun", "forward_shape", "--profile", "profiles/slurm",
+                       "--set-resources", "forward_shape:mem_mb=20", env=cluster)
+    assert failed.returncode != 0
+    # The workflow's onerror hook (sdpa_lab.workflow_support.cluster) names the rule and its limit.
+    said = re.search(r"^rule forward_shape ran out of memory \(mem_mb=20\); "
+                     r"rerun with --set-resources (forward_shape:mem_mb=\d+)$", failed.stderr, re.MULTILINE)
+    assert said, failed.stderr[-3000:]
+    suggested = said[1]
+
+    rerun = snakemake(work, target, "--profile", "profiles/slurm", "--set-resources", suggested, env=cluster)
+    assert rerun.returncode == 0, rerun.stderr[-5000:]
+    assert (work / target).read_bytes() == (runs["local"] / target).read_bytes()
+    after = {p: (h, (work / "results" / p).stat().st_mtime_ns)
+             for p, h in digests(work / "results").items() if p != "forward_shape.csv"}
+    assert after == others  # no other result rewritten or touched

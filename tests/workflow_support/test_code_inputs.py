@@ -1,0 +1,69 @@
+"""sdpa_lab.workflow_support.code_inputs: a rule's code inputs are the modules its job imports, as paths
+relative to the workflow; and the package has no import cycle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sdpa_lab.workflow_support.code_inputs import code_files, imported_modules, package_dir
+
+
+def names(repo: Path, *modules: str) -> set[str]:
+    src = repo / "src" / "sdpa_lab"
+    return {Path(p).resolve().relative_to(src.resolve()).as_posix() for p in code_files(*modules,
+                                                                                         workflow_dir=str(repo))}
+
+
+def test_code_files_are_the_modules_a_job_imports(repo):
+    """A rule's code inputs: its module and the sdpa_lab modules it imports, at any depth, and no others."""
+    learning = names(repo, "sdpa_lab.experiments.learning")
+    assert "experiments/learning.py" in learning and "seeding.py" in learning and "scales.py" in learning
+    assert not learning & {"experiments/gradient.py", "experiments/variance.py", "pipeline.py",
+                           "experiments/registry.py"}
+    # An import inside a function counts (the figure job imports matplotlib's side lazily).
+    assert "report/figures.py" in names(repo, "sdpa_lab.report.jobs")
+    # Transitively: gradient imports the shared trial scores' module, which imports the scales.
+    assert {"experiments/trial_scores.py", "scales.py"} <= names(repo, "sdpa_lab.experiments.gradient")
+    # The main report does not rerun when only the calibration report's code changes.
+    assert "calibration/report.py" not in names(repo, "sdpa_lab.report.jobs", "sdpa_lab.report.html")
+
+
+def test_code_files_are_relative_to_the_workflow(repo, monkeypatch):
+    monkeypatch.chdir(repo)
+    files = code_files("sdpa_lab.experiments.variance", workflow_dir=str(repo))
+    assert files and all(not Path(p).is_absolute() and p.startswith("src/sdpa_lab/") for p in files), files
+    assert package_dir(str(repo)) == repo / "src" / "sdpa_lab"
+
+
+def test_relative_imports_are_followed(tmp_path):
+    package = tmp_path / "sdpa_lab" / "sub"
+    package.mkdir(parents=True)
+    (package / "a.py").write_text("from . import b\nfrom .. import top\nfrom .c import name\n\n"
+                                  "def f():\n    import sdpa_lab.late\n")
+    assert imported_modules(package / "a.py", "sdpa_lab.sub.a") == {
+        "sdpa_lab.sub", "sdpa_lab.sub.b", "sdpa_lab", "sdpa_lab.top", "sdpa_lab.sub.c", "sdpa_lab.sub.c.name",
+        "sdpa_lab.late"}
+
+
+def test_the_package_has_no_import_cycle(repo):
+    """No module imports, at any depth of its code (inside functions too), a module that imports it back."""
+    src = repo / "src"
+    modules = {}
+    for path in (src / "sdpa_lab").rglob("*.py"):
+        parts = path.relative_to(src).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {m: {d for d in imported_modules(p, m) if d in modules and d != m} for m, p in modules.items()}
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            m = todo.pop()
+            if m == goal:
+                return True
+            if m not in seen:
+                seen.add(m)
+                todo.extend(graph[m])
+        return False
+
+    cycles = sorted((a, b) for a in graph for b in graph[a] if reaches(b, a))
+    assert cycles == [], cycles

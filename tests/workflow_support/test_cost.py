@@ -1,0 +1,166 @@
+"""`sdpa-lab check-config FILE` vets a config received from someone else, safely and without Snakemake;
+the cost model it prints (sdpa_lab.workflow_support.cost) grows with the sweep as the work does."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from sdpa_lab.cli import main
+from sdpa_lab.workflow_support import cost
+
+from tests.conftest import REPO
+from tests.test_config import billion_laughs
+
+YTE = '__use_yte__: true\nseed: ?__import__("pathlib").Path("PWNED").touch() or 20241129\n'
+
+
+def test_the_shipped_configs_pass_with_their_cost(capsys):
+    for name in ("config.yaml", "large.yaml"):
+        assert main(["check-config", str(REPO / "config" / name)]) == 0
+        out = capsys.readouterr().out
+        assert f"{name}: ok" in out and "estimated cost of a run:" in out and "on disk" in out
+
+
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        (YTE, "__use_yte__ is not allowed: Snakemake would evaluate this file as a YTE template"),
+        (billion_laughs(), "aliases are not allowed"),
+        ("seed: !!python/object/apply:os.system ['touch PWNED']\n", "not valid YAML at line 1, column 7"),
+        ("seed: 7\nvariance: {n_pairs: 5}\n", "config setting variance.n_pairs: got 5"),
+    ],
+    ids=["yte", "alias bomb", "python tag", "partial, bad"],
+)
+def test_a_bad_config_is_refused_and_runs_nothing(tmp_path, monkeypatch, capsys, text, line):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suspect.yaml").write_text(text)
+    assert main(["check-config", "suspect.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sdpa-lab check-config: refused: ") and line in err, err
+    assert not (tmp_path / "PWNED").exists()
+
+
+def test_a_non_finite_setting_is_refused(tmp_path, default_config, capsys):
+    path = tmp_path / "nan.yaml"
+    path.write_text(yaml.safe_dump(default_config).replace("loss_threshold: 0.1", "loss_threshold: .nan"))
+    assert main(["check-config", str(path)]) == 2
+    assert "config setting learning.loss_threshold: got nan; must be a finite number" in capsys.readouterr().err
+
+
+def test_check_config_does_not_import_snakemake(tmp_path):
+    path = tmp_path / "suspect.yaml"
+    path.write_text(YTE)
+    code = ("import sys; from sdpa_lab.cli import main; rc = main(['check-config', sys.argv[1]]); "
+            "assert 'snakemake' not in sys.modules and 'yte' not in sys.modules; sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], cwd=tmp_path, capture_output=True, text=True,
+                          check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert not (tmp_path / "PWNED").exists()
+
+
+# ---- the cost model ------------------------------------------------------------------------------
+
+
+def test_cost_grows_with_the_work(default_config):
+    base = cost.estimate(default_config)
+    bigger = copy.deepcopy(default_config)
+    bigger["variance"]["n_pairs"] *= 10
+    bigger["learning"]["steps"] *= 2
+    grown = cost.estimate(bigger)
+    assert grown.cpu_s["variance"] == pytest.approx(10 * base.cpu_s["variance"])
+    assert grown.cpu_s["learning"] == pytest.approx(2 * base.cpu_s["learning"])
+    assert grown.cpu_s["trial_scores"] == base.cpu_s["trial_scores"] and grown.disk_bytes == base.disk_bytes
+
+
+def test_variance_time_follows_the_benchmarked_rate(default_config):
+    default_config["variance"] = {"d_k": [1024], "n_pairs": 10**9}  # about 6 hours of CPU
+    seconds = cost.estimate(default_config).cpu_s["variance"]
+    assert seconds == pytest.approx(10**9 * 1024 * cost.NS_PER_PAIR_DIMENSION * 1e-9)
+    assert 4 * 3600 < seconds < 6 * 3600
+
+
+def test_trial_scores_disk_is_their_npy_files(default_config):
+    for name in ("entropy_sweep", "ranking_invariance", "gradient"):
+        default_config[name] |= {"trials": 10**8, "T": 8, "d_k": [64]}
+    estimate = cost.estimate(default_config)
+    one_file = 10**8 * (8 + 1) * 8  # float64 scores of 8 keys and |q| per trial: 7.2 GB, shared by the three
+    assert estimate.disk_bytes == one_file + cost.NPY_HEADER_BYTES + cost.LEFTOVER_BYTES
+    default_config["gradient"]["T"] = 16  # no longer shared: a second file
+    assert cost.estimate(default_config).disk_bytes == estimate.disk_bytes + 10**8 * 17 * 8 + cost.NPY_HEADER_BYTES
+
+
+def test_the_npy_header_estimate_is_numpys(tmp_path):
+    from sdpa_lab.experiments.trial_scores import write_trial_scores
+
+    path = tmp_path / "scores.npy"
+    write_trial_scores(seed=1, d_k=4, T=8, trials=100, path=path)
+    assert path.stat().st_size == 100 * 9 * 8 + cost.NPY_HEADER_BYTES
+
+
+def test_a_run_above_an_hour_needs_confirmation(default_config):
+    default_config["variance"]["n_pairs"] = 10**9
+    estimate = cost.estimate(default_config)
+    problem = cost.run_problem(estimate, default_config, free_bytes=1 << 40)
+    assert problem.endswith("to start it anyway, add --config confirm_long_run=true") and " h of CPU" in problem
+    for yes in (True, "true"):  # --config confirm_long_run=True, or =true (which Snakemake passes as text)
+        assert cost.run_problem(estimate, {**default_config, "confirm_long_run": yes}, free_bytes=1 << 40) is None
+    assert cost.run_problem(estimate, {**default_config, "confirm_long_run": "false"}, free_bytes=1 << 40)
+    assert "snakemake asks for --config confirm_long_run=true" in cost.summary(estimate)[0]
+
+
+def test_a_run_larger_than_the_free_space_is_refused(default_config):
+    default_config["entropy_sweep"]["trials"] = 10**8
+    estimate = cost.estimate(default_config)
+    problem = cost.run_problem(estimate, {**default_config, "confirm_long_run": True}, free_bytes=1 << 30)
+    assert problem.startswith(f"this run would write about {cost.size(estimate.disk_bytes)} and only 1.0 GiB is free")
+    assert cost.run_problem(estimate, {**default_config, "confirm_long_run": True}, free_bytes=1 << 40) is None
+
+
+def test_the_default_run_needs_nothing(default_config):
+    assert cost.run_problem(cost.estimate(default_config), default_config, free_bytes=1 << 30) is None
+
+
+def test_trial_scores_already_drawn_are_not_counted(default_config):
+    clean = cost.estimate(default_config)
+    files = list(cost.trial_score_files(default_config))
+    assert len(files) == len(set(default_config["entropy_sweep"]["d_k"]) | set(default_config["gradient"]["d_k"]))
+    again = cost.estimate(default_config, drawn=files[:2])
+    assert again.reused == 2 and again.disk_bytes == clean.disk_bytes - 2 * (4000 * 9 * 8 + cost.NPY_HEADER_BYTES)
+    assert again.cpu_s["trial_scores"] < clean.cpu_s["trial_scores"]
+    assert "reusing the 2 trial-score files already drawn" in cost.summary(again)[0]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_what_is_not_a_regular_file_is_refused_at_once(tmp_path, kind, capsys):
+    # A FIFO would block the open until a writer came; /dev/zero would be read for ever.
+    path = tmp_path / "suspect.yaml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")
+    proc = subprocess.run([sys.executable, "-m", "sdpa_lab.cli", "check-config", str(path)], capture_output=True,
+                          text=True, timeout=20, check=False)  # a timeout, not a hang, if it blocks
+    assert proc.returncode == 2 and proc.stdout == ""
+    what = {"fifo": "a FIFO (named pipe)", "folder": "a folder", "device": "a character device"}[kind]
+    assert proc.stderr == (f"sdpa-lab check-config: refused: config file {path}: is {what}, not a regular file; "
+                           "a config is a plain file\n"), proc.stderr
+
+
+def test_a_look_alike_name_shows_its_non_ascii_letters(tmp_path, default_config, capsys):
+    path = tmp_path / "look.yaml"
+    path.write_text(yaml.safe_dump(default_config) + "s\u0435ed: 8\n", encoding="utf-8")  # a Cyrillic "е"
+    assert main(["check-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[1:] == [
+        "  config setting s\u0435ed: unknown setting (a typo?); its name is not plain ASCII: U+0435 CYRILLIC SMALL "
+        "LETTER IE at character 2; allowed here: confirm_long_run, entropy_sweep, forward_shape, gradient, "
+        "learning, ranking_invariance, seed, solutions, variance"], err
+
