@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from sdpa_lab.workflow_support import cost
 from sdpa_lab.config import ConfigError, config_errors, load_schema
+from sdpa_lab.workflow_support import cost
 
 # The chance that a bounded setting takes exactly its lower bound, and exactly its upper bound (each): the
 # edges are where finite-size corrections and small-sample tails are largest, so they are drawn on purpose.
