@@ -14,6 +14,7 @@ from sdpa_lab.calibration.studies import (
     REPORT,
     RESULTS_DIR,
     STUDIES_DIR,
+    SWEEPS,
     TABLES,
     batch_files,
     fixed_tables_files,

@@ -35,6 +35,16 @@ NS_PER_JACOBIAN_ENTRY = 53.0
 # learning: ns of CPU per (run, learning rate, scale, step, key, value dimension) of gradient descent
 # (results_large.csv: 3.44 s for 256 runs * 11 rates * 2 scales * 200 steps * 8 keys * 212 value dims).
 NS_PER_DESCENT_ELEMENT = 1.8
+# learning, besides the descent: ns of CPU per (run, key or query, key dimension), (T + 1) * d_k per run, for
+# drawing the keys and queries three times (a selection pass per scale and the scored pass), and per
+# (run, T^2 d_k) for their four Gram matrices K K^T. Fitted to two measurements of learning_rows with 1000
+# runs, 1 step, 1 learning rate: 1.19 s at T = 2, d_k = 8192 and 1.02 s at T = 16, d_k = 1024; they matter
+# only for heads far wider than the value dimension (the descent term above, of d_v <= 64, misses them).
+NS_PER_LEARNING_KEY = 47.0
+NS_PER_LEARNING_GRAM = 0.73
+# learning: ns of CPU per (d_k, step) whatever the arrays' sizes, the NumPy calls of a step on small arrays
+# (learning_rows with 10 runs, T = 2, d_k = 1, 1 learning rate: 0.71 s for 2000 steps; on a loaded machine).
+NS_PER_LEARNING_STEP = 3.5e5
 # forward_shape: ns of CPU per (B, T, T) weight (results_large.csv: 0.21 s for (8, 1024, 64)).
 NS_PER_WEIGHT = 25.0
 # Everything that does not grow with the config: Snakemake's start-up, each job's, the lesson
@@ -100,7 +110,10 @@ def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
         NS_PER_NORMAL * (g["T"] + 1) * _d_v(d_k) + NS_PER_JACOBIAN_ENTRY * g["T"] ** 2 for d_k in g["d_k"])
     learn = config["learning"]
     cost.cpu_s["learning"] = (NS_PER_DESCENT_ELEMENT * NS * learn["runs"] * len(learn["learning_rates"]) * 2
-                              * learn["steps"] * learn["T"] * sum(_d_v(d_k) for d_k in learn["d_k"]))
+                              * learn["steps"] * learn["T"] * sum(_d_v(d_k) for d_k in learn["d_k"])
+                              + NS * learn["runs"] * sum(d_k for d_k in learn["d_k"])
+                              * (NS_PER_LEARNING_KEY * (learn["T"] + 1) + NS_PER_LEARNING_GRAM * learn["T"] ** 2)
+                              + NS_PER_LEARNING_STEP * NS * len(learn["d_k"]) * learn["steps"])
     cost.cpu_s["forward_shape"] = NS_PER_WEIGHT * NS * sum(B * T * T for B, T, _ in config["forward_shape"]["shapes"])
     cost.cpu_s["fixed"] = FIXED_CPU_S
     return cost
