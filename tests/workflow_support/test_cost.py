@@ -23,7 +23,7 @@ def test_the_shipped_configs_pass_with_their_cost(capsys):
     for name in ("config.yaml", "large.yaml"):
         assert main(["check-config", str(REPO / "config" / name)]) == 0
         out = capsys.readouterr().out
-        assert f"{name}: ok" in out and "estimated cost of a run:" in out and "on disk" in out
+        assert f"{name}: ok" in out and "estimated cost of the main run" in out and "on disk" in out
 
 
 @pytest.mark.parametrize(
@@ -133,3 +133,12 @@ def test_trial_scores_already_drawn_are_not_counted(default_config):
     assert again.reused == 2 and again.disk_bytes == clean.disk_bytes - 2 * (4000 * 9 * 8 + cost.NPY_HEADER_BYTES)
     assert again.cpu_s["trial_scores"] < clean.cpu_s["trial_scores"]
     assert "reusing the 2 trial-score files already drawn" in cost.summary(again)[0]
+
+
+def test_a_run_with_solutions_announces_their_grading_too(default_config):
+    plain = cost.estimate(default_config)
+    graded = cost.estimate({**default_config, "solutions": "mine.py"})
+    assert graded.total_cpu_s == pytest.approx(plain.total_cpu_s + cost.GRADE_CPU_S)
+    lines = cost.summary(graded)
+    assert "the grading of your solutions" in lines[0] and any(line.split()[0] == "solutions" for line in lines)
+    assert not any("solutions" in line for line in cost.summary(plain))
