@@ -33,6 +33,11 @@ if "solutions" in config:
     include: "workflow/rules/solutions.smk"
 
 
+if "submissions" in config:
+
+    include: "workflow/rules/class.smk"
+
+
 # On a cluster (profiles/slurm) these run on the submitting machine. The lesson's three
 # replications are the same few seconds of work whatever the config (the lesson's own
 # sizes), so a cluster never makes them faster; the claims, figures and report take

@@ -152,6 +152,7 @@ def all_outputs():
         *figures,
         REPORT_HTML,
         *solutions_outputs(),
+        *class_outputs(),
     ]
 
 
@@ -174,7 +175,59 @@ def solutions_file():
 
 def sweep_config():
     """The config without `solutions`: what the claims depend on (naming a solutions file reruns no claim)."""
-    return {key: value for key, value in config.items() if key != "solutions"}
+    return {key: value for key, value in config.items() if key not in NOT_SWEEP}
+
+
+# Settings no experiment reads: a learner's or a class's solutions and how they are graded.
+NOT_SWEEP = (
+    "solutions",
+    "submissions",
+    "grading_seed",
+    "grading_time_limit",
+    "grading_n_samples",
+)
+
+
+# A class (config `submissions`, a folder; graded by class.smk): one job per learner, then
+# the gradebook and a page per learner. Class grading refuses, before any job, where the
+# sandbox cannot start (sdpa_lab.grading.sandbox.unavailable says why, in one line).
+GRADEBOOK_CSV = "results/class/gradebook.csv"
+
+
+def class_submissions():
+    """{learner: file} of the class folder, {} without `submissions` (ConfigError: one line, before any job)."""
+    if "submissions" not in config:
+        return {}
+    from sdpa_lab.grading.classroom import ClassError, submissions
+    from sdpa_lab.grading.sandbox import unavailable
+
+    try:
+        found = submissions(config["submissions"])
+    except ClassError as exc:
+        raise ConfigError(str(exc)) from None
+    why = unavailable()
+    if why is not None:
+        raise ConfigError(
+            f"class grading refuses to run learners' code unsandboxed: {why}"
+        )
+    return found
+
+
+CLASS = class_submissions()
+
+
+def class_grades():
+    """Each learner's grade record (rule grade_submission)."""
+    return [f"results/class/grades/{learner}.json" for learner in CLASS]
+
+
+def class_pages():
+    return [f"reports/class/{learner}.html" for learner in CLASS]
+
+
+def class_outputs():
+    """The gradebook and the learners' pages when the config names a class, else nothing."""
+    return [GRADEBOOK_CSV, *class_pages()] if CLASS else []
 
 
 def benchmarks_before_report():

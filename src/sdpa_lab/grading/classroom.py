@@ -18,10 +18,13 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sdpa_lab.grading import mistakes as M
-from sdpa_lab.grading.grade import UNUSABLE, Grade
+if TYPE_CHECKING:
+    from sdpa_lab.grading.grade import Grade
 
+# Parse-time light (the Snakefile lists the class with `submissions`): NumPy and the checks load in the jobs.
+UNUSABLE = 2  # sdpa_lab.grading.grade.UNUSABLE: the exit status of a file that could not be used
 SUFFIXES = (".py", ".ipynb")
 LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a learner id a path and a wildcard can hold
 CLASS_TIME_LIMIT = 20.0  # seconds per call: the exercises at the class's sizes take well under a second
@@ -61,12 +64,15 @@ def submissions(folder: str | os.PathLike) -> dict[str, Path]:
 
 def grade_record(g: Grade, learner: str) -> dict:
     """A grade as plain data (the JSON a submission's job writes)."""
+    from sdpa_lab.grading import mistakes as M
+
     parts = []
     for p in g.parts:
         parts.append({
-            "name": p.name, "signature": p.signature, "verdict": p.verdict, "passed": p.passed,
+            "name": p.name, "signature": p.signature, "verdict": p.verdict, "passed": bool(p.passed),
             "lost": p.lost.message if p.lost is not None else "", "lost_status": p.lost.status if p.lost else "",
-            "checks": [{"claim": c.claim, "what": c.what, "passed": c.passed, "detail": c.detail} for c in p.checks],
+            "checks": [{"claim": c.claim, "what": c.what, "passed": bool(c.passed), "detail": c.detail}
+                       for c in p.checks],
             "notes": list(p.notes), "error": p.error, "diagnosis": list(p.diagnosis), "mistakes": list(p.mistakes),
             "reread": [M.MISTAKES[k].reread for k in p.mistakes if k in M.MISTAKES],
         })
@@ -75,9 +81,10 @@ def grade_record(g: Grade, learner: str) -> dict:
         "; ".join(p.lost.message for p in g.forged) or g.load.status)
     return {"learner": learner, "file": g.path.name, "seed": g.seed, "isolation": g.isolation,
             "time_limit": g.time_limit, "memory_mib": g.memory_mib, "peak_mib": round(g.peak_mib, 1),
-            "seconds": round(g.seconds, 3), "exit_status": g.exit_status, "usable": g.usable,
+            "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
+            "exit_status": g.exit_status, "usable": g.usable,
             "load_status": g.load.status, "load_message": g.load.message, "unusable": unusable,
-            "passed": sum(p.passed for p in g.parts), "parts": parts}
+            "passed": sum(bool(p.passed) for p in g.parts), "parts": parts}
 
 
 def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = None,
@@ -136,6 +143,8 @@ def gradebook_rows(records: list[dict]) -> list[dict]:
 
 def overview(records: list[dict]) -> dict:
     """The class at a glance: pass rate per part, the most common mistakes, and the unusable submissions and why."""
+    from sdpa_lab.grading import mistakes as M
+
     usable = [r for r in records if r["usable"]]
     rates = []
     for name in PARTS:

@@ -45,6 +45,7 @@ class Grade:
     isolation: str = ""  # "bubblewrap sandbox" or "plain process"
     peak_mib: float = 0.0  # the most memory its processes used together (sandbox only, else 0)
     seconds: float = 0.0
+    learner_cpu_seconds: float = 0.0  # the CPU its processes used together (sandbox only, else 0)
 
     @property
     def usable(self) -> bool:
@@ -117,7 +118,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
 
     def done(load, parts, box=None) -> Grade:
         peak = box.cgroup.peak_bytes() / 2**20 if box is not None else 0.0
-        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start)
+        cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
+        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu)
 
     if not path.is_file():
         return done(Outcome("missing", message=f"{path}: no such file"), [])

@@ -264,6 +264,7 @@ class LearnerProcess:
             buffer = io.BytesIO()
             np.savez(buffer, **{f"arg{i}": a for i, a in enumerate(args)})
             payload = buffer.getvalue()
+        self._oom_before = self.sandbox.cgroup.oom_kills() if self.sandbox is not None else 0
         request = {"id": self._calls, "function": function, "kwargs": kwargs, "reference_softmax": reference_softmax}
         if not self._send(request, payload):
             return self._lost(f"calling {function}")
@@ -273,6 +274,11 @@ class LearnerProcess:
             return lost.outcome
         except Forged as exc:
             return self._forged(exc, f"running {function}")
+        if self._oom_killed():  # a process it started was killed for memory: the answer went over the limit
+            self.close()
+            return Outcome("memory", message=f"ran out of memory: its processes together needed more than the "
+                                             f"limit of {self.memory_mib} MiB while running {function} (one was "
+                                             "stopped by the kernel)")
         if reply["status"] != OK:
             outcome = Outcome(reply["status"], message=_message(reply, self.name, self.memory_mib),
                               kwargs=reply["kwargs"])
@@ -297,6 +303,8 @@ class LearnerProcess:
             while not enough(self._buffer):
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(timeout=left):
+                    if self._oom_killed():  # what hangs is what is left of it after the kernel's kill
+                        raise _Lost(self._lost(doing))
                     self.close()
                     limit = STARTUP_TIME_LIMIT if startup else self.time_limit
                     why = " (the machine is overloaded?)" if startup else \
@@ -329,22 +337,26 @@ class LearnerProcess:
         payload, self._buffer = self._buffer[:nbytes], self._buffer[nbytes:]
         return header, payload
 
+    def _oom_killed(self) -> bool:
+        """Whether the kernel killed a process of this grade for memory since the call (or the start) began."""
+        return self.sandbox is not None and self.sandbox.cgroup.oom_kills() > self._oom_before
+
     def _forged(self, exc: Forged, doing: str) -> Outcome:
         self.close()
         return Outcome("unusable", message=f"unusable: the learner's process broke the grader's protocol while "
                                            f"{doing}: {exc}")
 
     def _lost(self, doing: str) -> Outcome:
+        if self._oom_killed():
+            self.close()
+            return Outcome("memory", message=f"ran out of memory: its processes together needed more than the limit "
+                                             f"of {self.memory_mib} MiB while {doing} (stopped by the kernel)")
         proc = self._proc
         try:
             code = proc.wait(timeout=5) if proc is not None else None
         except subprocess.TimeoutExpired:  # closed its end of the pipe but kept running
             code = None
-        oom = self.sandbox is not None and self.sandbox.cgroup.oom_kills() > self._oom_before
         self.close()
-        if oom:
-            return Outcome("memory", message=f"ran out of memory: its processes together needed more than the limit "
-                                             f"of {self.memory_mib} MiB while {doing} (stopped by the kernel)")
         if code is None:
             why = "stopped answering"
         elif code < 0:
