@@ -150,7 +150,7 @@ def test_exercise_1_without_n_samples_is_judged_at_the_lessons_n(monkeypatch):
     drawn = []
     monkeypatch.setattr(checks, "exercise1_reference", lambda seed, n, d_k, continued: drawn.append(n) or (0.0, 0.0))
     part = checks.grade_exercise_1(Respond(lambda **kw: (1030.0, 1030.0 / 1024), accepted=("seed", "d_k")), DRAW)
-    assert set(drawn) == {100_000} and "n = 100000" in part.notes[0]
+    assert set(drawn) == {100_000} and "100,000 pairs at the lesson's seed 42" in part.notes[0]
 
 
 def test_exercise_2_the_seeds_draw_and_its_classic_slips():
@@ -380,7 +380,11 @@ def test_the_report_section_adds_nothing_else_to_the_report(tmp_path, examples, 
     section = re.search(r'<section class="claim v-fails" id="your-solutions">.*?</section>\n', with_section, re.S)
     assert section and "mistake: softmax over the wrong axis" in section.group(0)
     assert '<a href="#A3">A3</a>' in section.group(0)  # each check next to the reference run's claim
-    assert with_section.replace(section.group(0), "") == without
+    # and, first in the summary, the learner's verdicts with links to their section
+    yours = re.search(r'<div class="yours[^"]*">\n<h3>Your solutions: .*?</div>\n', with_section, re.S)
+    assert yours and with_section.index(yours.group(0)) < with_section.index("claims hold")
+    assert 'href="#your-solutions"' in yours.group(0) and "softmax over the wrong axis" in yours.group(0)
+    assert with_section.replace(section.group(0), "").replace(yours.group(0), "") == without
 
 
 @pytest.mark.pipeline
