@@ -59,6 +59,31 @@ def test_exact_checks_and_their_margin():
     assert check("not above", 3.0, 0.0, basis="exact").verdict == M.FAILS
 
 
+@pytest.mark.parametrize("relation", ["above", "below"])
+def test_a_check_without_spread_that_shows_no_difference_has_no_margin(relation, tmp_path):
+    """A claimed direction on a statistic with SE 0 (two scales that coincide, as 1/d_k and the attention's own
+    when the attention divides by d_k) and no difference: inconclusive, margin n/a (nan), never infinite; so in
+    the checker's line, in claims.csv (an empty cell, read back to the same verdict) and in the report's row."""
+    from sdpa_lab.io import write_csv
+    from sdpa_lab.report.html import check_row
+
+    c = M.statistical("B1", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", "d_k=64, T=8", 0.0, 0.0, 0.0,
+                      relation, "entropy_sweep.csv")
+    d = D.decide(Results("mem", {}), claims=[_claim([c])])
+    (c,) = d.checks
+    assert c.tolerance == 0.0 and c.verdict == M.INCONCLUSIVE and math.isnan(c.margin)
+    assert V.describe(c).endswith("(margin n/a)")
+    assert check_row(c, d.k).margin == "n/a" and check_row(c, d.k).tolerance_why == "SE 0: the statistic has no spread"
+    write_csv(d.table(), tmp_path / "claims.csv")
+    row = (tmp_path / "claims.csv").read_text().splitlines()[1]
+    assert ",0.0,,inconclusive," in row  # deviation 0, margin empty, verdict
+    (back,) = D.read_claims(tmp_path / "claims.csv").checks
+    assert back.verdict == M.INCONCLUSIVE and math.isnan(back.margin)
+    moved = M.statistical("B1", "x", "p", -1e-9 if relation == "above" else 1e-9, 0.0, 0.0, relation, "e.csv")
+    (moved,) = D.decide(Results("mem", {}), claims=[_claim([moved])]).checks
+    assert moved.verdict == M.FAILS and math.isinf(moved.margin)  # the other way, with no spread: contradicted
+
+
 def test_literal_and_missing_checks():
     assert check("within", 5.0, 1.0, literal=True).verdict == M.NOT_PER_DRAW
     assert check("within", 0.5, 1.0, literal=True).verdict == M.HOLDS

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
 import shutil
 import subprocess
-import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -21,7 +19,6 @@ from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
 from sdpa_lab.report.rendering import png_size
-from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results
 
 from tests.conftest import TINY_CONFIG, write_run
@@ -318,47 +315,6 @@ def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
     proc = run_chromium(exe, tmp_path / "profile2", f"--screenshot={shot}", "--window-size=1280,4000",
                         "--hide-scrollbars", (run_dir / "reports" / "report.html").as_uri())
     assert shot.is_file() and png_size(shot.read_bytes()) == (1280, 4000), proc.stderr[-2000:]
-
-
-# --------------------------------------------------------------------------
-# Through Snakemake
-
-@pytest.mark.pipeline
-def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_path, tiny_config):
-    from test_pipeline import make_workdir, snakemake
-
-    work = make_workdir(repo, tmp_path, tiny_config)
-    proc = snakemake(work)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    html = work / "reports" / "report.html"
-    for name in F.FIGURES:
-        for fmt in F.FORMATS:
-            assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
-    root = work / "logs" / "benchmarks"
-    assert all((root / f"{job}.tsv").is_file() for job in FIGURE_JOBS)
-    benchmarks = sorted(root.rglob("*.tsv"))
-    assert any(b.parent.name == "trial_scores" for b in benchmarks)
-    assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
-    text = html.read_text(encoding="utf-8")
-    for b in benchmarks:  # every other job's runtime is in the report, the trial draws' too
-        if b.stem != "report":
-            name = b.relative_to(root).with_suffix("").as_posix()
-            assert f"<td>{name}</td>" in text, name
-    logs = {job: (work / "logs" / f"{job}.log").read_text() for job in FIGURE_JOBS}
-    for name in F.FIGURES:  # each figure drawn by exactly one job, with the run's k where it draws intervals
-        assert sum(f"figure {name} (k = " in log for log in logs.values()) == 1, name
-    assert all(f"figure {name} (k = None)" in logs["figures_plain"] for name in FIGURE_JOBS["figures_plain"])
-    assert not any("(k = None)" in line for line in logs["figures_intervals"].splitlines())
-    assert all(log.count("figures: done in") == 1 for log in logs.values())
-    assert "report: done in" in (work / "logs" / "report.log").read_text()
-    zipped = tmp_path / "snakemake-report.zip"
-    proc = snakemake(work, "--report", str(zipped))
-    assert proc.returncode == 0 and zipped.stat().st_size > 0, proc.stderr[-3000:]
-    with zipfile.ZipFile(zipped) as z:
-        packed = z.read(next(n for n in z.namelist() if n.count("/") == 1 and n.endswith("/report.html"))).decode()
-    for name, spec in F.FIGURES.items():  # every PNG with its own caption
-        entry = packed.split(f'"reports/figures/{name}.png": {{', 1)[1]
-        assert json.dumps(spec.caption_generic()[:25])[1:-1] in entry.split('"caption":', 1)[1][:200], name
 
 
 def test_templates_ship_as_package_data(repo):
