@@ -72,7 +72,7 @@ def test_a_check_without_spread_that_shows_no_difference_has_no_margin(relation,
     d = D.decide(Results("mem", {}), claims=[_claim([c])])
     (c,) = d.checks
     assert c.tolerance == 0.0 and c.verdict == M.INCONCLUSIVE and math.isnan(c.margin)
-    assert V.describe(c).endswith("(margin n/a)")
+    assert V.describe(c).endswith("(margin n/a; fails above 1)")
     assert check_row(c, d.k).margin == "n/a" and check_row(c, d.k).tolerance_why == "SE 0: the statistic has no spread"
     write_csv(d.table(), tmp_path / "claims.csv")
     row = (tmp_path / "claims.csv").read_text().splitlines()[1]
