@@ -24,7 +24,7 @@ def test_the_shipped_configs_pass_with_their_cost(capsys):
     for name in ("config.yaml", "large.yaml"):
         assert main(["check-config", str(REPO / "config" / name)]) == 0
         out = capsys.readouterr().out
-        assert f"{name}: ok" in out and "estimated cost of a run:" in out and "on disk" in out
+        assert f"{name}: ok" in out and "estimated cost of the main run" in out and "on disk" in out
 
 
 @pytest.mark.parametrize(
@@ -164,3 +164,11 @@ def test_a_look_alike_name_shows_its_non_ascii_letters(tmp_path, default_config,
         "LETTER IE at character 2; allowed here: confirm_long_run, entropy_sweep, forward_shape, gradient, "
         "learning, ranking_invariance, seed, solutions, variance"], err
 
+
+def test_a_run_with_solutions_announces_their_grading_too(default_config):
+    plain = cost.estimate(default_config)
+    graded = cost.estimate({**default_config, "solutions": "mine.py"})
+    assert graded.total_cpu_s == pytest.approx(plain.total_cpu_s + cost.GRADE_CPU_S)
+    lines = cost.summary(graded)
+    assert "the grading of your solutions" in lines[0] and any(line.split()[0] == "solutions" for line in lines)
+    assert not any("solutions" in line for line in cost.summary(plain))
