@@ -5,9 +5,6 @@ from __future__ import annotations
 import copy
 import math
 import re
-import shutil
-import subprocess
-import sys
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -398,46 +395,6 @@ def test_the_main_report_quotes_the_study_only_when_it_exists(small, tmp_path):
     head = main_report_summary(out)
     assert head["runs"] == 100 and math.isfinite(head["z_sd"])
     assert 0 <= wilson(0, 100)[0] == 0 and wilson(100, 100)[1] == 1
-
-
-# ---- through Snakemake ----------------------------------------------------------------------------
-
-def snakemake(work, *args):
-    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args], cwd=work, check=False,
-                          capture_output=True, text=True)
-
-
-@pytest.mark.pipeline
-def test_snakemake_calibration_target_with_a_tiny_study(repo, tmp_path, tiny_config):
-    work = tmp_path / "work"
-    work.mkdir()
-    shutil.copy(repo / "Snakefile", work / "Snakefile")
-    shutil.copytree(repo / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
-    (work / "config" / "calibration").mkdir(parents=True)
-    (work / "config" / "config.yaml").write_text(yaml.safe_dump(tiny_config))
-    (work / "config" / "calibration" / "tiny.yaml").write_text(yaml.safe_dump(study(4, 2, 2)))
-
-    dry = snakemake(work, "-n")  # the default target does not run the study
-    assert dry.returncode == 0, dry.stderr
-    assert "calibration_batch" not in dry.stdout and "results/calibration" not in dry.stdout
-
-    bad_study = work / "config" / "calibration" / "bad.yaml"
-    bad_study.write_text(yaml.safe_dump({**study(4, 2, 2), "batch": 0}))
-    bad = snakemake(work, "-n", "calibration")  # a bad study stops the run before any job
-    assert bad.returncode != 0 and "setting batch" in bad.stdout + bad.stderr
-    bad_study.unlink()
-
-    proc = snakemake(work, "calibration")
-    assert proc.returncode == 0, proc.stderr
-    checks = pd.read_csv(work / "results" / "calibration" / "checks.csv")
-    assert checks.groupby("arm").seed_index.nunique().to_dict() == {CORRECT_ARM: 4, **{a: 2 for a in BROKEN_ARMS}}
-    assert (work / "reports" / "calibration.html").is_file()
-    assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == 4
-    assert read_expectations(work / "results" / "calibration" / "expectations" / "tiny.csv") == \
-           study_expectations(study()["sweep"])
-
-    again = snakemake(work, "-n", "calibration")
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout, again.stdout
 
 
 def test_the_main_report_links_and_quotes_the_study(small, tmp_path):

@@ -1,4 +1,4 @@
-"""Issue 13's trial as a new user would make it: a dozen valid configs, none of them the default, each run and
+"""A trial as a new user would make it: a dozen valid configs, none of them the default, each run and
 decided with the correct attention scale (no claim fails) and with each broken one (some claim fails)."""
 
 from __future__ import annotations

@@ -66,7 +66,12 @@ def test_attention_diagnosis_recovers_the_mistakes_of_each_variant(variant):
 def test_softmax_diagnosis_recovers_the_mistakes_of_each_variant(variant):
     probes = _probes(checks.softmax_probes)
     outcomes = [Outcome("ok", variant(*args, **kwargs)) for args, kwargs in probes]
-    assert set(M.diagnose(M.SOFTMAX_VARIANTS, probes, outcomes).mistakes) == set(variant.mistakes())
+    named = M.diagnose(M.SOFTMAX_VARIANTS, probes, outcomes).mistakes
+    if variant.total == "whole" and variant.shift != "row":
+        # exp(x - x.max()) or exp(x) over its whole sum does not depend on the axis: ignoring it shows nowhere.
+        assert set(named) == set(variant.mistakes()) - {"ignores_axis"}
+    else:
+        assert set(named) == set(variant.mistakes())
 
 
 def test_outputs_no_variant_reproduces_get_no_named_mistake():
@@ -210,10 +215,9 @@ MISTAKE_EXAMPLES = {  # file: {part: mistakes named}; every other part passes
     "no_scale": {"scaled_dot_product_attention": ["no_scale"]},
     "divides_by_dk": {"scaled_dot_product_attention": ["divides_by_dk"], "exercise_1": ["divides_by_dk"]},
     "wrong_axis": {"scaled_dot_product_attention": ["wrong_axis"]},
-    "no_max_subtraction": {"softmax": ["no_max_subtraction"], "scaled_dot_product_attention": ["no_max_subtraction"]},
+    "no_max_subtraction": {"softmax": ["no_max_subtraction"]},  # the forward only calls that softmax
     "k_transpose_3d": {"scaled_dot_product_attention": ["k_transpose"]},
     "swapped_outputs": {"scaled_dot_product_attention": ["swapped"]},
-    "float32_upcast": {"scaled_dot_product_attention": ["upcast"]},
 }
 
 
@@ -379,28 +383,3 @@ def test_the_report_section_adds_nothing_else_to_the_report(tmp_path, examples, 
     assert with_section.replace(section.group(0), "") == without
 
 
-@pytest.mark.pipeline
-def test_snakemake_with_a_bad_solutions_file_reruns_nothing_else_and_records_it(repo, tmp_path, tiny_config):
-    import hashlib
-
-    from test_pipeline import make_workdir, snakemake
-
-    work = make_workdir(repo, tmp_path, tiny_config)
-    assert snakemake(work).returncode == 0
-    assert not (work / "results/solutions.csv").exists()
-    before = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in (work / "results").glob("*.csv")}
-    (work / "s.py").write_text("def softmax(x, axis=-1)\n    return x\n")
-
-    dry = snakemake(work, "--dry-run", "--config", "solutions=s.py")
-    assert dry.returncode == 0, dry.stderr[-2000:]
-    jobs = set(re.findall(r"^(?:local)?rule (\w+):", dry.stdout, re.M))
-    assert jobs == {"solutions", "report", "all"}, jobs  # no experiment, no claim reruns
-
-    proc = snakemake(work, "--config", "solutions=s.py")
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    table = (work / "results/solutions.csv").read_text()
-    assert "unusable" in table and "line 1" in table and "SyntaxError" in table
-    html = (work / "reports/report.html").read_text()
-    assert 'id="your-solutions"' in html and "SyntaxError" in html
-    after = {p.name: hashlib.sha256(p.read_bytes()).digest() for p in (work / "results").glob("*.csv")}
-    assert {k: v for k, v in after.items() if k != "solutions.csv"} == before

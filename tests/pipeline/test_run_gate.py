@@ -1,5 +1,5 @@
 """Before any job, a run prints its estimated cost and refuses what it cannot or should not start
-unannounced (issue 15, case 7); and its start sweeps what a hard kill left behind (case 6)."""
+unannounced; and its start sweeps what a hard kill left behind."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from tests.conftest import TINY_CONFIG
-from tests.pipeline.test_robustness import files_under, make_workdir, snakemake
+from tests.pipeline.conftest import files_under, make_workdir, snakemake
 
 CHEAP = ["results/forward_shape.csv"]  # one short job: enough to reach the start of a run
 

@@ -20,7 +20,7 @@ from sdpa_lab.calibration.studies import (
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, config_errors, with_defaults
+from sdpa_lab.config import ConfigError, command_line_problems, config_errors, with_defaults
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
@@ -28,9 +28,11 @@ from sdpa_lab.workflow_support.cluster import out_of_memory_report
 from sdpa_lab.workflow_support.code_inputs import code_files, data_files
 from sdpa_lab.workflow_support.hooks import cost_gate, sweep_temporaries
 
-# The config is checked once, here, before any job: one line per bad setting, naming it.
+# The config is checked once, here, before any job: one line per bad setting, naming it (first, what
+# Snakemake's reading of --config KEY=VALUE hides: an integer too long for Python reads as inf).
 # Then `config` holds every setting, those the config files leave out at the schema's defaults.
-_errors = config_errors(config)
+_command_line = workflow.config_settings.config_args
+_errors = command_line_problems(_command_line) or config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
 _filled = with_defaults(config)

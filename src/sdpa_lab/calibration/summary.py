@@ -62,15 +62,14 @@ def _order(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return table.sort_values(by, kind="stable").drop(columns=["arm_order"], errors="ignore").reset_index(drop=True)
 
 
-# z (or the margin) in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED):
-# a check fails exactly when its margin this way exceeds 1, its z this way its own k (k_check).
+# z in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED, as Check.margin):
+# a check fails exactly when its z this way exceeds its own k (k_check), its margin 1.
 TOWARD_FAIL = {"within": np.abs, "above": np.negative, "not below": np.negative,
                "below": lambda z: z, "not above": lambda z: z}
 
 
 def toward_fail(checks: pd.DataFrame, column: str = "z") -> pd.Series:
-    """Per check: its z (or margin) signed so that the check fails when it exceeds its k (1 for the margin);
-    |z| for a two-sided check."""
+    """Per check: its z signed so that the check fails when it exceeds its k; |z| for a two-sided check."""
     out = pd.Series(np.nan, index=checks.index)
     for relation, f in TOWARD_FAIL.items():
         rows = checks.relation == relation
@@ -87,7 +86,7 @@ def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & with_se,
                            abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks),
                            # a literal single-draw statement that misses reads "not per draw", never fails
-                           margin_toward_fail=toward_fail(checks, "margin").where(
+                           margin_toward_fail=checks.margin.where(  # toward failing already (Check.margin)
                                with_se & ~checks.literal.astype(bool)))
     keys = ["config", "arm", "seed_index"]
     g = checks.groupby(keys, sort=False)

@@ -55,6 +55,7 @@ def _seed(text: str) -> int:
 def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add `new-solutions` and `grade` to the CLI's subparsers; returns {command: handler}."""
     from sdpa_lab.experiments.replication import A1_N_SAMPLES
+    from sdpa_lab.grading.checks import QUICK_N_SAMPLES
     from sdpa_lab.grading.grade import DEFAULT_MEMORY_MIB, DEFAULT_TIME_LIMIT, ISOLATIONS
 
     new = subparsers.add_parser("new-solutions", help="write a skeleton of the lesson's functions and exercises")
@@ -66,8 +67,9 @@ def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help=f"seconds each call of your code may take (default {DEFAULT_TIME_LIMIT:g})")
     g.add_argument("--memory-limit", type=_positive(int), default=DEFAULT_MEMORY_MIB,
                    help=f"MiB of memory your code may use (default {DEFAULT_MEMORY_MIB})")
-    g.add_argument("--n-samples", type=_positive(int), default=A1_N_SAMPLES,
-                   help=f"pairs Exercise 1 is asked to draw (default the lesson's {A1_N_SAMPLES})")
+    g.add_argument("--n-samples", type=_positive(int), default=None,
+                   help=f"pairs Exercise 1 is asked to draw at every call (default: {QUICK_N_SAMPLES:,}, and the "
+                        f"lesson's {A1_N_SAMPLES:,} only where that decides more; the grade says what it drew)")
     g.add_argument("--seed", type=_seed, default=None,
                    help="the seed of the grade's inputs (default: a fresh one, printed; give it to grade again the "
                         "same way)")

@@ -8,7 +8,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdpa_lab.experiments.replication import A1_N_SAMPLES
 from sdpa_lab.grading import checks
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 
@@ -100,11 +99,12 @@ def resolve_isolation(isolation: str):
 
 
 def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memory_mib: int = DEFAULT_MEMORY_MIB,
-          n_samples: int = A1_N_SAMPLES, seed: int | None = None, isolation: str = "auto",
+          n_samples: int | None = None, seed: int | None = None, isolation: str = "auto",
           helpers: bool = True) -> Grade:
     """Run every check on the solutions file at `path` (its code runs in a separate, limited process).
 
-    n_samples: the pairs Exercise 1 is asked to draw (the lesson's 100,000; fewer for quick runs).
+    n_samples: the pairs Exercise 1 is asked to draw; None: a quick 10,000, and the lesson's 100,000
+    only where that decides more (checks.grade_exercise_1).
     seed: the grade's inputs (None: a fresh one, recorded in the Grade). isolation: "auto" (a
     bubblewrap sandbox where one starts, else a plain process), "sandbox" (SandboxUnavailable
     where none starts) or "none". helpers: the file's folder is importable (self-grading; a

@@ -249,8 +249,11 @@ class LearnerProcess:
         self.close()
 
     # -- calls --------------------------------------------------------------
-    def call(self, function: str, *args: np.ndarray, **kwargs) -> Outcome:
-        """function(*args, **kwargs) in the learner's process; a fresh process if the last one was lost."""
+    def call(self, function: str, *args: np.ndarray, reference_softmax: bool = False, **kwargs) -> Outcome:
+        """function(*args, **kwargs) in the learner's process; a fresh process if the last one was lost.
+
+        reference_softmax: the call runs with the file's `softmax` replaced by a correct one.
+        """
         if self._proc is None:
             started = self.start()
             if started.status != "ready":
@@ -262,7 +265,8 @@ class LearnerProcess:
             np.savez(buffer, **{f"arg{i}": a for i, a in enumerate(args)})
             payload = buffer.getvalue()
         self._oom_before = self.sandbox.cgroup.oom_kills() if self.sandbox is not None else 0
-        if not self._send({"id": self._calls, "function": function, "kwargs": kwargs}, payload):
+        request = {"id": self._calls, "function": function, "kwargs": kwargs, "reference_softmax": reference_softmax}
+        if not self._send(request, payload):
             return self._lost(f"calling {function}")
         try:
             reply = check_call_reply(*self._receive(f"running {function}"), self._calls, kwargs)

@@ -1,7 +1,10 @@
-"""A solution with one classic mistake, for `sdpa-lab grade` to name: the lesson's `/ np.sqrt(d_k)`: a
-float64 NumPy scalar, so float32 inputs come back as float64.
+"""A solution with one classic mistake, for `sdpa-lab grade` to name: the softmax divides by the
+sum of the whole array, not each row's, so no row sums to 1. The forward is right: it only calls
+that softmax.
 """
 
+
+import math
 
 import numpy as np
 
@@ -9,13 +12,13 @@ import numpy as np
 def softmax(x, axis=-1):
     x = x - x.max(axis=axis, keepdims=True)  # subtract row max for stability
     e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
+    return e / e.sum()
 
 
 def scaled_dot_product_attention(Q, K, V):
     # Q: (B, T_q, d_k), K: (B, T_k, d_k), V: (B, T_k, d_v)
     d_k = Q.shape[-1]
-    scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d_k)  # (B, T_q, T_k)
+    scores = Q @ K.transpose(0, 2, 1) / math.sqrt(d_k)  # (B, T_q, T_k); a Python float keeps float32
     weights = softmax(scores, axis=-1)  # (B, T_q, T_k)
     out = weights @ V  # (B, T_q, d_v)
     return out, weights
