@@ -150,7 +150,7 @@ def test_exercise_1_without_n_samples_is_judged_at_the_lessons_n(monkeypatch):
     drawn = []
     monkeypatch.setattr(checks, "exercise1_reference", lambda seed, n, d_k, continued: drawn.append(n) or (0.0, 0.0))
     part = checks.grade_exercise_1(Respond(lambda **kw: (1030.0, 1030.0 / 1024), accepted=("seed", "d_k")), DRAW)
-    assert set(drawn) == {100_000} and "n = 100000" in part.notes[0]
+    assert set(drawn) == {100_000} and "drawn: 100,000 pairs" in part.notes[0]
 
 
 def test_exercise_2_the_seeds_draw_and_its_classic_slips():
