@@ -21,7 +21,12 @@ from sdpa_lab.calibration.studies import (
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, command_line_problems, config_errors, with_defaults
+from sdpa_lab.config import (
+    ConfigError,
+    command_line_problems,
+    config_errors,
+    with_defaults,
+)
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
