@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import re
 import time
 
@@ -20,6 +21,7 @@ from sdpa_lab.config import (
     MAX_CONFIG_BYTES,
     ConfigError,
     check_config,
+    command_line_problems,
     config_errors,
     load_config,
     load_schema,
@@ -166,8 +168,8 @@ def test_every_setting_has_a_default_and_the_defaults_are_config_yaml(default_co
         node = schema["properties"][section]
         assert node["default"] == {}, section
         assert all("default" in setting for setting in node["properties"].values()), section
-    assert check_config({}) == default_config
-    assert list(check_config({}).keys()) == list(default_config.keys())  # the schema's order, as the file's
+    assert check_config(default_config) == check_config({})  # config/config.yaml spells out defaults only
+    assert list(check_config({}))[:len(default_config)] == list(default_config)  # in the schema's order
 
 
 @pytest.mark.parametrize(
@@ -514,3 +516,29 @@ def test_a_mutated_config_is_valid_or_refused_naming_the_setting(tmp_path_factor
         return
     assert time.process_time() - start < 1, mutation
     assert PLAIN_SCHEMA.is_valid(accepted) and finite(accepted), mutation
+
+
+def test_a_fifo_is_refused_without_opening_it(tmp_path):
+    path = tmp_path / "config.yaml"
+    os.mkfifo(path)
+    message, seconds = _refusal(path)  # opening it for reading would wait for a writer for ever
+    assert message == f"config file {path}: is a FIFO (named pipe), not a regular file; a config is a plain file"
+
+
+def test_a_file_replaced_by_a_fifo_after_its_stat_is_refused_without_blocking(tmp_path, monkeypatch):
+    path = tmp_path / "config.yaml"
+    os.mkfifo(path)
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: real_stat(__file__) if str(p) == str(path)
+                        else real_stat(p, *a, **k))  # looks regular when stat'ed; the open must not block
+    message, _ = _refusal(path)
+    assert "is a FIFO (named pipe), not a regular file" in message
+
+
+@pytest.mark.parametrize("value, digits", [("9" * 5000, "5,000"), ("-" + "1" * 101, "101"), ("1_" * 150 + "1", "151")])
+def test_an_overlong_integer_on_the_command_line_is_too_many_digits(value, digits):
+    # Python reads no integer of over 4300 digits, so Snakemake reads --config seed=<5000 digits> as inf.
+    assert command_line_problems([f"seed={value}", "variance=x"]) == [
+        f"config setting seed: --config seed=<an integer of {digits} digits>: too many digits; at most 100 are "
+        "read (a seed has at most 20)"]
+    assert command_line_problems(["seed=" + "9" * 100, "seed=1e400", "seed=abc"]) == []

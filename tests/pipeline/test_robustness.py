@@ -187,6 +187,12 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     experiments = set(EXPERIMENTS) | {"trial_scores"}
 
+    # Moving or copying the checkout (mtimes kept) reruns nothing: the code inputs are paths relative to it.
+    moved = shutil.copytree(work, tmp_path / "elsewhere" / "work", symlinks=True)
+    dry = snakemake(moved, "--dry-run", env={**os.environ, "PYTHONPATH": str(moved / "src")}, targets=[])
+    assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
+    shutil.rmtree(moved)
+
     def planned_after_editing(module: str) -> set[str]:
         path = work / "src" / "sdpa_lab" / module
         path.write_text(path.read_text() + "\n# an edit\n")  # new content: Snakemake ignores a bare touch

@@ -4,6 +4,7 @@ the cost model it prints (sdpa_lab.workflow_support.cost) grows with the sweep a
 from __future__ import annotations
 
 import copy
+import os
 import subprocess
 import sys
 
@@ -23,7 +24,7 @@ def test_the_shipped_configs_pass_with_their_cost(capsys):
     for name in ("config.yaml", "large.yaml"):
         assert main(["check-config", str(REPO / "config" / name)]) == 0
         out = capsys.readouterr().out
-        assert f"{name}: ok" in out and "estimated cost of a run:" in out and "on disk" in out
+        assert f"{name}: ok" in out and "estimated cost of the main run" in out and "on disk" in out
 
 
 @pytest.mark.parametrize(
@@ -133,3 +134,41 @@ def test_trial_scores_already_drawn_are_not_counted(default_config):
     assert again.reused == 2 and again.disk_bytes == clean.disk_bytes - 2 * (4000 * 9 * 8 + cost.NPY_HEADER_BYTES)
     assert again.cpu_s["trial_scores"] < clean.cpu_s["trial_scores"]
     assert "reusing the 2 trial-score files already drawn" in cost.summary(again)[0]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+def test_what_is_not_a_regular_file_is_refused_at_once(tmp_path, kind, capsys):
+    # A FIFO would block the open until a writer came; /dev/zero would be read for ever.
+    path = tmp_path / "suspect.yaml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path.symlink_to("/dev/zero")
+    proc = subprocess.run([sys.executable, "-m", "sdpa_lab.cli", "check-config", str(path)], capture_output=True,
+                          text=True, timeout=20, check=False)  # a timeout, not a hang, if it blocks
+    assert proc.returncode == 2 and proc.stdout == ""
+    what = {"fifo": "a FIFO (named pipe)", "folder": "a folder", "device": "a character device"}[kind]
+    assert proc.stderr == (f"sdpa-lab check-config: refused: config file {path}: is {what}, not a regular file; "
+                           "a config is a plain file\n"), proc.stderr
+
+
+def test_a_look_alike_name_shows_its_non_ascii_letters(tmp_path, default_config, capsys):
+    path = tmp_path / "look.yaml"
+    path.write_text(yaml.safe_dump(default_config) + "s\u0435ed: 8\n", encoding="utf-8")  # a Cyrillic "е"
+    assert main(["check-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[1:] == [
+        "  config setting s\u0435ed: unknown setting (a typo?); its name is not plain ASCII: U+0435 CYRILLIC SMALL "
+        "LETTER IE at character 2; allowed here: confirm_long_run, entropy_sweep, forward_shape, gradient, "
+        "learning, ranking_invariance, seed, solutions, variance"], err
+
+
+def test_a_run_with_solutions_announces_their_grading_too(default_config):
+    plain = cost.estimate(default_config)
+    graded = cost.estimate({**default_config, "solutions": "mine.py"})
+    assert graded.total_cpu_s == pytest.approx(plain.total_cpu_s + cost.GRADE_CPU_S)
+    lines = cost.summary(graded)
+    assert "the grading of your solutions" in lines[0] and any(line.split()[0] == "solutions" for line in lines)
+    assert not any("solutions" in line for line in cost.summary(plain))

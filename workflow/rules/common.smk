@@ -14,13 +14,14 @@ from sdpa_lab.calibration.studies import (
     REPORT,
     RESULTS_DIR,
     STUDIES_DIR,
+    SWEEPS,
     TABLES,
     batch_files,
     fixed_tables_files,
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, config_errors, with_defaults
+from sdpa_lab.config import ConfigError, command_line_problems, config_errors, with_defaults
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
@@ -28,9 +29,11 @@ from sdpa_lab.workflow_support.cluster import out_of_memory_report
 from sdpa_lab.workflow_support.code_inputs import code_files, data_files
 from sdpa_lab.workflow_support.hooks import cost_gate, sweep_temporaries
 
-# The config is checked once, here, before any job: one line per bad setting, naming it.
+# The config is checked once, here, before any job: one line per bad setting, naming it (first, what
+# Snakemake's reading of --config KEY=VALUE hides: an integer too long for Python reads as inf).
 # Then `config` holds every setting, those the config files leave out at the schema's defaults.
-_errors = config_errors(config)
+_command_line = workflow.config_settings.config_args
+_errors = command_line_problems(_command_line) or config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
 _filled = with_defaults(config)
@@ -152,6 +155,7 @@ def all_outputs():
         *figures,
         REPORT_HTML,
         *solutions_outputs(),
+        *class_outputs(),
     ]
 
 
@@ -174,7 +178,59 @@ def solutions_file():
 
 def sweep_config():
     """The config without `solutions`: what the claims depend on (naming a solutions file reruns no claim)."""
-    return {key: value for key, value in config.items() if key != "solutions"}
+    return {key: value for key, value in config.items() if key not in NOT_SWEEP}
+
+
+# Settings no experiment reads: a learner's or a class's solutions and how they are graded.
+NOT_SWEEP = (
+    "solutions",
+    "submissions",
+    "grading_seed",
+    "grading_time_limit",
+    "grading_n_samples",
+)
+
+
+# A class (config `submissions`, a folder; graded by class.smk): one job per learner, then
+# the gradebook and a page per learner. Class grading refuses, before any job, where the
+# sandbox cannot start (sdpa_lab.grading.sandbox.unavailable says why, in one line).
+GRADEBOOK_CSV = "results/class/gradebook.csv"
+
+
+def class_submissions():
+    """{learner: file} of the class folder, {} without `submissions` (ConfigError: one line, before any job)."""
+    if "submissions" not in config:
+        return {}
+    from sdpa_lab.grading.classroom import ClassError, submissions
+    from sdpa_lab.grading.sandbox import unavailable
+
+    try:
+        found = submissions(config["submissions"])
+    except ClassError as exc:
+        raise ConfigError(str(exc)) from None
+    why = unavailable()
+    if why is not None:
+        raise ConfigError(
+            f"class grading refuses to run learners' code unsandboxed: {why}"
+        )
+    return found
+
+
+CLASS = class_submissions()
+
+
+def class_grades():
+    """Each learner's grade record (rule grade_submission)."""
+    return [f"results/class/grades/{learner}.json" for learner in CLASS]
+
+
+def class_pages():
+    return [f"reports/class/{learner}.html" for learner in CLASS]
+
+
+def class_outputs():
+    """The gradebook and the learners' pages when the config names a class, else nothing."""
+    return [GRADEBOOK_CSV, *class_pages()] if CLASS else []
 
 
 def benchmarks_before_report():
