@@ -251,7 +251,7 @@ SWEEPS = {
     "smallest": SMALLEST,
     "one gradient d_k, other T": {**SMALLEST, "entropy_sweep": {"d_k": [8, 2], "T": 3, "trials": 100},
                                   "gradient": {"d_k": [16], "T": 5, "trials": 100}},
-    **{f"study {name}": cheap(s.sweep) for name, s in load_studies().items()},
+    **{f"study {name}": cheap(s.sweep) for name, s in load_studies().items() if s.sweep is not None},
     "pipeline default": cheap(yaml.safe_load(open("config/config.yaml"))),
 }
 

@@ -256,6 +256,7 @@ def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
     directional = tables["directional"]
     power = tables["power"]
     broken = power.pivot_table(index=["config", "claim"], columns="arm", values="fails", sort=False).reset_index()
+    broken = broken.reindex(columns=["config", "claim", *ARMS])  # an arm no study ran: its column empty (nan)
     flagged = correct[correct.two_sided & ~correct.calibrated]
     return environment().get_template("calibration.html.j2").render(
         head=headline(tables), false_fails=tables["false_fails"].to_dict("records"),
