@@ -23,7 +23,12 @@ from sdpa_lab.calibration.studies import (
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, command_line_problems, config_errors, with_defaults
+from sdpa_lab.config import (
+    ConfigError,
+    command_line_problems,
+    config_errors,
+    with_defaults,
+)
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
@@ -262,7 +267,9 @@ def announce_cost():
     run, the sweep's (refuse_costly_run)."""
     targets = list(workflow.dag_settings.targets or ())
     if targets and all(is_calibration_target(str(t)) for t in targets):
-        seconds = estimated_cpu_s(load_studies(), done=lambda path: Path(path).is_file())
+        seconds = estimated_cpu_s(
+            load_studies(), done=lambda path: Path(path).is_file()
+        )
         print(
             f"sdpa-lab: estimated cost of the calibration study: {cost.duration(seconds)} of CPU "
             "(its batches still to run, by each study's measured seconds_per_run)",
