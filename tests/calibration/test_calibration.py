@@ -54,6 +54,8 @@ from sdpa_lab.results import Results, ResultsError, column_of
 from sdpa_lab.seeding import calibration_seed
 from sdpa_lab.tables import csv_text
 
+from tests.conftest import lesson_tables
+
 # The schema's smallest sizes (as config/calibration/smallest.yaml), a cheap run: what it changes from the
 # defaults, filled in.
 SMALLEST = check_config({
@@ -183,7 +185,7 @@ def test_the_broken_jacobian_arm_drops_the_pp_term_wherever_a_gradient_is_taken(
 def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     config = run_config(SMALLEST, 3)
     tables = run_rows(config, CORRECT_ARM, tmp_path)
-    fixed = fixed_tables(SMALLEST)
+    fixed = lesson_tables()
     for name, table in {**fixed, **tables}.items():  # the seeded tables as rows, as a batch decides them
         write_csv(table, tmp_path / "r" / name)
     seeded = set(tables)
@@ -263,7 +265,7 @@ def test_a_decision_asks_for_exactly_the_expectations_a_study_computes(sweep, ar
     # from the claims: a whole decision must find every expectation it asks for there, and ask for each
     keys = expectations_asked(sweep)
     given = Asked(study_expectations(sweep))
-    R = Results("mem", {**fixed_tables(sweep), **run_rows(run_config(sweep, 0), arm, tmp_path)}, given)
+    R = Results("mem", {**lesson_tables(), **run_rows(run_config(sweep, 0), arm, tmp_path)}, given)
     decide(R)
     assert len(set(keys)) == len(keys) and given.asked == set(keys)
 
@@ -402,7 +404,7 @@ def test_the_main_report_links_and_quotes_the_study(small, tmp_path):
     from sdpa_lab.report.provenance import provenance
 
     tables = run_rows(run_config(SMALLEST, 0), CORRECT_ARM, tmp_path)
-    decision = decide(Results("mem", {**fixed_tables(SMALLEST), **tables}))
+    decision = decide(Results("mem", {**lesson_tables(), **tables}))
     prov = provenance(SMALLEST, [], tmp_path)
     head = main_report_summary(small.out)
     html = render_report(decision, {}, prov, calibration=head)

@@ -13,6 +13,9 @@ from sdpa_lab.calibration.runner import fixed_tables, run_rows
 from sdpa_lab.config import check_config, config_errors
 from sdpa_lab.results import Results
 
+# A dozen configs run and decided three times each, in process: out of the fast lane.
+pytestmark = pytest.mark.pipeline
+
 LR = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 
 
