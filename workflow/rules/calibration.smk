@@ -7,13 +7,6 @@
 # Helpers (calibration_study, the paths) live in common.smk.
 
 
-def schema_file():
-    """The config schema: a space study's sweeps are drawn from it."""
-    from sdpa_lab.config import schema_path
-
-    return str(schema_path())
-
-
 rule calibration_sweeps:
     input:
         code=code_of(
@@ -28,6 +21,8 @@ rule calibration_sweeps:
         "logs/calibration/{study}/sweeps.log",
     benchmark:
         benchmark_of("calibration/{study}/sweeps")
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=256,

@@ -325,3 +325,10 @@ def calibration_study(wildcards):
     """The calibration study a job belongs to (config/calibration/<study>.yaml), checked: a bad
     study file stops the run before any job (workflow/rules/calibration.smk)."""
     return load_study(f"{STUDIES_DIR}/{wildcards.study}.yaml")
+
+
+def schema_file():
+    """The config schema: a space study's sweeps are drawn from it."""
+    from sdpa_lab.config import schema_path
+
+    return str(schema_path())
