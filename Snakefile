@@ -10,9 +10,12 @@ from pathlib import Path
 
 from sdpa_lab.config import read_config_file
 
-# Read the config safely first: a YAML syntax error is reported with its line and column.
+# Read the config safely first: a YAML syntax error is reported with its line and column. So is
+# one in a --configfile, which Snakemake has read already (keeping the last of a duplicate key).
 if Path("config/config.yaml").exists():
     read_config_file("config/config.yaml")
+for _configfile in workflow.overwrite_configfiles:
+    read_config_file(_configfile)
 
 
 configfile: "config/config.yaml"
@@ -31,6 +34,11 @@ include: "workflow/rules/calibration.smk"
 if "solutions" in config:
 
     include: "workflow/rules/solutions.smk"
+
+
+if "submissions" in config:
+
+    include: "workflow/rules/class.smk"
 
 
 # On a cluster (profiles/slurm) these run on the submitting machine. The lesson's three

@@ -166,3 +166,59 @@ def test_attention_rejects_bad_scale(scale):
 def test_attention_rejects_non_numeric():
     with pytest.raises(TypeError, match="Q"):
         scaled_dot_product_attention(np.array([["a"]]), np.zeros((1, 1)), np.zeros((1, 1)))
+
+
+@settings(max_examples=30)
+@given(st.integers(1, 4), st.integers(1, 7), st.integers(1, 300), st.integers(0, 2**32 - 1),
+       st.sampled_from([None, 1.0, 0.37]))
+def test_attention_weights_are_the_forwards_and_the_loops(m, T, d_k, seed, scale):
+    """attention_weights of raw scores q.k is softmax(c q.k), c = 1/sqrt(d_k) unless given, row by row as a loop
+    computes it, and exactly the forward's weights for the same query and keys; the scores are not changed."""
+    from sdpa_lab.attention import attention_weights, default_scale, score_scale
+
+    rng = np.random.default_rng(seed)
+    Q, K = rng.standard_normal((m, 1, d_k)), rng.standard_normal((m, T, d_k))
+    raw = (Q @ np.swapaxes(K, -1, -2))[:, 0, :]  # (m, T) the forward's scores, unscaled
+    kept = raw.copy()
+    c = 1 / math.sqrt(d_k) if scale is None else scale
+    assert default_scale(d_k) == 1 / math.sqrt(d_k) and score_scale(d_k, scale) == c
+    w = attention_weights(raw, d_k, scale)
+    for i in range(m):
+        np.testing.assert_allclose(w[i], loop_softmax([c * x for x in raw[i]]), rtol=1e-12, atol=1e-300)
+    _, forward = scaled_dot_product_attention(Q, K, np.zeros((m, T, 1)), scale)
+    assert np.array_equal(w, forward[:, 0, :]) and np.array_equal(raw, kept)
+
+
+def test_attention_weights_take_one_scale_per_row_and_keep_float32():
+    from sdpa_lab.attention import attention_weights
+
+    raw = np.array([[1.0, 2.0, 3.0], [4.0, 0.0, -4.0]])
+    w = attention_weights(raw, 9, np.array([0.5, 2.0]))
+    np.testing.assert_allclose(w, [loop_softmax([0.5, 1.0, 1.5]), loop_softmax([8.0, 0.0, -8.0])], rtol=1e-14)
+    assert attention_weights(raw.astype(np.float32), 9).dtype == np.float32  # the scale cast, not the scores
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, float("nan"), float("inf"), np.array([1.0, -1.0])])
+def test_attention_weights_reject_bad_scale(scale):
+    from sdpa_lab.attention import attention_weights
+
+    with pytest.raises(ValueError, match="scale"):
+        attention_weights(np.zeros((2, 3)), 4, scale)
+
+
+@settings(max_examples=30)
+@given(st.integers(1, 4), st.integers(1, 7), st.integers(0, 2**32 - 1))
+def test_softmax_backward_and_jacobian_are_diag_p_minus_p_p_transposed(m, T, seed):
+    """J g and J for p = softmax(s), against diag(p) - p p^T written out and against finite differences of softmax."""
+    from sdpa_lab.attention import softmax_backward, softmax_jacobian
+
+    rng = np.random.default_rng(seed)
+    s, g = rng.standard_normal((m, T)) * 3, rng.standard_normal((m, T))
+    p = softmax(s)
+    J = np.stack([np.diag(pi) - np.outer(pi, pi) for pi in p])  # (m, T, T)
+    np.testing.assert_allclose(softmax_jacobian(p), J, rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(softmax_backward(p, g), np.einsum("mst,mt->ms", J, g), rtol=1e-12, atol=1e-15)
+    h = 1e-6
+    for i in range(m):  # d(g . softmax(s)) / ds, by central differences
+        fd = [(g[i] @ softmax(s[i] + h * e) - g[i] @ softmax(s[i] - h * e)) / (2 * h) for e in np.eye(T)]
+        np.testing.assert_allclose(softmax_backward(p[i], g[i]), fd, rtol=1e-6, atol=1e-9)

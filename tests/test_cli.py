@@ -1,10 +1,13 @@
-"""`sdpa-lab check` on careless or hostile input (issue 15): a config it cannot read is exit 2 with one
+"""`sdpa-lab check` on careless or hostile input: a config it cannot read is exit 2 with one
 clear line (exit 1 means "a claim fails"), never a traceback; every skipped or refused step is said."""
 
 from __future__ import annotations
 
 import copy
+import os
 import shutil
+import signal
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -12,9 +15,11 @@ import pytest
 import yaml
 
 from sdpa_lab.cli import main
+from sdpa_lab.experiments.registry import EXPERIMENTS
+from sdpa_lab.results import COLUMNS
 
 from tests.conftest import TINY_CONFIG, write_run
-from tests.test_hostile_input import billion_laughs
+from tests.test_config import billion_laughs
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +116,146 @@ def test_the_stale_check_compares_every_setting_of_every_section():
             continue
         recorded = {setting for out in experiment.outputs.values() for setting in out.records}
         assert recorded == {"seed", *schema[experiment.section]["properties"]}, experiment.name
+
+
+# ---- bounded on any file: sizes, FIFOs and devices, a linked results folder ---------------------
+
+
+class Hung(BaseException):
+    """Raised in a test that ran past its deadline (not an OSError, which the code under test may catch)."""
+
+
+@contextmanager
+def deadline(seconds: int = 20):
+    """Fail (rather than hang the suite) if the block takes more than `seconds`: a FIFO opened for reading
+    waits for a writer forever."""
+    def expire(signum, frame):
+        raise Hung(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def refusal(args, capsys, lines: int = 1) -> str:
+    """The `lines` lines `sdpa-lab check` prints on stderr when it exits 2 on `args`, within the deadline."""
+    with deadline():
+        assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sdpa-lab check: error: ") and len(err.splitlines()) == lines, err
+    assert "Traceback" not in err
+    return err
+
+
+def beside(results: Path, config: dict | bytes | None = None) -> Path:
+    """config/config.yaml beside `results` (written from `config`, if given)."""
+    path = results.parent / "config" / "config.yaml"
+    path.parent.mkdir(exist_ok=True)
+    if config is not None:
+        path.write_bytes(config if isinstance(config, bytes) else yaml.safe_dump(config).encode())
+    return path
+
+
+def test_every_csv_has_the_rows_its_config_declares(tiny_results):
+    from sdpa_lab.results import row_counts
+
+    counts = row_counts(TINY_CONFIG)
+    assert set(counts) == set(COLUMNS)
+    for file, rows in counts.items():
+        assert len(pd.read_csv(tiny_results / file)) == rows, file
+
+
+def test_every_csv_of_a_run_is_well_within_its_size_limit(tiny_results):
+    from sdpa_lab.results import CELL_BYTES, size_limits
+
+    for file, (limit, _) in size_limits(TINY_CONFIG).items():
+        assert (tiny_results / file).stat().st_size * 2 < limit, file  # generous: a real file is far below it
+        table = pd.read_csv(tiny_results / file, dtype=str, keep_default_na=False)
+        for column, kind in COLUMNS[file].items():  # and no cell is wider than its kind's widest
+            assert table[column].str.len().max() < CELL_BYTES[kind], (file, column)
+
+
+@pytest.mark.parametrize("config", ["given", "none"])
+def test_a_results_file_far_larger_than_its_config_makes_is_refused_unread(results, tmp_path, config, capsys,
+                                                                             monkeypatch):
+    big = results / "variance.csv"
+    with big.open("r+b") as file:  # 1 GiB, sparse: costs no disk, and reading it would cost minutes
+        file.truncate(1 << 30)
+    import sdpa_lab.results
+
+    read = sdpa_lab.results.read_regular_file
+
+    def read_but_not_big(path, *args, **kwargs):
+        assert Path(path) != big, "read the oversized file"
+        return read(path, *args, **kwargs)
+
+    monkeypatch.setattr(sdpa_lab.results, "read_regular_file", read_but_not_big)
+    if config == "given":
+        path = tmp_path / "tiny.yaml"
+        path.write_text(yaml.safe_dump(TINY_CONFIG))
+        err = refusal(["check", str(results), "--config", str(path)], capsys)
+        assert f"{big}: 1.0 GiB, larger than any variance.csv the config makes (at most " in err, err
+        assert err.endswith("); refused unread\n"), err
+    else:
+        err = refusal(["check", str(results), "--no-config"], capsys)
+        assert f"{big}: 1.0 GiB, larger than any variance.csv the largest config the schema accepts makes" in err, err
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device"])
+@pytest.mark.parametrize("how", ["--config", "beside"])
+def test_a_config_that_is_not_a_regular_file_is_refused_at_once(results, tmp_path, kind, how, capsys):
+    path = beside(results) if how == "beside" else tmp_path / "other.yaml"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    else:
+        path = Path("/dev/zero")  # endless: read whole, it never ends
+        if how == "beside":
+            path = beside(results)
+            path.symlink_to("/dev/zero")
+    args = ["check", str(results)] + (["--config", str(path)] if how == "--config" else [])
+    err = refusal(args, capsys)
+    assert f"config file {path}: is a " in err and "not a regular file" in err, err
+
+
+def test_a_result_that_is_a_fifo_is_refused_at_once(results, capsys):
+    (results / "variance.csv").unlink()
+    os.mkfifo(results / "variance.csv")
+    err = refusal(["check", str(results), "--no-config"], capsys)
+    assert f"{results / 'variance.csv'}: is a FIFO (named pipe), not a regular file" in err, err
+
+
+STALE_SEED = [out.file for e in EXPERIMENTS.values() for out in e.outputs.values() if "seed" in out.records]
+
+
+def test_a_linked_results_folder_is_compared_with_the_config_beside_the_link(results, tmp_path, capsys):
+    link = tmp_path / "linked" / "results"
+    link.parent.mkdir()
+    link.symlink_to(results, target_is_directory=True)  # the target's parent has no config/
+    real = Path(shutil.copytree(results, tmp_path / "real" / "results"))  # the same files, as a folder
+    other = copy.deepcopy(TINY_CONFIG)
+    other["seed"] = 8
+    for folder in (link, real):
+        beside(folder, other)
+        err = refusal(["check", str(folder)], capsys, lines=len(STALE_SEED))  # one line per file recording it
+        assert "column 'seed' holds [7], but the config's seed is 8" in err, (folder, err)
+
+
+def test_configs_beside_a_link_and_beside_its_target_must_agree(results, tmp_path, capsys):
+    link = tmp_path / "here" / "results"
+    link.parent.mkdir()
+    link.symlink_to(results, target_is_directory=True)
+    other = copy.deepcopy(TINY_CONFIG)
+    other["seed"] = 8
+    named, real = beside(link, other), beside(results, TINY_CONFIG)
+    err = refusal(["check", str(link)], capsys)
+    assert f"the configs beside the two, {named} and {real}, differ" in err and "--config FILE" in err, err
+    beside(link, TINY_CONFIG)  # the same settings in both places: compared, not refused
+    with deadline():
+        assert main(["check", str(link)]) in (0, 1)
+    assert "error" not in capsys.readouterr().err

@@ -1,23 +1,35 @@
-"""A bad config is refused with one line per problem naming the setting, the bad value and what is allowed.
-
-Also: the experiment functions, called directly, refuse bad arguments with a
-ValueError naming the argument (not a NumPy traceback).
-"""
+"""sdpa_lab.config: a config is refused before any work with one line per problem naming the setting, the bad value
+and what is allowed; careless and hostile files are refused quickly, naming the file and where in it, and no
+message repeats an expanded value; fuzzing the default config, every mutation is either valid by the schema or
+refused by a ConfigError naming the setting."""
 
 from __future__ import annotations
 
 import copy
+import math
+import os
 import re
+import time
 
+import jsonschema
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sdpa_lab.config import ConfigError, check_config, config_errors, load_config, load_schema, read_config_file
-from sdpa_lab.experiments.entropy_sweep import entropy_sweep_rows
-from sdpa_lab.experiments.forward_shape import forward_shape_rows
-from sdpa_lab.experiments.ranking_invariance import ranking_invariance_rows
+from sdpa_lab.config import (
+    MAX_CONFIG_BYTES,
+    ConfigError,
+    check_config,
+    command_line_problems,
+    config_errors,
+    load_config,
+    load_schema,
+    read_config_file,
+)
 from sdpa_lab.experiments.registry import SECTIONS
-from sdpa_lab.experiments.variance import variance_rows
+
+from tests.conftest import REPO
 
 
 def _set(path, value):
@@ -185,51 +197,348 @@ def test_missing_file_is_named(tmp_path):
         read_config_file(tmp_path / "nope.yaml")
 
 
-# ---- the experiment functions, called directly -----------------------------------------------
+# ---- careless and hostile files ------------------------------------------------------------------
 
-GOOD = {
-    variance_rows: {"seed": 1, "d_k_values": [4], "n_pairs": 100},
-    entropy_sweep_rows: {"seed": 1, "d_k_values": [4], "T": 4, "trials": 10},
-    ranking_invariance_rows: {"seed": 1, "d_k_values": [4], "T": 4, "trials": 10},
-    forward_shape_rows: {"seed": 1, "shapes": [[1, 2, 3]]},
-}
+def _write(tmp_path, text: str | bytes):
+    path = tmp_path / "config.yaml"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
 
-BAD_ARGS = [
-    (variance_rows, {"seed": -1}, "seed"),
-    (variance_rows, {"seed": True}, "seed"),
-    (variance_rows, {"seed": 1.0}, "seed"),
-    (variance_rows, {"d_k_values": [0]}, r"d_k_values\[0\]"),
-    (variance_rows, {"d_k_values": [4, -2]}, r"d_k_values\[1\]"),
-    (variance_rows, {"d_k_values": [2.5]}, r"d_k_values\[0\]"),
-    (variance_rows, {"d_k_values": []}, "d_k_values must not be empty"),
-    (variance_rows, {"d_k_values": 4}, "d_k_values must be a list"),
-    (variance_rows, {"n_pairs": 0}, "n_pairs"),
-    (variance_rows, {"n_pairs": 1}, "n_pairs"),
-    (entropy_sweep_rows, {"T": 1}, "T must"),
-    (entropy_sweep_rows, {"trials": 0}, "trials"),
-    (entropy_sweep_rows, {"d_k_values": []}, "d_k_values"),
-    (entropy_sweep_rows, {"seed": -5}, "seed"),
-    (ranking_invariance_rows, {"T": 1}, "T must"),
-    (ranking_invariance_rows, {"trials": 0}, "trials"),
-    (ranking_invariance_rows, {"d_k_values": ["4"]}, r"d_k_values\[0\]"),
-    (forward_shape_rows, {"shapes": []}, "shapes must not be empty"),
-    (forward_shape_rows, {"shapes": [[1, 0, 3]]}, r"shapes\[0\]\[1\]"),
-    (forward_shape_rows, {"shapes": [[1, 2]]}, r"shapes\[0\]"),
-    (forward_shape_rows, {"shapes": [[1, 2, 3], [2, 3, -1]]}, r"shapes\[1\]\[2\]"),
-    (forward_shape_rows, {"shapes": [[1, 2, 3], [64, 4096, 8]]}, r"shapes\[1\] = \[64, 4096, 8\]: .*bounded memory"),
-    (forward_shape_rows, {"seed": -1}, "seed"),
-]
+
+def _refusal(path) -> tuple[str, float]:
+    """The ConfigError message read_config_file raises on `path`, and the seconds it took."""
+    start = time.process_time()
+    with pytest.raises(ConfigError) as info:
+        read_config_file(path)
+    return str(info.value), time.process_time() - start
+
+
+def billion_laughs(levels: int = 10, width: int = 10) -> str:
+    """The classic alias bomb: `levels` lists of `width` aliases to the level below (width**levels leaves)."""
+    lines = ['a0: &a0 ["lol"]']
+    for i in range(1, levels):
+        lines.append(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]")
+    lines.append(f"seed: *a{levels - 1}")
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_is_refused_at_once_without_expanding(tmp_path):
+    path = _write(tmp_path, billion_laughs())
+    assert path.stat().st_size < 1000  # a few hundred bytes for 10**9 leaves
+    message, seconds = _refusal(path)
+    assert seconds < 1  # at once: expanding would take minutes and gigabytes
+    assert f"config file {path}" in message and "alias" in message and "line 2, column" in message
+    assert "lol" not in message and len(message) < 400
+
+
+def test_a_single_alias_is_refused_with_its_place(tmp_path):
+    path = _write(tmp_path, "variance:\n  d_k: &dk [4, 16]\n  n_pairs: 2000\nentropy_sweep:\n  d_k: *dk\n")
+    message, _ = _refusal(path)
+    assert re.search(r"alias .*line 5, column 8", message), message
+
+
+def test_an_oversized_file_is_refused_before_parsing(tmp_path):
+    path = _write(tmp_path, "seed: 7\n" + "# padding\n" * (MAX_CONFIG_BYTES // 10 + 1))
+    message, _ = _refusal(path)
+    assert f"config file {path}" in message and "larger than" in message and "64 KiB" in message
+
+
+def test_a_large_but_legal_file_is_read(tmp_path):
+    path = _write(tmp_path, "seed: 7\n" + "# padding\n" * (MAX_CONFIG_BYTES // 20))
+    assert read_config_file(path) == {"seed": 7}
 
 
 @pytest.mark.parametrize(
-    "func, override, named", BAD_ARGS,
-    ids=[f"{f.__name__}-{list(o)[0]}={list(o.values())[0]!r}" for f, o, _ in BAD_ARGS]
+    "text, where",
+    [
+        ("seed: 7\nvariance:\n  n_pairs: 2000\n  n_pairs: 3000\n", "line 4, column 3"),
+        ("seed: 7\nvariance: {}\nseed: 8\n", "line 3, column 1"),
+    ],
+    ids=["in a section", "at top level"],
 )
-def test_experiment_functions_refuse_bad_arguments(func, override, named):
-    with pytest.raises(ValueError, match=named):
-        func(**{**GOOD[func], **override})
+def test_a_duplicate_key_is_refused(tmp_path, text, where):
+    message, _ = _refusal(_write(tmp_path, text))
+    assert "duplicate key" in message and where in message, message
 
 
-@pytest.mark.parametrize("func", list(GOOD), ids=[f.__name__ for f in GOOD])
-def test_experiment_functions_accept_good_arguments(func):
-    assert len(func(**GOOD[func])) > 0  # rows
+def test_non_utf8_is_refused_with_line_and_byte_offset(tmp_path):
+    path = _write(tmp_path, b"seed: 7\nvariance:\n  d_k: [4, \xff16]\n")
+    message, _ = _refusal(path)
+    assert f"config file {path}" in message and "UTF-8" in message
+    assert "line 3, column 12" in message and "byte offset 29" in message, message
+
+
+def test_control_characters_are_refused_with_line_and_column(tmp_path):
+    message, _ = _refusal(_write(tmp_path, "seed: 7\nvariance: \x01\n"))
+    assert "line 2, column 11" in message, message
+
+
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("seed: 7\nvariance: {d_k: [4, 16\n", "line 3, column 1"),
+        ("seed: 7\n  n_pairs: 2000\n", "line 2, column 10"),
+        ("seed: 7\n---\nseed: 8\n", "line 2, column 1"),
+    ],
+    ids=["unclosed flow", "bad indentation", "two documents"],
+)
+def test_a_syntax_error_names_line_and_column(tmp_path, text, where):
+    message, _ = _refusal(_write(tmp_path, text))
+    assert "not valid YAML" in message and where in message, message
+
+
+def test_a_huge_integer_is_refused_with_its_place(tmp_path):
+    message, _ = _refusal(_write(tmp_path, "seed: " + "9" * 5000 + "\n"))
+    assert "line 1, column 7" in message and "digits" in message and "9" * 100 not in message
+
+
+def test_a_long_value_is_cut_in_messages(tiny_config, tmp_path):
+    tiny_config["variance"]["d_k"] = "x" * 10_000
+    tiny_config["forward_shape"] = ["y" * 10_000]
+    for line in config_errors(tiny_config):
+        assert len(line) < 400, line[:500]
+    path = _write(tmp_path, yaml.safe_dump(["z" * 10_000]))
+    message, _ = _refusal(path)
+    assert len(message) < 400
+
+
+@pytest.mark.parametrize(
+    "path, value, where",
+    [
+        (["learning", "loss_threshold"], float("nan"), "learning.loss_threshold"),
+        (["learning", "learning_rates", 1], float("nan"), "learning.learning_rates[1]"),
+        (["learning", "learning_rates", 0], float("inf"), "learning.learning_rates[0]"),
+        (["learning", "loss_threshold"], float("-inf"), "learning.loss_threshold"),
+        (["variance", "n_pairs"], float("inf"), "variance.n_pairs"),
+        (["seed"], float("nan"), "seed"),
+    ],
+    ids=["nan threshold", "nan rate", "inf rate", "-inf threshold", "inf n_pairs", "nan seed"],
+)
+def test_non_finite_numbers_are_refused(tiny_config, path, value, where):
+    node = tiny_config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError) as info:
+        check_config(tiny_config)
+    lines = [ln.strip() for ln in str(info.value).splitlines()[1:]]
+    assert any(ln.startswith(f"config setting {where}:") and "finite" in ln for ln in lines), lines
+
+
+@pytest.mark.parametrize("spelling", [".nan", ".NaN", ".inf", "-.inf", "1.0e+400"])
+def test_non_finite_numbers_are_refused_from_a_file(tiny_config, tmp_path, spelling):
+    text = yaml.safe_dump(tiny_config).replace("loss_threshold: 0.1", f"loss_threshold: {spelling}")
+    config = read_config_file(_write(tmp_path, text))
+    with pytest.raises(ConfigError, match=r"config setting learning\.loss_threshold: .*finite"):
+        check_config(config)
+
+
+def test_deep_nesting_is_refused_before_it_is_built(tmp_path):
+    message, _ = _refusal(_write(tmp_path, "seed: " + "[" * 500 + "]" * 500 + "\n"))
+    assert "nested deeper than" in message and "line 1, column" in message
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [list(range(5_000)) + ["x"], [[1]] * 3_000, [0.5] * 8_000],
+    ids=["mixed", "nested", "repeated"],
+)
+def test_a_huge_list_is_refused_once_for_its_length_at_once(tiny_config, entries):
+    tiny_config["learning"]["learning_rates"] = entries
+    config_errors(tiny_config)  # the validator's one-off import and build
+    start = time.process_time()
+    lines = config_errors(tiny_config)
+    assert time.process_time() - start < 1  # checking each pair of entries for uniqueness took minutes
+    assert len(lines) == 1 and lines[0].startswith("config setting learning.learning_rates: ")
+    assert f"({len(entries)} entries); must have at most 64" in lines[0]
+
+
+def test_many_problems_are_listed_up_to_a_bound(tiny_config):
+    tiny_config["variance"].update({f"typo{i}": i for i in range(500)})
+    lines = config_errors(tiny_config)
+    assert len(lines) == 20 and lines[-1] == "... and 481 more problems"
+    assert all(line.startswith("config setting variance.typo") for line in lines[:-1])
+
+
+def expanded_bomb(levels: int = 10, width: int = 10) -> list:
+    """What YAML makes of billion_laughs: lists sharing their entries, width**levels leaves when spelled out."""
+    node: list = ["lol"]
+    for _ in range(levels - 1):
+        node = [node] * width
+    return node
+
+
+@pytest.mark.parametrize(
+    "section, value, detail",
+    [
+        ("variance", {"d_k": expanded_bomb(), "n_pairs": 2000}, "holds more than 10,000 values"),
+        ("learning", {"T": "x" * 5000}, "holds a string of 5,000 characters"),
+        ("gradient", {"T": [[[[[[[[[[[[[[[[[[8]]]]]]]]]]]]]]]]]]}, "nested deeper than 16 levels"),
+    ],
+    ids=["alias bomb", "long string", "deep"],
+)
+def test_a_config_too_big_to_check_is_refused_before_the_schema(tiny_config, section, value, detail):
+    # What a --configfile can hold: Snakemake reads it itself, without this project's limits.
+    tiny_config[section] = value
+    config_errors(tiny_config)  # the validator's one-off import and build
+    start = time.process_time()
+    lines = config_errors(tiny_config)
+    assert time.process_time() - start < 1  # the schema's messages spelled the bomb out: minutes, gigabytes
+    assert lines == [f"config setting {section}: " + lines[0].split(": ", 1)[1]] and detail in lines[0], lines
+
+
+def test_sweep_covers_wildcard_outputs(tmp_path):
+    from sdpa_lab.workflow_support.hooks import sweep_temporaries
+
+    scores = tmp_path / "trial_scores"
+    scores.mkdir()
+    killed = [".seed7_T8_trials100000000_dk64.npy.x1y2.tmp", ".seed1_T4_trials200_dk4.npy.q.tmp"]  # any settings
+    kept = ["seed7_T8_trials200_dk4.npy", ".seed7_T8_trials200_dk4.npy.keep", ".notes.tmp", "a[1].npy.z.tmp"]
+    for name in killed + kept:
+        (scores / name).write_text("x")
+    pattern = str(scores / "seed{seed}_T{T}_trials{trials}_dk{d_k}.npy")
+    assert sweep_temporaries([pattern]) == sorted(str(scores / name) for name in killed)
+    assert sorted(p.name for p in scores.iterdir()) == sorted(kept)
+    (tmp_path / "odd [dir]").mkdir()
+    (tmp_path / "odd [dir]" / ".x.csv.1.tmp").write_text("x")  # glob characters in a literal part are literal
+    assert sweep_temporaries([tmp_path / "odd [dir]" / "x.csv"]) == [str(tmp_path / "odd [dir]" / ".x.csv.1.tmp")]
+
+
+# ---- fuzzing the default config ------------------------------------------------------------------
+
+DEFAULT = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+
+
+def paths(node, prefix=()) -> list[tuple]:
+    """Every setting's path in `node`, containers included: ("variance",), ("variance", "d_k", 0), ..."""
+    out = []
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else []
+    for key, child in items:
+        out.append((*prefix, key))
+        out += paths(child, (*prefix, key))
+    return out
+
+
+PATHS = paths(DEFAULT)
+SECTIONS_AT = [(key,) for key, value in DEFAULT.items() if isinstance(value, dict)]
+
+HUGE = [10**9, 10**12, 2**63, 2**64, 2**64 + 1, -(2**64), 10**30, 1e300, 1.7976931348623157e308, 5e-324]
+leaves = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(),  # nan, inf, -inf, subnormals, -0.0 included
+    st.sampled_from(HUGE),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=20),
+    st.text(min_size=500, max_size=2000),
+)
+values = st.recursive(
+    leaves,
+    lambda inner: st.one_of(st.lists(inner, max_size=80), st.dictionaries(st.text(max_size=12), inner, max_size=6)),
+    max_leaves=200,
+)
+mutations = st.one_of(
+    st.tuples(st.just("set"), st.sampled_from(PATHS), values),
+    st.tuples(st.just("delete"), st.sampled_from(PATHS), st.none()),
+    st.tuples(st.just("add"), st.sampled_from([(), *SECTIONS_AT]), st.tuples(st.text(min_size=1, max_size=30), values)),
+    st.tuples(st.just("wrap"), st.sampled_from(PATHS), st.sampled_from(["list", "dict", "deep"])),
+)
+
+
+def where(path) -> str:
+    """A path as the messages print it: learning.learning_rates[1] (a key that is not plain text quoted)."""
+    out = ""
+    for part in path:
+        if isinstance(part, str) and not (part.isprintable() and part == part.strip() and part):
+            part = repr(part)
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def mutate(config: dict, mutation) -> tuple:
+    """Apply `mutation` to `config` in place; return the path of the setting it touched."""
+    kind, path, arg = mutation
+    parent = config
+    for key in path[:-1]:
+        parent = parent[key]
+    if kind == "add":
+        key, value = arg
+        node = config
+        for part in path:
+            node = node[part]
+        node[key] = value
+        return (*path, key)
+    if kind == "delete":
+        del parent[path[-1]]
+    elif kind == "set":
+        parent[path[-1]] = arg
+    else:
+        value = parent[path[-1]]
+        parent[path[-1]] = {"list": [value], "dict": {"value": value}, "deep": [[[[[[value]]]]]]}[arg]
+    return path
+
+
+def finite(node) -> bool:
+    if isinstance(node, float):
+        return math.isfinite(node)
+    if isinstance(node, dict):
+        return all(finite(v) for v in node.values())
+    if isinstance(node, list):
+        return all(finite(v) for v in node)
+    return True
+
+
+PLAIN_SCHEMA = jsonschema.Draft202012Validator(load_schema())
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(mutation=mutations)
+def test_a_mutated_config_is_valid_or_refused_naming_the_setting(tmp_path_factory, mutation):
+    config = copy.deepcopy(DEFAULT)
+    touched = mutate(config, mutation)
+    path = tmp_path_factory.mktemp("fuzz") / "config.yaml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    start = time.process_time()
+    try:
+        accepted = check_config(read_config_file(path))
+    except ConfigError as exc:
+        message = str(exc)
+        assert time.process_time() - start < 1, mutation  # refused at once, whatever the mutation
+        assert all(len(line) < 600 for line in message.splitlines()), message[:2000]
+        if message.startswith(f"config file {path}: larger than"):
+            return  # refused before parsing: the whole file is the problem
+        lines = [line.strip() for line in message.splitlines()[1:]]
+        named = [line for line in lines if line.startswith(f"config setting {where(touched[:1])[:30]}")]
+        assert named, (mutation, message)  # the section or setting touched (or, for T, its d_k limit)
+        return
+    assert time.process_time() - start < 1, mutation
+    assert PLAIN_SCHEMA.is_valid(accepted) and finite(accepted), mutation
+
+
+def test_a_fifo_is_refused_without_opening_it(tmp_path):
+    path = tmp_path / "config.yaml"
+    os.mkfifo(path)
+    message, seconds = _refusal(path)  # opening it for reading would wait for a writer for ever
+    assert message == f"config file {path}: is a FIFO (named pipe), not a regular file; a config is a plain file"
+
+
+def test_a_file_replaced_by_a_fifo_after_its_stat_is_refused_without_blocking(tmp_path, monkeypatch):
+    path = tmp_path / "config.yaml"
+    os.mkfifo(path)
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: real_stat(__file__) if str(p) == str(path)
+                        else real_stat(p, *a, **k))  # looks regular when stat'ed; the open must not block
+    message, _ = _refusal(path)
+    assert "is a FIFO (named pipe), not a regular file" in message
+
+
+@pytest.mark.parametrize("value, digits", [("9" * 5000, "5,000"), ("-" + "1" * 101, "101"), ("1_" * 150 + "1", "151")])
+def test_an_overlong_integer_on_the_command_line_is_too_many_digits(value, digits):
+    # Python reads no integer of over 4300 digits, so Snakemake reads --config seed=<5000 digits> as inf.
+    assert command_line_problems([f"seed={value}", "variance=x"]) == [
+        f"config setting seed: --config seed=<an integer of {digits} digits>: too many digits; at most 100 are "
+        "read (a seed has at most 20)"]
+    assert command_line_problems(["seed=" + "9" * 100, "seed=1e400", "seed=abc"]) == []

@@ -27,7 +27,7 @@ def _catches(test, *args) -> bool:
 
 
 def softmax_inplace_without_max_subtraction(x, axis=-1):
-    """attention._softmax_inplace less its `x -= x.max(...)` line: issue 19's mutant."""
+    """attention._softmax_inplace less its `x -= x.max(...)` line, a mutant that once survived."""
     np.exp(x, out=x)
     x /= x.sum(axis=axis, keepdims=True)
     return x

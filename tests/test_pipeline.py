@@ -1,10 +1,8 @@
-"""End to end: Snakemake runs the workflow on a tiny config in a temporary folder."""
+"""sdpa_lab.pipeline: what an experiment rule runs, without Snakemake; the workflow's imports and code inputs."""
 
 from __future__ import annotations
 
-import hashlib
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,60 +11,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths, settings_of, trial_scores_files
+from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
 from sdpa_lab.pipeline import run_job
-
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-
-
-def make_workdir(repo: Path, tmp: Path, config: dict) -> Path:
-    """A copy of the workflow (not of results) with `config` as config/config.yaml."""
-    work = tmp / "work"
-    work.mkdir()
-    shutil.copy(repo / "Snakefile", work / "Snakefile")
-    shutil.copy(repo / "environment.yml", work / "environment.yml")  # every rule's conda:
-    shutil.copytree(repo / "workflow", work / "workflow", ignore=shutil.ignore_patterns("__pycache__"))
-    (work / "config").mkdir()
-    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
-    return work
-
-
-def snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*SNAKEMAKE, "--cores", "2", *args], cwd=work, capture_output=True, text=True)
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.mark.pipeline
-def test_snakemake_builds_every_csv(repo, tmp_path, tiny_config):
-    work = make_workdir(repo, tmp_path, tiny_config)
-    proc = snakemake(work)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in EXPERIMENTS:
-        for rel in output_paths(name).values():
-            table = pd.read_csv(work / rel)
-            assert len(table) > 0, rel
-    variance = pd.read_csv(work / "results/variance.csv")
-    assert sorted(variance.d_k.unique()) == [4, 64]
-    assert (variance.n_pairs == 2000).all()
-    lesson = pd.read_csv(work / "results/lesson_variance.csv").set_index(["d_k", "quantity"])["value"]
-    assert round(lesson[256, "raw_variance"], 3) == 256.391  # the lesson's number, whatever the config
-    for rule in ("variance", "lesson_forward"):
-        assert (work / "logs" / f"{rule}.log").exists()
-        assert (work / "logs" / "benchmarks" / f"{rule}.tsv").exists()
-    # Byte-identical CSVs across --cores, folders, touched inputs and interruptions: tests/pipeline/test_robustness.py.
-
-
-@pytest.mark.pipeline
-def test_bad_config_stops_before_any_job(repo, tmp_path, tiny_config):
-    tiny_config["variance"]["d_k"] = [4, "wide"]
-    work = make_workdir(repo, tmp_path, tiny_config)
-    proc = snakemake(work)
-    assert proc.returncode != 0
-    assert "variance.d_k[1]" in proc.stderr
-    assert not (work / "results").exists()
 
 
 def test_run_job_writes_named_outputs(tmp_path, tiny_config):

@@ -20,15 +20,15 @@ def scaled_dot_product_attention(Q, K, V):
     return out, weights
 
 
-def exercise_1(n_samples=100_000):
-    np.random.seed(42)
-    for d_k in [4, 16, 64, 256, 1024]:
-        Q = np.random.randn(n_samples, d_k)
-        K = np.random.randn(n_samples, d_k)
+def exercise_1(seed=42, n_samples=100_000, d_k=1024):
+    np.random.seed(seed)
+    for d in [x for x in [4, 16, 64, 256] if x < d_k] + [d_k]:  # the lesson's sweep, continued to d_k
+        Q = np.random.randn(n_samples, d)
+        K = np.random.randn(n_samples, d)
         scores = np.sum(Q * K, axis=1)
         raw_var = scores.var()
-        scaled_var = (scores / np.sqrt(d_k)).var()
-        print(f"{d_k:>4} | {raw_var:>15.3f} | {scaled_var:>.4f}")
+        scaled_var = (scores / np.sqrt(d)).var()
+        print(f"{d:>4} | {raw_var:>15.3f} | {scaled_var:>.4f}")
     return raw_var, scaled_var
 
 
@@ -36,21 +36,21 @@ def entropy(p):
     return float(-np.sum(p * np.log(p + 1e-12)))
 
 
-def exercise_2():
-    np.random.seed(42)
+def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):
+    np.random.seed(seed)
     entropies = []
-    for d_k in [4, 16, 64, 256]:
+    for d_k in d_ks:
         q = np.random.randn(d_k)
-        Kmat = np.random.randn(8, d_k)
+        Kmat = np.random.randn(T, d_k)
         entropies.append(entropy(softmax(Kmat @ q)))
         print(d_k, entropies[-1])
     return entropies
 
 
-def exercise_3():
-    np.random.seed(42)
-    q = np.random.randn(256)
-    Kmat = np.random.randn(8, 256)
+def exercise_3(seed=42, d_k=256, T=8):
+    np.random.seed(seed)
+    q = np.random.randn(d_k)
+    Kmat = np.random.randn(T, d_k)
     w_unscaled = softmax(Kmat @ q)
-    w_scaled = softmax(Kmat @ q / np.sqrt(256))
+    w_scaled = softmax(Kmat @ q / np.sqrt(d_k))
     return np.argsort(w_unscaled), np.argsort(w_scaled)

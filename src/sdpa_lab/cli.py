@@ -11,6 +11,7 @@ say) without Snakemake: exit 0 with its estimated cost, or 2 with why it is refu
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +35,29 @@ def check_config_file(path: str) -> int:
     print(f"{path}: ok: plain YAML (no code, no aliases, no template), every setting within the schema")
     print("\n".join(cost.summary(cost.estimate(config))))
     return 0
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them is missing or a dangling link
+        return False
+
+
+def config_beside(results_dir: Path) -> Path:
+    """config/config.yaml beside `results_dir` as the user named it (beside a link, not beside its target). If
+    the folder is a link (or under one) and a config beside its target differs from that one, ConfigError: which
+    config the results come from is then for the user to say."""
+    named = Path(os.path.abspath(results_dir)).parent / "config" / "config.yaml"
+    real = results_dir.resolve().parent / "config" / "config.yaml"
+    if not os.path.lexists(real) or _same_file(named, real):
+        return named
+    if not os.path.lexists(named):
+        return real
+    if load_config(named) != load_config(real):
+        raise ConfigError(f"{results_dir} leads to {results_dir.resolve()}, and the configs beside the two, {named} "
+                          f"and {real}, differ; say which one the results come from with --config FILE")
+    return named
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -61,8 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise ResultsError(f"{results_dir}: no such results folder (run `snakemake --cores 4` first)")
         config = None
         if not args.no_config:
-            config_path = Path(args.config) if args.config else results_dir.resolve().parent / "config" / "config.yaml"
-            if args.config or config_path.is_file():
+            config_path = Path(args.config) if args.config else config_beside(results_dir)
+            if args.config or os.path.lexists(config_path):  # anything there is read, or refused: never skipped
                 config = load_config(config_path)
             else:
                 print(f"sdpa-lab check: note: no config at {config_path}; skipped the check that the results come "

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 import reprlib
+import stat
+import unicodedata
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -61,6 +64,16 @@ def _key(key: Any) -> str:
     (a line break or a control character in it would garble the message)."""
     plain = isinstance(key, str) and key.isprintable() and key == key.strip() and key != ""
     return _cut(key if plain else repr(key), 40)
+
+
+def _non_ascii(key: Any) -> str:
+    """For a name holding non-ASCII letters (a Cyrillic "е" looks like the Latin "e"), which and where; else ""."""
+    if not isinstance(key, str) or key.isascii():
+        return ""
+    found = [f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')} at character {i + 1}"
+             for i, c in enumerate(key) if not c.isascii()]
+    shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return f"; its name is not plain ASCII: {shown}"
 
 
 def _is_strict_int(checker, instance) -> bool:
@@ -167,6 +180,24 @@ def describe(path, root: dict | None = None) -> str:
     return found
 
 
+def widest_config(root: dict | None = None) -> dict:
+    """Every setting with every list at its longest (maxItems, its entries repeated) and every number at its
+    maximum (other values at their defaults): as many rows as any config the schema accepts makes
+    (sdpa_lab.results bounds a CSV's size by it when no config is given). Not a config to run: its lists
+    repeat their entries."""
+    root = load_schema() if root is None else root
+
+    def widest(schema: dict) -> Any:
+        schema = _resolve(schema, root)
+        if "properties" in schema:
+            return {key: widest(subschema) for key, subschema in schema["properties"].items()}
+        if schema.get("type") == "array":
+            return [widest(schema["items"])] * schema["maxItems"]
+        return schema.get("maximum", schema.get("exclusiveMaximum", schema.get("default")))
+
+    return widest(root)
+
+
 def _kind(value: Any) -> str:
     """A value's kind in YAML words: a string, a list, a number, ..."""
     names = {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping", float: "a decimal number",
@@ -186,7 +217,7 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
         allowed = sorted(_resolve(err.schema, root).get("properties", {}))
         unknown = [k for k in err.instance if k not in allowed]
         return [f"config setting {_where(path + [_key(k)])}: unknown setting "
-                f"(a typo?); allowed here: {', '.join(allowed)}" for k in unknown]
+                f"(a typo?){_non_ascii(k)}; allowed here: {', '.join(allowed)}" for k in unknown]
     if not path and err.validator == "type":
         return [(f"config: the file must be a mapping of settings (seed: ..., variance: ...), "
                  f"got {_kind(err.instance)}: {short(err.instance)}")]
@@ -265,6 +296,20 @@ def config_errors(config: Any) -> list[str]:
             T, widest = config[section]["T"], max(config[section]["d_k"])
             if problem := trial_size_problem(T, widest):
                 lines.append(f"config setting {section}.d_k: got {widest} with T = {T}: {problem}")
+    return lines
+
+
+def command_line_problems(args: Any) -> list[str]:
+    """What Snakemake's reading of `--config KEY=VALUE` arguments (`args`) would hide, one line each: an integer
+    of more than MAX_INT_DIGITS digits (as in a config file), which Python does not read as an integer beyond
+    4300 digits, so that Snakemake reads it as a float, inf."""
+    lines = []
+    for arg in args if isinstance(args, list | tuple) else ():
+        key, _, value = str(arg).partition("=")
+        digits = value.strip().lstrip("+-").replace("_", "")
+        if digits.isdigit() and len(digits) > MAX_INT_DIGITS:
+            lines.append(f"config setting {_key(key)}: --config {_cut(key, 40)}=<an integer of {len(digits):,} "
+                         f"digits>: too many digits; at most {MAX_INT_DIGITS} are read (a seed has at most 20)")
     return lines
 
 
@@ -375,10 +420,43 @@ def _parse(text: str, path: Path) -> Any:
         raise ConfigError(f"config file {path}: not valid YAML{where}: {_cut(problem, 200)}") from None
 
 
+class NotARegularFile(OSError):
+    """A path that names a FIFO, a device, a socket or a folder, where a file was expected."""
+
+
+_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def regular_file_problem(mode: int) -> str | None:
+    """Why a file of stat mode `mode` is not a regular file ("is a FIFO (named pipe), not a regular file"), or None."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for is_kind, name in _FILE_KINDS if is_kind(mode)), "something else")
+    return f"is {kind}, not a regular file"
+
+
+def read_regular_file(path: str | Path, limit: int) -> bytes:
+    """At most `limit` bytes of regular file `path` (all of it if `limit` is -1); NotARegularFile (an OSError)
+    for anything else.
+
+    Stat first, then open without blocking and check again what was opened: opening a FIFO
+    for reading waits for a writer, and reading a device such as /dev/zero never ends.
+    """
+    if problem := regular_file_problem(os.stat(path).st_mode):
+        raise NotARegularFile(problem)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as file:
+        if problem := regular_file_problem(os.fstat(fd).st_mode):  # replaced since the stat
+            raise NotARegularFile(problem)
+        return file.read(limit)
+
+
 def read_config_file(path: str | Path) -> dict:
     """The mapping in YAML file `path`, read with the safe loader; ConfigError naming the file otherwise.
 
-    Refused, each with the line and column: a file over MAX_CONFIG_BYTES
+    Refused at once, without opening it: anything but a regular file (a FIFO would block
+    the open, a device never ends). Refused, each with the line and column: a file over MAX_CONFIG_BYTES
     (before parsing), text that is not UTF-8, a YAML syntax error, an alias,
     a duplicate key, an integer of more than MAX_INT_DIGITS digits, and a
     templated (`__use_yte__`) config. A file that is empty or holds a list or
@@ -387,8 +465,9 @@ def read_config_file(path: str | Path) -> dict:
     """
     path = Path(path)
     try:
-        with path.open("rb") as file:
-            data = file.read(MAX_CONFIG_BYTES + 1)
+        data = read_regular_file(path, MAX_CONFIG_BYTES + 1)
+    except NotARegularFile as exc:
+        raise ConfigError(f"config file {path}: {exc}; a config is a plain file") from None
     except OSError as exc:
         raise ConfigError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
     if len(data) > MAX_CONFIG_BYTES:

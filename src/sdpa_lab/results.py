@@ -5,14 +5,19 @@ names the file and the column.
 
 from __future__ import annotations
 
+import importlib
+import io
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.experiments.registry import EXPERIMENTS, columns
+from sdpa_lab.config import read_regular_file, regular_file_problem, widest_config
+from sdpa_lab.experiments.registry import EXPERIMENTS, columns, settings_of
 from sdpa_lab.tables import Rows
+from sdpa_lab.workflow_support.cost import size
 
 
 class ResultsError(ValueError):
@@ -22,6 +27,36 @@ class ResultsError(ValueError):
 # file -> {column: kind}; kind is "int", "float" (finite), "num" (nan allowed) or "str".
 # Declared with each experiment (sdpa_lab.experiments.registry).
 COLUMNS: dict[str, dict[str, str]] = columns()
+
+
+# The widest cell of each kind (registry.Output.columns) a result CSV can hold, and its comma or line end:
+# a seed of 20 digits, a float's shortest round-trip text (at most 24 characters: -2.2250738585072014e-308),
+# a label (the longest is 41 characters; 64 allowed).
+CELL_BYTES = {"int": 21, "float": 25, "num": 25, "str": 65}
+
+
+def row_counts(config: Mapping | None) -> dict[str, int]:
+    """Each result CSV's number of rows from `config`, as its experiment declares it (registry.Experiment.row_counts);
+    with no config, the most any config the schema accepts makes (config.widest_config)."""
+    config = widest_config() if config is None else config
+    counts = {}
+    for name, experiment in EXPERIMENTS.items():
+        module, _, function = experiment.row_counts.partition(":")
+        made = getattr(importlib.import_module(module), function)(settings_of(config, name))
+        counts |= {out.file: made[key] for key, out in experiment.outputs.items()}
+    return counts
+
+
+def size_limits(config: Mapping | None) -> dict[str, tuple[int, str]]:
+    """The most bytes each result CSV of `config` can hold (with no config, of any config the schema accepts), and
+    which config that is: its header, and its rows (row_counts) with every cell as wide as its kind's widest
+    (CELL_BYTES). A larger file is not its results."""
+    which = "the config" if config is not None else "the largest config the schema accepts"
+    limits = {}
+    for file, rows in row_counts(config).items():
+        header = sum(len(column) + 1 for column in COLUMNS[file])
+        limits[file] = (header + rows * sum(CELL_BYTES[kind] for kind in COLUMNS[file].values()), which)
+    return limits
 
 
 def _check_column(name: str, column: str, series: pd.Series, kind: str) -> pd.Series:
@@ -51,14 +86,34 @@ def _check_column(name: str, column: str, series: pd.Series, kind: str) -> pd.Se
     return values.astype(float)
 
 
-def read_table(results_dir: str | Path, name: str, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """One result CSV, with each declared column checked and typed."""
+def read_table(results_dir: str | Path, name: str, columns: Mapping[str, str] | None = None,
+               limit: tuple[int, str] | None = None) -> pd.DataFrame:
+    """One result CSV, with each declared column checked and typed. Refused before it is read: anything but a
+    regular file, and a file larger than `limit` = (bytes, the config it comes from) says (size_limits)."""
     path = Path(results_dir) / name
     columns = COLUMNS.get(name, {}) if columns is None else columns
-    if not path.is_file():
-        raise ResultsError(f"{path}: missing (run `snakemake --cores 4` to regenerate results)")
     try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: missing (run `snakemake --cores 4` to regenerate results)") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if problem := regular_file_problem(info.st_mode):
+        raise ResultsError(f"{path}: {problem}; a result is a CSV file")
+    def too_large(n_bytes: int) -> ResultsError:
+        return ResultsError(f"{path}: {size(n_bytes)}, larger than any {path.name} {limit[1]} makes (at most "
+                            f"{size(limit[0])}); refused unread")
+
+    if limit is not None and info.st_size > limit[0]:
+        raise too_large(info.st_size)
+    try:  # read as stat'ed: not a FIFO put in its place since, nor more than the limit if it grew
+        data = read_regular_file(path, -1 if limit is None else limit[0] + 1)
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if limit is not None and len(data) > limit[0]:
+        raise too_large(len(data))
+    try:
+        table = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False, na_values=[""])
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{path}: not a readable CSV ({exc})") from None
     for column, kind in columns.items():
@@ -134,8 +189,10 @@ class Results:
     """
 
     def __init__(self, results_dir: str | Path, tables: Mapping[str, Table] | None = None,
-                 expectations: Expectations | None = None, indexes: RowIndexes | None = None):
+                 expectations: Expectations | None = None, indexes: RowIndexes | None = None,
+                 limits: Mapping[str, tuple[int, str]] | None = None):
         self.dir = Path(results_dir)
+        self._limits = dict(limits or {})  # file -> (bytes, the config), read_table's refusal of a larger file
         self._tables: dict[str, Table] = dict(tables or {})
         self._expectations = expectations
         self._arrays: dict[tuple[str, str], np.ndarray] = {}  # (file, column) -> its values, for `values`
@@ -145,7 +202,7 @@ class Results:
 
     def __getitem__(self, name: str) -> Table:
         if name not in self._tables:
-            self._tables[name] = read_table(self.dir, name)
+            self._tables[name] = read_table(self.dir, name, limit=self._limits.get(name))
         return self._tables[name]
 
     def expectation(self, kind: str, statistic: str, d_k: int, T: int) -> tuple[float, float]:

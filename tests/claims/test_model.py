@@ -42,7 +42,11 @@ def test_each_relation_at_its_tolerance(relation, factor, verdict):
     c = check(relation, factor * tol, tol)
     assert c.verdict == verdict
     assert c.deviation == pytest.approx(factor * tol, rel=1e-12)
-    assert c.margin == pytest.approx(factor, rel=1e-12)
+    # One meaning for every relation: the margin is how far toward failing, and 1 is the failing line.
+    toward_fail = {"within": abs(factor), "not above": factor, "not below": -factor, "above": -factor,
+                   "below": factor}[relation]
+    assert c.margin == pytest.approx(toward_fail, rel=1e-12)
+    assert (c.verdict == M.FAILS) == (c.margin > 1)
 
 
 def test_exact_checks_and_their_margin():
@@ -50,9 +54,34 @@ def test_exact_checks_and_their_margin():
     assert check("equals", 0.0, 0.0, basis="exact").margin == 0.0
     assert check("equals", 1.0, 0.0, basis="exact").verdict == M.FAILS
     assert check("equals", 1.0, 0.0, basis="exact").margin == math.inf
-    assert check("equals", -1.0, 0.0, basis="exact").margin == -math.inf
+    assert check("equals", -1.0, 0.0, basis="exact").margin == math.inf  # past the failing line, either way
     assert check("not above", -3.0, 0.0, basis="exact").margin == 0.0  # holds: no distance to report
     assert check("not above", 3.0, 0.0, basis="exact").verdict == M.FAILS
+
+
+@pytest.mark.parametrize("relation", ["above", "below"])
+def test_a_check_without_spread_that_shows_no_difference_has_no_margin(relation, tmp_path):
+    """A claimed direction on a statistic with SE 0 (two scales that coincide, as 1/d_k and the attention's own
+    when the attention divides by d_k) and no difference: inconclusive, margin n/a (nan), never infinite; so in
+    the checker's line, in claims.csv (an empty cell, read back to the same verdict) and in the report's row."""
+    from sdpa_lab.io import write_csv
+    from sdpa_lab.report.html import check_row
+
+    c = M.statistical("B1", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", "d_k=64, T=8", 0.0, 0.0, 0.0,
+                      relation, "entropy_sweep.csv")
+    d = D.decide(Results("mem", {}), claims=[_claim([c])])
+    (c,) = d.checks
+    assert c.tolerance == 0.0 and c.verdict == M.INCONCLUSIVE and math.isnan(c.margin)
+    assert V.describe(c).endswith("(margin n/a; fails above 1)")
+    assert check_row(c, d.k).margin == "n/a" and check_row(c, d.k).tolerance_why == "SE 0: the statistic has no spread"
+    write_csv(d.table(), tmp_path / "claims.csv")
+    row = (tmp_path / "claims.csv").read_text().splitlines()[1]
+    assert ",0.0,,inconclusive," in row  # deviation 0, margin empty, verdict
+    (back,) = D.read_claims(tmp_path / "claims.csv").checks
+    assert back.verdict == M.INCONCLUSIVE and math.isnan(back.margin)
+    moved = M.statistical("B1", "x", "p", -1e-9 if relation == "above" else 1e-9, 0.0, 0.0, relation, "e.csv")
+    (moved,) = D.decide(Results("mem", {}), claims=[_claim([moved])]).checks
+    assert moved.verdict == M.FAILS and math.isinf(moved.margin)  # the other way, with no spread: contradicted
 
 
 def test_literal_and_missing_checks():
@@ -194,9 +223,12 @@ def test_closeness_of_failing_and_exact_checks():
 def test_describe_one_check_in_a_line():
     c = M.Check("B1", "variance of raw scores", "d_k=4, n=100", "within", 4.0, 4.25, "statistical", "v.csv",
                 tolerance=0.5)
-    assert V.describe(c) == "variance of raw scores [d_k=4, n=100]: measured 4.25 within 4 ± 0.5 (margin 0.5)"
+    assert V.describe(c) == ("variance of raw scores [d_k=4, n=100]: measured 4.25 within 4 ± 0.5 "
+                             "(margin 0.50; fails above 1)")
+    s = M.Check("B1", "mean", "d_k=4", "within", 0.0, -0.8542718, "statistical", "v.csv", tolerance=1.0, se=0.21)
+    assert V.describe(s) == "mean [d_k=4]: measured -0.85 within 0 ± 1 (margin 0.85; fails above 1)"
     e = M.Check("B9", "dtype kept", "p", "equals", 1.0, 0.0, "exact", "f.csv")
-    assert V.describe(e) == "dtype kept [p]: measured 0 equals 1 (margin -inf)"
+    assert V.describe(e) == "dtype kept [p]: measured 0 equals 1 (margin inf; fails above 1)"
     assert V.describe(M.missing("B4", "raw variance", "d_k=1024", "v.csv", "not swept")) == \
         "raw variance [d_k=1024]: not measured (not swept)"
 
@@ -213,12 +245,13 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d)
     lines = text.splitlines()
-    assert lines[0] == f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check"
+    assert lines[0] == (f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check (margin: how far toward failing, "
+                        "in tolerances; above 1 it fails)")
     assert [ln.split()[0] for ln in lines[1:] if ln.strip() and ln[0] != " "][:4] == ["A1", "B1", "B3", "B5"]
     b1_line = next(ln for ln in lines if ln.startswith("B1"))
     assert b1_line.startswith(f"{'B1':<5} {3:>6}  {M.FAILS:<31} ")
     failing_extra = [ln for ln in lines if ln.startswith(" ") and M.FAILS in ln]
-    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<31} " + V.describe(d.checks[2])]  # B1's other failure
+    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<31} " + V.describe(d.checks[2], rule=False)]  # B1's other
     assert lines[-3] == ""
     assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
                          "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")

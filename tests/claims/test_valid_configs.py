@@ -1,4 +1,4 @@
-"""Issue 13's trial as a new user would make it: a dozen valid configs, none of them the default, each run and
+"""A trial as a new user would make it: a dozen valid configs, none of them the default, each run and
 decided with the correct attention scale (no claim fails) and with each broken one (some claim fails)."""
 
 from __future__ import annotations
@@ -12,6 +12,9 @@ from sdpa_lab import claims as C
 from sdpa_lab.calibration.runner import fixed_tables, run_rows
 from sdpa_lab.config import check_config, config_errors
 from sdpa_lab.results import Results
+
+# A dozen configs run and decided three times each, in process: out of the fast lane.
+pytestmark = pytest.mark.pipeline
 
 LR = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 

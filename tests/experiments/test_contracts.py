@@ -6,6 +6,7 @@ come from the documented streams."""
 
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 from pathlib import Path
@@ -25,7 +26,9 @@ from sdpa_lab.experiments import (
     trial_scores,
     variance,
 )
+from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.moments import Moments
+from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.results import COLUMNS
 from sdpa_lab.seeding import stream
 
@@ -490,3 +493,29 @@ def test_each_experiment_runs_as_the_registry_declares(tiny_config, monkeypatch)
                 assert got <= {tuple(v) if isinstance(v, list) else v for v in allowed}, (name, key, setting)
         if name in expected_rows:
             assert tables == expected_rows[name](settings), name
+        module, _, function = experiment.row_counts.partition(":")  # the rows it declares (the checker's bound)
+        declared = getattr(importlib.import_module(module), function)(settings)
+        assert declared == {key: len(rows) for key, rows in tables.items()}, name
+
+
+# ---- the rows each experiment declares it makes (the checker's size bound) ----------------------
+
+
+@pytest.mark.parametrize("name, settings", [
+    ("variance", {"seed": 1, "d_k": [1, 2, 3], "n_pairs": 2}),
+    ("entropy_sweep", {"seed": 1, "d_k": [1], "T": 2, "trials": 2}),
+    ("ranking_invariance", {"seed": 1, "d_k": [1, 5, 9], "T": 3, "trials": 2}),
+    ("forward_shape", {"seed": 1, "shapes": [[1, 1, 1], [1, 2, 3], [2, 1, 1]]}),
+    ("gradient", {"seed": 1, "d_k": [2, 3], "T": 2, "trials": 2}),
+    ("learning", {"seed": 1, "d_k": [2], "T": 2, "runs": 1, "steps": 1, "learning_rates": [0.1, 1.0, 10.0],
+                  "loss_threshold": 0.5}),
+    ("learning", {"seed": 1, "d_k": [2, 3], "T": 2, "runs": 1, "steps": 60, "learning_rates": [1.0],
+                  "loss_threshold": 0.5}),
+])
+def test_the_declared_rows_are_the_rows_made_at_other_sizes(name, settings):
+    # Beyond the tiny config: other list lengths, one step and a few (the learning curves' checkpoints).
+    experiment = EXPERIMENTS[name]
+    module, _, function = experiment.row_counts.partition(":")
+    declared = getattr(importlib.import_module(module), function)(settings)
+    made = run_experiment(name, settings)
+    assert declared == {key: len(rows) for key, rows in made.items()}

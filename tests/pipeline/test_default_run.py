@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pandas as pd
 import pytest
 import yaml
@@ -12,15 +9,15 @@ import yaml
 from sdpa_lab import claims as C
 from sdpa_lab.cli import main
 
-from tests.test_pipeline import make_workdir
+from tests.pipeline.conftest import make_workdir, snakemake
 
 
 @pytest.mark.pipeline
+@pytest.mark.default_run
 def test_default_pipeline_then_checker(repo, tmp_path, capsys):
     config = yaml.safe_load((repo / "config" / "config.yaml").read_text())
-    work = make_workdir(repo, tmp_path, config)
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2"], cwd=work, capture_output=True,
-                          text=True)
+    work = make_workdir(tmp_path / "work", config)
+    proc = snakemake(work, cores=4)
     assert proc.returncode == 0, proc.stderr[-3000:]
 
     status = main(["check", str(work / "results")])  # also compares the CSVs with config/config.yaml

@@ -1,5 +1,5 @@
 """Before any job, a run prints its estimated cost and refuses what it cannot or should not start
-unannounced (issue 15, case 7); and its start sweeps what a hard kill left behind (case 6)."""
+unannounced; and its start sweeps what a hard kill left behind."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from tests.conftest import TINY_CONFIG
-from tests.pipeline.test_robustness import files_under, make_workdir, snakemake
+from tests.pipeline.conftest import files_under, make_workdir, snakemake
 
 CHEAP = ["results/forward_shape.csv"]  # one short job: enough to reach the start of a run
 
@@ -24,7 +24,7 @@ def test_a_run_above_an_hour_starts_only_when_confirmed(tmp_path):
     work = make_workdir(tmp_path / "work", long_config())
     proc = snakemake(work, targets=CHEAP)
     assert proc.returncode != 0
-    assert "sdpa-lab: estimated cost of a run:" in proc.stderr and " h of CPU" in proc.stderr, proc.stderr[-2000:]
+    assert "sdpa-lab: estimated cost of the main run" in proc.stderr and " h of CPU" in proc.stderr, proc.stderr[-2000:]
     assert "refused before any job: this run is estimated at" in proc.stderr
     assert "add --config confirm_long_run=true" in proc.stderr
     assert files_under(work) == {}  # no job ran

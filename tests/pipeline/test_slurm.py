@@ -109,7 +109,7 @@ def test_every_csv_is_byte_identical_to_a_local_run(runs):
 def test_calibration_target_runs_on_the_cluster(runs, cluster):
     work = runs["cluster"]
     if "calibration" not in snakemake(work, "--list-rules").stdout.split():
-        pytest.skip("no `calibration` target in the workflow yet (the calibration study is issue 14)")
+        pytest.skip("no `calibration` target in the workflow yet")
     (work / "config" / "calibration").mkdir(exist_ok=True)
     shutil.copy(CALIBRATION_STUDY, work / "config" / "calibration" / "tiny.yaml")
     done = snakemake(work, "calibration", "--profile", "profiles/slurm", env=cluster)

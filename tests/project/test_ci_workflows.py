@@ -1,6 +1,6 @@
 """The GitHub Actions workflows a fork runs: clean under actionlint and zizmor (offline),
-running the README's own install and test commands, with the pre-commit hooks at the
-versions the `test` extra pins."""
+running the README's own install, pipeline and test commands, each end-to-end check once, with the
+pre-commit hooks at the versions the `dev` extra pins."""
 
 from __future__ import annotations
 
@@ -44,11 +44,12 @@ jobs:
 
 
 def tool(name: str) -> str:
-    """The checker installed by the `test` extra (next to this interpreter), else on PATH."""
+    """The checker installed by the `dev` extra (next to this interpreter), else on PATH; skip without it
+    (CI's lint job installs the dev extra and runs both checkers itself)."""
     here = Path(sys.executable).parent / name
     found = str(here) if here.exists() else shutil.which(name)
     if found is None:
-        pytest.fail(f"{name} is not installed: python -m pip install -e '.[test]'")
+        pytest.skip(f"{name} is not installed: python -m pip install -e '.[dev]'")
     return found
 
 
@@ -79,6 +80,18 @@ def readme_quick_start() -> list[str]:
     return [re.sub(r"\s+#.*$", "", line).strip() for line in match.group(1).splitlines() if line.strip()]
 
 
+def extras(install: str) -> set[str]:
+    """The extras of `python -m pip install -e ".[a,b]"` (none for `-e .`); fails on any other install line."""
+    match = re.fullmatch(r'python -m pip install -e (?:\.|"\.\[([a-z,]+)\]")', install)
+    assert match, f"not an editable install of the project: {install!r}"
+    return set(match.group(1).split(",")) if match.group(1) else set()
+
+
+def job_install(job: dict) -> str:
+    [install] = [line for line in run_lines(job) if "pip install" in line]
+    return install
+
+
 def readme_command(word: str) -> str:
     lines = [line for line in readme_quick_start() if word in line]
     assert len(lines) == 1, f"expected one README quick-start line with {word!r}, got {lines}"
@@ -86,8 +99,8 @@ def readme_command(word: str) -> str:
 
 
 def pinned_versions() -> dict[str, str]:
-    """name -> version of every `name==version` requirement in pyproject.toml's `test` extra."""
-    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["test"]
+    """name -> version of every `name==version` requirement in pyproject.toml's `dev` extra."""
+    extra = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
     return dict(re.fullmatch(r"([A-Za-z0-9_.-]+)==([^ ;]+)", req).groups() for req in extra if "==" in req)
 
 
@@ -151,33 +164,45 @@ def test_triggers():
     assert set(calibration) == {"schedule", "workflow_dispatch"} and calibration["schedule"][0]["cron"]
 
 
-def test_every_job_installs_exactly_as_the_readme_says():
-    """One source of truth: change the README's install line and this fails until the workflows follow."""
+def test_every_job_installs_the_project_with_the_extras_it_needs():
+    """The README's install line is the learner's (no linters); the test job runs it word for word, the lint job
+    installs the linters alone, the pipeline jobs the project alone."""
+    declared = set(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["optional-dependencies"])
     install = readme_command("pip install")
+    assert extras(install) == {"test"}
     for path in (CI, CALIBRATION):
         for name, job in load(path)["jobs"].items():
-            installs = [line for line in run_lines(job) if "pip install" in line]
-            assert installs == [install], f"{path.name} job {name} installs with {installs}, README: {install!r}"
+            assert extras(job_install(job)) <= declared, (path.name, name)
+    jobs = load(CI)["jobs"]
+    assert job_install(jobs["test"]) == install
+    assert extras(job_install(jobs["lint"])) == {"dev"}
+    assert extras(job_install(jobs["claims"])) == set() == extras(job_install(load(CALIBRATION)["jobs"]["calibration"]))
 
 
-def test_ci_runs_the_readme_quick_start_then_checks_the_claims():
+def test_ci_runs_the_readme_quick_start_each_check_once():
     jobs = load(CI)["jobs"]
     every_run = [line for job in jobs.values() for line in run_lines(job)]
-    test_command = readme_command("pytest")
-    assert test_command in every_run, f"CI does not run the README's test command {test_command!r}"
+    # The virtual environment is the README's; setup-python gives each job its own interpreter.
     for command in readme_quick_start():
-        assert command in every_run, f"CI does not run the README's {command!r}"
+        if "venv" not in command and "activate" not in command and "pytest" not in command:
+            assert command in every_run, f"CI does not run the README's {command!r}"
     # Regenerate, then decide: the check's exit code fails the job.
     pipeline = readme_command("snakemake")
     [claims] = [job for job in jobs.values() if "sdpa-lab check" in run_lines(job)]
     lines = run_lines(claims)
     assert lines.index(pipeline) < lines.index("sdpa-lab check")
+    # The test job runs the README's test command but for the default run, which the claims job just made.
+    test_command = readme_command("pytest")
+    assert f'{test_command} -m "not default_run"' in run_lines(jobs["test"])
+    markers = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    assert any(m.startswith("default_run:") for m in markers)
 
 
 def test_ci_runs_the_linters_the_project_pins():
-    lint = {line for job in load(CI)["jobs"].values() for line in run_lines(job)}
+    lint = set(run_lines(load(CI)["jobs"]["lint"]))
     assert {"ruff check", "snakemake --lint"} <= lint
-    assert any(line.startswith("snakefmt --check") for line in lint)
+    for command in ("snakefmt --check", "actionlint", "zizmor --offline"):
+        assert any(line.startswith(command) for line in lint), command
 
 
 @pytest.mark.parametrize(("path", "must_keep"), [(CI, ["reports/report.html", "results/"]),
@@ -204,7 +229,7 @@ def test_pre_commit_hooks_match_the_pins_and_ci():
     for repo in config["repos"]:
         package = HOOK_REPOS[repo["repo"]]
         assert repo["rev"] == f"v{pins[package]}", (
-            f"{repo['repo']} at {repo['rev']}, test extra pins {package}=={pins[package]}")
+            f"{repo['repo']} at {repo['rev']}, dev extra pins {package}=={pins[package]}")
         hooks |= {hook["id"] for hook in repo["hooks"]}
     assert set(HOOK_REPOS.values()) <= pins.keys()
     # Each hook runs a lint command CI runs, and each of CI's lint commands has its hook.

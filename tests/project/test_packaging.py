@@ -1,4 +1,5 @@
-"""pyproject.toml and environment.yml declare the same dependencies; the layout is in place."""
+"""pyproject.toml and environment.yml (a developer's environment: the test and dev extras too) declare the same
+dependencies; the layout is in place."""
 
 from __future__ import annotations
 
@@ -14,9 +15,8 @@ def _name(req: str) -> str:
 
 def test_environment_yml_matches_pyproject(repo):
     project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
-    declared = {_name(r) for r in project["dependencies"]} | {
-        _name(r) for r in project["optional-dependencies"]["test"]
-    }
+    extras = project["optional-dependencies"]
+    declared = {_name(r) for r in [*project["dependencies"], *extras["test"], *extras["dev"]]}
     env = yaml.safe_load((repo / "environment.yml").read_text())
     conda = {_name(d) for d in env["dependencies"] if isinstance(d, str)} - {"python", "pip"}
     pip_lines = next(d for d in env["dependencies"] if isinstance(d, dict))["pip"]
@@ -44,3 +44,11 @@ def test_layout(repo):
     for path in ("Snakefile", "workflow/rules", "src/sdpa_lab", "config/config.yaml", "results/README.md",
                  "reports/README.md", "tests", "environment.yml", "pyproject.toml", "README.md", ".ci/run"):
         assert (repo / path).exists(), path
+
+
+def test_a_learners_install_pulls_no_linter(repo):
+    """`pip install -e ".[test]"` (the README's) brings the tests' tools; the linters are the `dev` extra's."""
+    project = tomllib.loads((repo / "pyproject.toml").read_text())["project"]
+    learner = {_name(r) for r in [*project["dependencies"], *project["optional-dependencies"]["test"]]}
+    linters = {_name(r) for r in project["optional-dependencies"]["dev"]}
+    assert {"ruff", "snakefmt", "zizmor"} <= linters and not learner & linters

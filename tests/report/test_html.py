@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import copy
-import json
 import re
 import shutil
 import subprocess
-import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -21,7 +19,6 @@ from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
 from sdpa_lab.report.rendering import png_size
-from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results
 
 from tests.conftest import TINY_CONFIG, write_run
@@ -182,7 +179,8 @@ def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(ru
         checks = [c for c in decision.checks if c.claim == cid]
         verdict = H.claim_verdict(checks)
         assert f"</span> {verdict}</span>" in body.split("</h2>")[0], cid
-        assert H.num(max(checks, key=H.closeness).measured) in body, cid  # the closest check's measured number
+        closest = max(checks, key=H.closeness)
+        assert H.shown(closest.measured, H.unit_of(closest)) in body, cid  # the closest check's measured number
         assert len(re.findall(r"<tr class=\"row-", body)) == len(checks), cid  # every check, once
         for spec in F.figures_for(cid):  # each figure drawn in its first claim, linked from the others
             assert f'id="fig-{spec.name}"' in body or f'href="#fig-{spec.name}"' in body, (cid, spec.name)
@@ -196,7 +194,7 @@ def test_long_check_lists_fold_with_the_closest_first(run_dir, report_html):
         if len(checks) > H.FOLD_ABOVE:
             shown, folded = body.split("<details", 1)
             assert len(re.findall(r"<tr class=\"row-", shown)) == H.SHOW_FIRST, cid
-            assert H.num(checks[0].measured) in shown, cid
+            assert H.shown(checks[0].measured, H.unit_of(checks[0])) in shown, cid
         else:
             assert "<details" not in body, cid
 
@@ -319,47 +317,6 @@ def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
     assert shot.is_file() and png_size(shot.read_bytes()) == (1280, 4000), proc.stderr[-2000:]
 
 
-# --------------------------------------------------------------------------
-# Through Snakemake
-
-@pytest.mark.pipeline
-def test_snakemake_builds_figures_and_report_last_and_its_own_report(repo, tmp_path, tiny_config):
-    from test_pipeline import make_workdir, snakemake
-
-    work = make_workdir(repo, tmp_path, tiny_config)
-    proc = snakemake(work)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    html = work / "reports" / "report.html"
-    for name in F.FIGURES:
-        for fmt in F.FORMATS:
-            assert (work / "reports" / "figures" / f"{name}.{fmt}").stat().st_size > 0, (name, fmt)
-    root = work / "logs" / "benchmarks"
-    assert all((root / f"{job}.tsv").is_file() for job in FIGURE_JOBS)
-    benchmarks = sorted(root.rglob("*.tsv"))
-    assert any(b.parent.name == "trial_scores" for b in benchmarks)
-    assert all(b.stat().st_mtime <= html.stat().st_mtime for b in benchmarks if b.stem != "report")
-    text = html.read_text(encoding="utf-8")
-    for b in benchmarks:  # every other job's runtime is in the report, the trial draws' too
-        if b.stem != "report":
-            name = b.relative_to(root).with_suffix("").as_posix()
-            assert f"<td>{name}</td>" in text, name
-    logs = {job: (work / "logs" / f"{job}.log").read_text() for job in FIGURE_JOBS}
-    for name in F.FIGURES:  # each figure drawn by exactly one job, with the run's k where it draws intervals
-        assert sum(f"figure {name} (k = " in log for log in logs.values()) == 1, name
-    assert all(f"figure {name} (k = None)" in logs["figures_plain"] for name in FIGURE_JOBS["figures_plain"])
-    assert not any("(k = None)" in line for line in logs["figures_intervals"].splitlines())
-    assert all(log.count("figures: done in") == 1 for log in logs.values())
-    assert "report: done in" in (work / "logs" / "report.log").read_text()
-    zipped = tmp_path / "snakemake-report.zip"
-    proc = snakemake(work, "--report", str(zipped))
-    assert proc.returncode == 0 and zipped.stat().st_size > 0, proc.stderr[-3000:]
-    with zipfile.ZipFile(zipped) as z:
-        packed = z.read(next(n for n in z.namelist() if n.count("/") == 1 and n.endswith("/report.html"))).decode()
-    for name, spec in F.FIGURES.items():  # every PNG with its own caption
-        entry = packed.split(f'"reports/figures/{name}.png": {{', 1)[1]
-        assert json.dumps(spec.caption_generic()[:25])[1:-1] in entry.split('"caption":', 1)[1][:200], name
-
-
 def test_templates_ship_as_package_data(repo):
     import tomllib
     from importlib import resources
@@ -368,3 +325,62 @@ def test_templates_ship_as_package_data(repo):
     assert "report/templates/*" in data
     templates = resources.files("sdpa_lab.report") / "templates"
     assert {"report.html.j2", "report.css"} <= {p.name for p in templates.iterdir()}
+
+
+def test_numbers_are_rounded_to_the_digits_their_unit_leaves():
+    assert H.shown(-0.854272, 0.21) == "−0.85" and H.shown(2.22045e-16, 1.55e-15) == "2.2e−16"
+    assert H.shown(1027.36, 4.58) == "1027.4" and H.shown(3.0, 0.1) == "3"
+    printed = C.Check("A1", "raw score variance", "d_k=64", "within", 64.249, 64.2485718, "printed", "x.csv",
+                      tolerance=0.0005)
+    row = H.check_row(printed, 4.8)
+    assert (row.expected, row.measured, row.margin) == ("64.249", "64.2486", "0.86")
+
+
+@pytest.mark.parametrize("relation, deviation, margin, verdict", [
+    ("within", -0.5, "0.50", C.HOLDS), ("within", 1.5, "1.50", C.FAILS),
+    ("not below", -0.5, "0.50", C.HOLDS), ("not below", 2.0, "−2.00", C.HOLDS),
+    ("above", 1.68, "−1.68", C.HOLDS), ("above", 0.5, "−0.50", C.INCONCLUSIVE), ("above", -1.5, "1.50", C.FAILS),
+])
+def test_margin_has_one_meaning_fails_above_1(relation, deviation, margin, verdict):
+    c = C.Check("B7", "x", "p", relation, 0.0, deviation, "statistical", "x.csv", tolerance=1.0, se=0.25)
+    row = H.check_row(c, 4.0)
+    assert (row.margin, row.verdict) == (margin, verdict)
+
+
+def test_a_verdict_that_is_not_fails_is_never_styled_as_one(run_dir, tmp_path):
+    # The default run's B5 holds on average, not per draw: a caveat in a neutral box, with why in words.
+    decision = C.decide(run_dir / "results")
+    html = H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path))
+    summary = section(html, "summary")
+    assert 'class="attention"' not in summary  # the red box is for failing claims only
+    caveats = summary.split('class="caveats"')[1].split("</div>")[0]
+    assert 'href="#B5"' in caveats and "on averages over many draws hold" in caveats
+    assert "single draws show it" in caveats
+    assert "fails above 1" in summary  # margin's rule, in words, not folded away
+    assert "fails above 1" in section(html, "B1").split("</thead>")[0]
+
+
+def test_each_tolerance_paragraph_opens_with_a_plain_sentence(report_html):
+    for cid in C.registry():
+        tolerance = section(report_html, cid).split('<p class="tolerance"><strong>Tolerance:</strong> ')[1]
+        plain = tolerance.split('<span class="stats">')[0]
+        assert plain.strip() and any(p.split(",")[0] in plain for p in H.PLAIN_TOLERANCE.values()), cid
+
+
+def test_the_learners_verdicts_open_the_summary_and_link_their_section(run_dir, tmp_path):
+    csv_path = tmp_path / "solutions.csv"
+    rows = [{"part": "softmax", "item": "verdict", "claim": "", "verdict": "FAIL (1 of 4 checks)",
+             "detail": "whole_array_sum"},
+            {"part": "softmax", "item": "x", "claim": "B9", "verdict": "FAIL", "detail": "d"},
+            {"part": "exercise_1", "item": "verdict", "claim": "", "verdict": "not written yet", "detail": ""}]
+    write_csv(pd.DataFrame(rows), csv_path)
+    decision = C.decide(run_dir / "results")
+    html = H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path),
+                           solutions=H.solutions_view(csv_path))
+    summary = section(html, "summary")
+    yours = summary.split('class="yours')[1]
+    assert summary.index('class="yours') < summary.index("claims hold")  # the learner first
+    assert 'href="#your-softmax"' in yours and 'href="#your-solutions"' in yours
+    assert "softmax divides by the whole array&#39;s sum. Fix: divide by each row&#39;s own sum" in yours
+    assert '<span class="badge missing"><span aria-hidden="true">–</span> not written yet' in yours  # grey
+    assert 'id="your-softmax"' in html and 'id="your-exercise_1"' in html

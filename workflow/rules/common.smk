@@ -14,23 +14,34 @@ from sdpa_lab.calibration.studies import (
     REPORT,
     RESULTS_DIR,
     STUDIES_DIR,
+    SWEEPS,
     TABLES,
     batch_files,
+    estimated_cpu_s,
     fixed_tables_files,
+    is_calibration_target,
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, config_errors, with_defaults
+from sdpa_lab.config import (
+    ConfigError,
+    command_line_problems,
+    config_errors,
+    with_defaults,
+)
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 from sdpa_lab.workflow_support.cluster import out_of_memory_report
 from sdpa_lab.workflow_support.code_inputs import code_files, data_files
+from sdpa_lab.workflow_support import cost
 from sdpa_lab.workflow_support.hooks import cost_gate, sweep_temporaries
 
-# The config is checked once, here, before any job: one line per bad setting, naming it.
+# The config is checked once, here, before any job: one line per bad setting, naming it (first, what
+# Snakemake's reading of --config KEY=VALUE hides: an integer too long for Python reads as inf).
 # Then `config` holds every setting, those the config files leave out at the schema's defaults.
-_errors = config_errors(config)
+_command_line = workflow.config_settings.config_args
+_errors = command_line_problems(_command_line) or config_errors(config)
 if _errors:
     raise ConfigError("invalid configuration:\n  " + "\n  ".join(_errors))
 _filled = with_defaults(config)
@@ -152,6 +163,7 @@ def all_outputs():
         *figures,
         REPORT_HTML,
         *solutions_outputs(),
+        *class_outputs(),
     ]
 
 
@@ -174,7 +186,59 @@ def solutions_file():
 
 def sweep_config():
     """The config without `solutions`: what the claims depend on (naming a solutions file reruns no claim)."""
-    return {key: value for key, value in config.items() if key != "solutions"}
+    return {key: value for key, value in config.items() if key not in NOT_SWEEP}
+
+
+# Settings no experiment reads: a learner's or a class's solutions and how they are graded.
+NOT_SWEEP = (
+    "solutions",
+    "submissions",
+    "grading_seed",
+    "grading_time_limit",
+    "grading_n_samples",
+)
+
+
+# A class (config `submissions`, a folder; graded by class.smk): one job per learner, then
+# the gradebook and a page per learner. Class grading refuses, before any job, where the
+# sandbox cannot start (sdpa_lab.grading.sandbox.unavailable says why, in one line).
+GRADEBOOK_CSV = "results/class/gradebook.csv"
+
+
+def class_submissions():
+    """{learner: file} of the class folder, {} without `submissions` (ConfigError: one line, before any job)."""
+    if "submissions" not in config:
+        return {}
+    from sdpa_lab.grading.classroom import ClassError, submissions
+    from sdpa_lab.grading.sandbox import unavailable
+
+    try:
+        found = submissions(config["submissions"])
+    except ClassError as exc:
+        raise ConfigError(str(exc)) from None
+    why = unavailable()
+    if why is not None:
+        raise ConfigError(
+            f"class grading refuses to run learners' code unsandboxed: {why}"
+        )
+    return found
+
+
+CLASS = class_submissions()
+
+
+def class_grades():
+    """Each learner's grade record (rule grade_submission)."""
+    return [f"results/class/grades/{learner}.json" for learner in CLASS]
+
+
+def class_pages():
+    return [f"reports/class/{learner}.html" for learner in CLASS]
+
+
+def class_outputs():
+    """The gradebook and the learners' pages when the config names a class, else nothing."""
+    return [GRADEBOOK_CSV, *class_pages()] if CLASS else []
 
 
 def benchmarks_before_report():
@@ -198,11 +262,28 @@ def refuse_costly_run():
         raise WorkflowError(f"sdpa-lab: refused before any job: {problem}")
 
 
+def announce_cost():
+    """A run of the calibration study alone prints its own estimate (its batches still to run); any other
+    run, the sweep's (refuse_costly_run)."""
+    targets = list(workflow.dag_settings.targets or ())
+    if targets and all(is_calibration_target(str(t)) for t in targets):
+        seconds = estimated_cpu_s(
+            load_studies(), done=lambda path: Path(path).is_file()
+        )
+        print(
+            f"sdpa-lab: estimated cost of the calibration study: {cost.duration(seconds)} of CPU "
+            "(its batches still to run, by each study's measured seconds_per_run)",
+            file=sys.stderr,
+        )
+    else:
+        refuse_costly_run()
+
+
 # Only when jobs are about to run: a dry run (-n) or an up-to-date target calls no handler.
 # A failed job's outputs are removed by Snakemake; it reruns them next time (the results are
 # deterministic), while the outputs of the jobs that succeeded stay.
 onstart:
-    refuse_costly_run()
+    announce_cost()
     # Temporaries of every file the rules write, by their output patterns: a killed draw of
     # trial scores leaves one under a name of its own settings, maybe no longer in the config.
     sweep_temporaries([*all_outputs(), *rules.trial_scores.output])
@@ -244,3 +325,10 @@ def calibration_study(wildcards):
     """The calibration study a job belongs to (config/calibration/<study>.yaml), checked: a bad
     study file stops the run before any job (workflow/rules/calibration.smk)."""
     return load_study(f"{STUDIES_DIR}/{wildcards.study}.yaml")
+
+
+def schema_file():
+    """The config schema: a space study's sweeps are drawn from it."""
+    from sdpa_lab.config import schema_path
+
+    return str(schema_path())

@@ -59,6 +59,7 @@ rule report:
         code=code_of("sdpa_lab.report.jobs", "sdpa_lab.report.html"),
         templates=templates(),
         solutions=solutions_outputs(),
+        grades=class_grades(),
     output:
         html=report(REPORT_HTML, caption="../report/report_html.rst", category="Report"),
     log:

@@ -12,4 +12,5 @@ report_job(
     snakemake.input.benchmarks,  # noqa: F821
     snakemake.log[0],  # noqa: F821
     solutions=next(iter(snakemake.input.solutions), None),  # noqa: F821 (results/solutions.csv, if graded)
+    grades=list(snakemake.input.grades),  # noqa: F821 (a class's grade records, if config `submissions`)
 )

@@ -17,7 +17,7 @@ from sdpa_lab.claims.model import Check, Claim, Decision
 from sdpa_lab.claims.registry import CLAIMS
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
 from sdpa_lab.io import write_csv
-from sdpa_lab.results import Results, ResultsError, stale_errors
+from sdpa_lab.results import Results, ResultsError, size_limits, stale_errors
 
 
 def _with_tolerance(c: Check, tolerance: float) -> Check:
@@ -60,8 +60,8 @@ def refuse_stale(results: Results, config: Mapping | None) -> None:
 
 
 def decide_checked(results_dir: str | Path, config: dict | None) -> Decision:
-    """Decide the claims after refusing results that do not match `config`."""
-    results = Results(results_dir)
+    """Decide the claims after refusing results that do not match `config` (or are larger than it makes)."""
+    results = Results(results_dir, limits=size_limits(config))
     refuse_stale(results, config)
     return decide(results)
 

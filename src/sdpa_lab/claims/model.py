@@ -46,6 +46,16 @@ CONTRADICTED = {
     "below": lambda dev, tol: dev > tol,
 }
 
+# The deviation signed toward failing: a check fails exactly when this / tolerance is above 1 (the margin).
+TOWARD_FAIL = {
+    "equals": abs,
+    "within": abs,
+    "not above": lambda dev: dev,
+    "not below": lambda dev: -dev,
+    "above": lambda dev: -dev,  # a claimed rise fails when measured falls short by more than the tolerance
+    "below": lambda dev: dev,
+}
+
 
 @dataclass(frozen=True)
 class Check:
@@ -74,16 +84,19 @@ class Check:
 
     @property
     def margin(self) -> float:
-        """deviation / tolerance; without a tolerance, 0 when the check holds, nan ("n/a") when it is inconclusive
-        (a statistic with no spread at all, e.g. two scales that coincide: nothing to measure the deviation
-        against, and no reason to call it infinitely far), +-inf when an exact check fails."""
+        """How far the check went toward failing, in tolerances: the deviation in the direction in which its
+        relation fails (TOWARD_FAIL) / tolerance. Every check fails exactly when its margin is above 1; a
+        claimed rise or fall ("above", "below") holds only below -1 (inconclusive in between). Without a
+        tolerance: 0 when the check holds, nan ("n/a") when it is inconclusive (a statistic with no spread at
+        all, e.g. two scales that coincide: nothing to measure the deviation against, and no reason to call it
+        infinitely far), inf when it fails."""
         if self.tolerance > 0:
-            return self.deviation / self.tolerance
+            return TOWARD_FAIL[self.relation](self.deviation) / self.tolerance
         if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):
             return 0.0
         if self.verdict == INCONCLUSIVE:
             return math.nan
-        return math.copysign(math.inf, self.deviation)
+        return math.inf
 
     @property
     def verdict(self) -> str:

@@ -25,29 +25,67 @@ def _num(x: float) -> str:
     return f"{x:.6g}"
 
 
-def margin_text(c: Check) -> str:
-    """A check's margin as the checker prints it: "n/a" where it has none (Check.margin is nan)."""
-    return "n/a" if math.isnan(c.margin) else _num(c.margin)
+def rounded(x: float, unit: float) -> str:
+    """x to the digits that mean something next to `unit` (its tolerance or standard error): two significant
+    digits of the unit; plain x where there is no unit, and at most 6 significant digits."""
+    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+        return str(x)
+    if float(x) == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    if not (unit > 0 and math.isfinite(unit)):
+        return f"{x:.6g}"
+    if abs(x) < unit:  # a number below its unit's size: its two digits, in the unit's notation
+        return f"{x:.2g}"
+    decimals = max(0, 1 - math.floor(math.log10(unit)))
+    text = f"{x:.{decimals}f}"
+    return text if len(text.replace("-", "").replace(".", "")) <= 8 else f"{x:.6g}"
 
 
-def describe(c: Check) -> str:
-    """One check in a line: measured vs expected, tolerance, margin."""
+def margin_text(m: float) -> str:
+    """A margin to two decimals (one above 10, three significant digits above 1000); "n/a" where a check has
+    none (Check.margin is nan)."""
+    if math.isnan(m):
+        return "n/a"
+    if math.isinf(m):
+        return "inf" if m > 0 else "-inf"
+    return f"{m:.2f}" if abs(m) < 10 else f"{m:.1f}" if abs(m) < 1000 else f"{m:.3g}"
+
+
+def unit_of(c: Check) -> float:
+    """The size below which a check's numbers carry no meaning: its standard error (statistical), one unit of
+    the last digit the lesson printed (printed), else its tolerance (a rounding bound); 0 for an exact check."""
+    if c.basis in ("statistical", "derived") and c.se > 0:
+        return c.se
+    if c.basis == "printed":
+        return 2 * c.tolerance
+    return c.tolerance
+
+
+def expected_text(c: Check) -> str:
+    """The expected value: as the lesson printed it for a printed check (its own digits), else rounded."""
+    if c.basis == "printed" and c.tolerance > 0:
+        return f"{c.expected:.{max(0, round(-math.log10(2 * c.tolerance)))}f}"
+    return rounded(c.expected, unit_of(c))
+
+
+def describe(c: Check, rule: bool = True) -> str:
+    """One check in a line: measured vs expected, tolerance, margin (and, with `rule`, that 1 is the failing
+    line), each number to the digits its standard error or tolerance leaves meaningful."""
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
-    tol = f" ± {_num(c.tolerance)}" if c.tolerance > 0 else ""
-    return (f"{c.check} [{c.parameters}]: measured {_num(c.measured)} {c.relation} {_num(c.expected)}{tol}"
-            f" (margin {margin_text(c)})")
+    tol = f" ± {c.tolerance:.2g}" if c.tolerance > 0 else ""
+    return (f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))} {c.relation} "
+            f"{expected_text(c)}{tol} (margin {margin_text(c.margin)}{'; fails above 1' if rule else ''})")
 
 
 def closeness(c: Check) -> float:
-    """How close a check came to failing, for picking the one to show: minus its distance to the boundary."""
+    """How close a check came to no longer holding, for picking the one to show: minus its distance to that
+    line, in margins (a check fails above margin 1; a claimed rise or fall stops holding above -1)."""
     if c.verdict in (FAILS, NOT_PER_DRAW, INCONCLUSIVE):
         return math.inf
     if c.tolerance == 0:
         return -math.inf
-    m = c.margin
-    distance = {"within": 1 - abs(m), "not above": 1 - m, "not below": m + 1, "above": m - 1, "below": -1 - m}
-    return -distance[c.relation]
+    return c.margin - (-1.0 if c.relation in ("above", "below") else 1.0)
 
 
 def claim_verdict(checks: Sequence[Check]) -> str:
@@ -60,7 +98,8 @@ def claim_verdict(checks: Sequence[Check]) -> str:
 
 def summary(decision: Decision, show_all: bool = False) -> str:
     """The compact table: per claim, its verdict and its closest check (every failing check in full)."""
-    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check"]
+    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check (margin: how far toward failing, in "
+             "tolerances; above 1 it fails)"]
     by_claim: dict[str, list[Check]] = {}
     for c in decision.checks:
         by_claim.setdefault(c.claim, []).append(c)
@@ -69,9 +108,9 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         if not checks:
             continue
         worst = max(checks, key=closeness)
-        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<31} {describe(worst)}")
+        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<31} {describe(worst, rule=False)}")
         shown = checks if show_all else [c for c in checks if c.verdict == FAILS and c is not worst]
-        lines += [f"{'':<5} {'':>6}  {c.verdict:<31} {describe(c)}" for c in shown]
+        lines += [f"{'':<5} {'':>6}  {c.verdict:<31} {describe(c, rule=False)}" for c in shown]
     verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
     others = [f"{sum(v == o for v in verdicts.values())} {o}" for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED)
               if o in verdicts.values()]

@@ -22,6 +22,7 @@ from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 ENTROPY_SCALES = (*SCALES, REFERENCE_SCALE)  # the three scales, and their d_k -> infinity limit
+QUANTITIES = ("entropy", "max_weight")
 
 # The scales B5 and B8 compare on the same trials: their entropies' per-trial difference
 # is recorded too (scale `<a>_minus_<b>`), for its own standard error.
@@ -30,6 +31,8 @@ PAIRED_SCALES = (("inv_sqrt_dk", REFERENCE_SCALE), ("inv_dk", "inv_sqrt_dk"))
 # The lesson's Exercise 2, literally: one continuing seeded stream, one draw per d_k.
 EXERCISE2_D_K = (4, 16, 64, 256)
 EXERCISE2_T = 8
+SINGLE_DRAW_SCALES = ("none", "inv_sqrt_dk")
+EXERCISE2_QUANTITIES = ("sequences", "falls_at_every_step")
 
 
 def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
@@ -44,7 +47,7 @@ def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=2)
     rows = []
     for d_k in d_k_values:
-        acc = {(s, stat): Moments() for s in ENTROPY_SCALES for stat in ("entropy", "max_weight")}
+        acc = {(s, quantity): Moments() for s in ENTROPY_SCALES for quantity in QUANTITIES}
         acc |= {(scale_difference(a, b), "entropy"): Moments() for a, b in PAIRED_SCALES}
         path = (scores or {}).get(d_k)
         for raw, q_norm in trial_scores(seed, d_k, T, trials, chunk_rows(T), path):  # (m, T) scores per chunk
@@ -72,7 +75,7 @@ def entropy_single_draw_rows() -> Rows:
         q = rs.randn(d_k)  # (d_k,)
         K = rs.randn(EXERCISE2_T, d_k)  # (T, d_k)
         raw = K @ q  # (T,)
-        for scale in ("none", "inv_sqrt_dk"):
+        for scale in SINGLE_DRAW_SCALES:
             w = softmax(raw * scale_factor(scale, d_k))
             rows.append({"d_k": d_k, "T": EXERCISE2_T, "scale": scale,
                          "entropy": float(lesson_entropy(w))})
@@ -97,7 +100,15 @@ def exercise2_rows(seed: int, trials: int) -> Rows:
         falls += int(np.sum(np.all(np.diff(np.stack(h), axis=0) < 0, axis=0)))
     return [{"seed": seed, "T": EXERCISE2_T, "trials": trials, "quantity": quantity, "count": count,
              "fraction": count / trials}
-            for quantity, count in (("sequences", trials), ("falls_at_every_step", falls))]
+            for quantity, count in zip(EXERCISE2_QUANTITIES, (trials, falls), strict=True)]
+
+
+def entropy_sweep_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows entropy_sweep_tables makes from `settings`: per d_k, one per statistic of each (scale, quantity)
+    and of each paired difference; the single draw's per lesson d_k and scale; one per Exercise 2 quantity."""
+    per_d_k = (len(ENTROPY_SCALES) * len(QUANTITIES) + len(PAIRED_SCALES)) * len(Moments().summary())
+    return {"table": len(settings["d_k"]) * per_d_k, "single_draw": len(EXERCISE2_D_K) * len(SINGLE_DRAW_SCALES),
+            "exercise2": len(EXERCISE2_QUANTITIES)}
 
 
 def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:

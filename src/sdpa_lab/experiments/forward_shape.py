@@ -12,6 +12,9 @@ from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem
 
 DTYPES = ("float64", "float32")
+# What is measured per shape and dtype, one row each, in this order.
+QUANTITIES = ("weights_B", "weights_T_q", "weights_T_k", "output_B", "output_T", "output_d", "output_ndim",
+              "weights_ndim", "dtype_kept", "max_row_sum_error", "min_weight", "all_finite")
 
 
 def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
@@ -36,10 +39,15 @@ def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
                 "min_weight": float(weights.min()),
                 "all_finite": float(np.isfinite(out).all() and np.isfinite(weights).all()),
             }
-            for quantity, value in measured.items():
+            for quantity in QUANTITIES:
                 rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "dtype": dtype,
-                             "quantity": quantity, "value": float(value)})
+                             "quantity": quantity, "value": float(measured[quantity])})
     return rows
+
+
+def forward_shape_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows forward_shape_tables makes from `settings`: one per shape, dtype and quantity."""
+    return {"table": len(settings["shapes"]) * len(DTYPES) * len(QUANTITIES)}
 
 
 def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:

@@ -132,6 +132,13 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
     return rows
 
 
+def gradient_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows gradient_tables makes from `settings`: per d_k, one per statistic of each (scale, quantity)
+    and of each paired difference."""
+    per_d_k = (len(GRADIENT_SCALES) * len(QUANTITIES) + len(PAIRED)) * len(Moments().summary())
+    return {"table": len(settings["d_k"]) * per_d_k}
+
+
 def gradient_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:
     """The gradient experiment's table (registry.EXPERIMENTS["gradient"])."""
     s = settings

@@ -39,7 +39,11 @@ descent on the scores (see `descent`) instead of on q moves some mean final
 losses by up to 7%, mean final relative losses by up to 5%, and the mean
 relative-loss curves at the best learning rates (learning_curves.csv) by up to
 4%. The success fractions, at every learning rate, and the best learning
-rates, on which B10 is decided, come out the same both ways.
+rates, on which B10 is decided, come out the same both ways. The descent now
+follows the raw scores K q, which the attention scales at every step, as the
+forward does: with d_k a power of 4 (the default sweep) the scale is a power
+of 2 and every number is the same bit for bit as following the scaled scores;
+at other d_k they differ by rounding, which those rates amplify.
 """
 
 from __future__ import annotations
@@ -244,6 +248,14 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
                          "best_lr": 1, "statistic": statistic, "value": float(np.sum(only[statistic]))})
     return rows, curve_rows
 
+
+
+def learning_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows learning_tables makes from `settings`: per d_k, one per scale, learning rate and statistic and
+    one per paired statistic; and the curves' one per scale and checkpoint."""
+    per_d_k = len(LEARNING_SCALES) * len(settings["learning_rates"]) * len(STATISTICS) + len(PAIRED_STATISTICS)
+    return {"table": len(settings["d_k"]) * per_d_k,
+            "curves": len(settings["d_k"]) * len(LEARNING_SCALES) * len(checkpoints(settings["steps"]))}
 
 
 def learning_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:

@@ -18,6 +18,9 @@ from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
 DTYPES = ("float64", "float32")
+# What is counted per d_k and dtype, one row each.
+QUANTITIES = ("logit_rank_agrees", "weight_argsort_agrees", "unscaled_weight_ties",
+              "weight_argsort_disagrees_without_ties", "unscaled_weight_underflow", "top1_agrees")
 
 
 def _has_ties(w: np.ndarray) -> np.ndarray:
@@ -38,10 +41,10 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
     T, trials = check_int(T, "T", minimum=2), check_int(trials, "trials", minimum=1)
     rows = []
     for d_k in d_k_values:
-        counts: dict[tuple[str, str], int] = {}
+        counts = {(dtype, quantity): 0 for dtype in DTYPES for quantity in QUANTITIES}
 
         def add(dtype: str, quantity: str, n: int, counts: dict = counts) -> None:
-            counts[dtype, quantity] = counts.get((dtype, quantity), 0) + int(n)
+            counts[dtype, quantity] += int(n)
 
         for raw64, _ in trial_scores(seed, d_k, T, trials, chunk_rows(T), (scores or {}).get(d_k)):
             for dtype in DTYPES:
@@ -65,6 +68,11 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
             rows.append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "dtype": dtype,
                          "quantity": quantity, "count": n, "fraction": n / trials})
     return rows
+
+
+def ranking_invariance_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows ranking_invariance_tables makes from `settings`: one per d_k, dtype and quantity."""
+    return {"table": len(settings["d_k"]) * len(DTYPES) * len(QUANTITIES)}
 
 
 def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:

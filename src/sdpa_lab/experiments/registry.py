@@ -44,6 +44,8 @@ class Experiment:
     function(settings, trial_scores) returns {output key: rows}. settings is {"seed": ...,
     **config[section]} (nothing for the lesson replications, which have no section);
     trial_scores is {d_k: .npy path} of the shared trial scores, when `shares_trial_scores`.
+    row_counts(settings) ("module:function", beside `function`) returns {output key: the
+    number of rows `function` makes}: the checker refuses a CSV far larger than that.
     """
 
     name: str
@@ -52,6 +54,7 @@ class Experiment:
     claims: tuple[str, ...]
     section: str | None = None
     shares_trial_scores: bool = False
+    row_counts: str = field(kw_only=True)
 
     @property
     def module(self) -> str:
@@ -68,7 +71,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                          {"seed": "int", "d_k": "int", "n_pairs": "int", "scale": "str", "statistic": "str",
                           "value": "float"},
                          {"seed": "seed", "d_k": "d_k", "n_pairs": "n_pairs"})},
-        claims=("B1", "B2", "B3", "B4", "B8"), section="variance"),
+        claims=("B1", "B2", "B3", "B4", "B8"), section="variance",
+        row_counts="sdpa_lab.experiments.variance:variance_row_counts"),
     Experiment(
         "entropy_sweep", "sdpa_lab.experiments.entropy_sweep:entropy_sweep_tables",
         {"table": Output("entropy_sweep.csv",
@@ -80,26 +84,30 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                              {"seed": "int", "T": "int", "trials": "int", "quantity": "str", "count": "int",
                               "fraction": "float"},
                              {"seed": "seed", "trials": "trials"})},
-        claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True),
+        claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.entropy_sweep:entropy_sweep_row_counts"),
     Experiment(
         "ranking_invariance", "sdpa_lab.experiments.ranking_invariance:ranking_invariance_tables",
         {"table": Output("ranking_invariance.csv",
                          {**_SWEEP, "dtype": "str", "quantity": "str", "count": "int", "fraction": "float"},
                          _SWEEP_RECORDS)},
-        claims=("B6",), section="ranking_invariance", shares_trial_scores=True),
+        claims=("B6",), section="ranking_invariance", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.ranking_invariance:ranking_invariance_row_counts"),
     Experiment(
         "forward_shape", "sdpa_lab.experiments.forward_shape:forward_shape_tables",
         {"table": Output("forward_shape.csv",
                          {"seed": "int", "B": "int", "T": "int", "d_k": "int", "dtype": "str", "quantity": "str",
                           "value": "float"},
                          {"seed": "seed", "shapes": ("B", "T", "d_k")})},
-        claims=("B9",), section="forward_shape"),
+        claims=("B9",), section="forward_shape",
+        row_counts="sdpa_lab.experiments.forward_shape:forward_shape_row_counts"),
     Experiment(
         "gradient", "sdpa_lab.experiments.gradient:gradient_tables",
         {"table": Output("gradient.csv",
                          {**_SWEEP, "scale": "str", "quantity": "str", "statistic": "str", "value": "float"},
                          _SWEEP_RECORDS)},
-        claims=("B7",), section="gradient", shares_trial_scores=True),
+        claims=("B7",), section="gradient", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.gradient:gradient_row_counts"),
     Experiment(
         "learning", "sdpa_lab.experiments.learning:learning_tables",
         {"table": Output("learning.csv",
@@ -112,23 +120,27 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
                           {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "scale": "str", "lr": "float",
                            "step": "int", "mean_relative_loss": "float"},
                           {"seed": "seed", "d_k": "d_k", "T": "T", "runs": "runs"})},
-        claims=("B10",), section="learning"),
+        claims=("B10",), section="learning",
+        row_counts="sdpa_lab.experiments.learning:learning_row_counts"),
     Experiment(
         "lesson_variance", "sdpa_lab.experiments.replication:lesson_variance_tables",
         {"table": Output("lesson_variance.csv",
                          {"d_k": "int", "n_samples": "int", "quantity": "str", "value": "float"})},
-        claims=("A1", "B4")),
+        claims=("A1", "B4"),
+        row_counts="sdpa_lab.experiments.replication:lesson_variance_row_counts"),
     Experiment(
         "lesson_softmax_collapse", "sdpa_lab.experiments.replication:lesson_softmax_collapse_tables",
         {"table": Output("lesson_softmax_collapse.csv",
                          {"d_k": "int", "T": "int", "quantity": "str", "key": "num", "value": "float"})},
-        claims=("A2", "B6")),
+        claims=("A2", "B6"),
+        row_counts="sdpa_lab.experiments.replication:lesson_softmax_collapse_row_counts"),
     Experiment(
         "lesson_forward", "sdpa_lab.experiments.replication:lesson_forward_tables",
         {"table": Output("lesson_forward.csv",
                          {"B": "int", "T": "int", "d_k": "int", "quantity": "str", "row": "num", "col": "num",
                           "value": "float"})},
-        claims=("A3",)),
+        claims=("A3",),
+        row_counts="sdpa_lab.experiments.replication:lesson_forward_row_counts"),
 )}
 
 # The config sections, one per sweep experiment (the lesson replications have none).

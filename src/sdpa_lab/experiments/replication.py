@@ -115,6 +115,24 @@ def replicate_forward_rows() -> Rows:
     return [{"B": B, "T": T, "d_k": d_k, **row} for row in rows]
 
 
+def lesson_variance_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows lesson_variance_tables makes: a raw and a scaled variance per d_k."""
+    return {"table": len((*A1_D_K, EXERCISE1_D_K)) * 2}
+
+
+def lesson_softmax_collapse_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows lesson_softmax_collapse_tables makes: four per key (scores, weights), six summaries, and the
+    argsort agreement in two dtypes."""
+    return {"table": 4 * A2_T + 6 + 2}
+
+
+def lesson_forward_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows lesson_forward_tables makes: each axis of the input, weights and output shapes, a row sum per
+    query and the (T, T) weights."""
+    T = A3_SHAPE[1]
+    return {"table": 3 * len(A3_SHAPE) + T + T * T}
+
+
 def lesson_variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
     """A1's and B4's table (registry.EXPERIMENTS["lesson_variance"]): the lesson's own parameters, no settings."""
     return {"table": replicate_variance_rows()}

@@ -20,6 +20,9 @@ from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
+# The statistics of each (d_k, scale), one row each.
+STATISTICS = ("mean", "variance", "std")
+
 
 def score_chunks(rng: np.random.Generator, n_pairs: int, d_k: int) -> Iterator[np.ndarray]:
     """Raw scores q.k for n_pairs independent pairs, yielded chunk by chunk."""
@@ -59,6 +62,11 @@ def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int) -> Rows:
                      "statistic": statistic, "value": float(value)}
                 )
     return rows
+
+
+def variance_row_counts(settings: Mapping) -> dict[str, int]:
+    """The rows variance_tables makes from `settings`: one per d_k, scale and statistic."""
+    return {"table": len(settings["d_k"]) * len(SCALES) * len(STATISTICS)}
 
 
 def variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:

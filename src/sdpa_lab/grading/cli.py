@@ -23,10 +23,15 @@ def new_solutions(args: argparse.Namespace) -> int:
 
 
 def grade(args: argparse.Namespace) -> int:
-    from sdpa_lab.grading.grade import format_grade
+    from sdpa_lab.grading.grade import UNUSABLE, SandboxUnavailable, format_grade
     from sdpa_lab.grading.grade import grade as run
 
-    g = run(args.file, time_limit=args.time_limit, memory_mib=args.memory_limit, n_samples=args.n_samples)
+    try:
+        g = run(args.file, time_limit=args.time_limit, memory_mib=args.memory_limit, n_samples=args.n_samples,
+                seed=args.seed, isolation=args.isolation)
+    except SandboxUnavailable as exc:
+        print(f"sdpa-lab grade: {exc}", file=sys.stderr)
+        return UNUSABLE
     print(format_grade(g))
     return g.exit_status
 
@@ -40,10 +45,18 @@ def _positive(kind):
     return parse
 
 
+def _seed(text: str) -> int:
+    value = int(text)
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2**32 - 1, got {text}")
+    return value
+
+
 def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add `new-solutions` and `grade` to the CLI's subparsers; returns {command: handler}."""
     from sdpa_lab.experiments.replication import A1_N_SAMPLES
-    from sdpa_lab.grading.grade import DEFAULT_MEMORY_MIB, DEFAULT_TIME_LIMIT
+    from sdpa_lab.grading.checks import QUICK_N_SAMPLES
+    from sdpa_lab.grading.grade import DEFAULT_MEMORY_MIB, DEFAULT_TIME_LIMIT, ISOLATIONS
 
     new = subparsers.add_parser("new-solutions", help="write a skeleton of the lesson's functions and exercises")
     new.add_argument("file", help="the file to write (never overwritten)")
@@ -54,6 +67,13 @@ def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
                    help=f"seconds each call of your code may take (default {DEFAULT_TIME_LIMIT:g})")
     g.add_argument("--memory-limit", type=_positive(int), default=DEFAULT_MEMORY_MIB,
                    help=f"MiB of memory your code may use (default {DEFAULT_MEMORY_MIB})")
-    g.add_argument("--n-samples", type=_positive(int), default=A1_N_SAMPLES,
-                   help=f"pairs Exercise 1 is asked to draw (default the lesson's {A1_N_SAMPLES})")
+    g.add_argument("--n-samples", type=_positive(int), default=None,
+                   help=f"pairs Exercise 1 is asked to draw at every call (default: {QUICK_N_SAMPLES:,}, and the "
+                        f"lesson's {A1_N_SAMPLES:,} only where that decides more; the grade says what it drew)")
+    g.add_argument("--seed", type=_seed, default=None,
+                   help="the seed of the grade's inputs (default: a fresh one, printed; give it to grade again the "
+                        "same way)")
+    g.add_argument("--isolation", choices=ISOLATIONS, default="auto",
+                   help="auto: in a bubblewrap sandbox where one starts, else a plain process (default); sandbox: "
+                        "only in a sandbox; none: a plain process")
     return {"new-solutions": new_solutions, "grade": grade}

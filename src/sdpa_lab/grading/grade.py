@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import tempfile
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdpa_lab.experiments.replication import A1_N_SAMPLES
 from sdpa_lab.grading import checks
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 
@@ -18,6 +17,7 @@ DEFAULT_TIME_LIMIT = 120.0  # seconds of wall-clock time per call
 DEFAULT_MEMORY_MIB = 4096
 
 PASS, FAIL, UNUSABLE = 0, 1, 2  # exit statuses
+ISOLATIONS = ("auto", "sandbox", "none")  # sandbox where it starts / only in a sandbox / a plain process
 
 GRADERS = (
     ("softmax", checks.grade_softmax),
@@ -28,50 +28,122 @@ GRADERS = (
 )
 
 
+class SandboxUnavailable(RuntimeError):
+    """A grade that must be sandboxed where no sandbox starts; the message is one line saying why."""
+
+
 @dataclass
 class Grade:
-    """The verdicts on one solutions file."""
+    """The verdicts on one solutions file, and how they were reached (the seed reproduces them)."""
 
     path: Path
     load: Outcome
     parts: list
     time_limit: float
     memory_mib: int
+    seed: int = 0
+    isolation: str = ""  # "bubblewrap sandbox" or "plain process"
+    peak_mib: float = 0.0  # the most memory its processes used together (sandbox only, else 0)
+    seconds: float = 0.0
+    learner_cpu_seconds: float = 0.0  # the CPU its processes used together (sandbox only, else 0)
 
     @property
     def usable(self) -> bool:
         return self.load.status == "ready" and bool(self.load.functions)
 
     @property
+    def forged(self) -> list:
+        """The parts whose replies broke the grader's protocol."""
+        return [p for p in self.parts if p.lost is not None and p.lost.status == "unusable"]
+
+    @property
     def exit_status(self) -> int:
-        if not self.usable:
+        if not self.usable or self.forged:
             return UNUSABLE
         return PASS if all(p.passed for p in self.parts) else FAIL
 
 
+def read_source(path: Path) -> str:
+    """The code of a submission: a .py file's text, or the code cells of a Jupyter notebook (ValueError if it is
+    not one); IPython's magics and shell lines (% and !) are left out as comments."""
+    if path.suffix != ".ipynb":
+        return path.read_text(encoding="utf-8", errors="replace")
+    import nbformat
+
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - nbformat's many errors on a file that is not a notebook
+        raise ValueError(f"{path.name} is not a readable Jupyter notebook ({type(exc).__name__})") from None
+    cells = []
+    for cell in nb.cells:
+        if cell.get("cell_type") == "code":
+            lines = str(cell.get("source", "")).splitlines()
+            cells.append("\n".join(f"# {line}" if line.lstrip().startswith(("%", "!")) else line for line in lines))
+    return "\n\n".join(cells) + "\n"
+
+
+def resolve_isolation(isolation: str):
+    """The Sandbox class to use, or None for a plain process; SandboxUnavailable where one is required."""
+    from sdpa_lab.grading import sandbox
+
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
+    if isolation == "none":
+        return None
+    why = sandbox.unavailable()
+    if why is None:
+        return sandbox.Sandbox
+    if isolation == "sandbox":
+        raise SandboxUnavailable(f"cannot grade in a sandbox: {why}")
+    return None
+
+
 def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memory_mib: int = DEFAULT_MEMORY_MIB,
-          n_samples: int = A1_N_SAMPLES) -> Grade:
+          n_samples: int | None = None, seed: int | None = None, isolation: str = "auto",
+          helpers: bool = True) -> Grade:
     """Run every check on the solutions file at `path` (its code runs in a separate, limited process).
 
-    n_samples: the pairs Exercise 1 is asked to draw (the lesson's 100,000; fewer for quick runs).
+    n_samples: the pairs Exercise 1 is asked to draw; None: a quick 10,000, and the lesson's 100,000
+    only where that decides more (checks.grade_exercise_1).
+    seed: the grade's inputs (None: a fresh one, recorded in the Grade). isolation: "auto" (a
+    bubblewrap sandbox where one starts, else a plain process), "sandbox" (SandboxUnavailable
+    where none starts) or "none". helpers: the file's folder is importable (self-grading; a
+    class's submissions do not see each other).
     """
+    box_class = resolve_isolation(isolation)
     path = Path(path)
+    seed = checks.fresh_seed() if seed is None else int(seed)
+    how = "bubblewrap sandbox" if box_class is not None else "plain process"
+    start = time.monotonic()
+
+    def done(load, parts, box=None) -> Grade:
+        peak = box.cgroup.peak_bytes() / 2**20 if box is not None else 0.0
+        cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
+        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu)
+
     if not path.is_file():
-        return Grade(path, Outcome("missing", message=f"{path}: no such file"), [], time_limit, memory_mib)
-    with tempfile.TemporaryDirectory(prefix="sdpa-lab-grade-") as workdir, \
-            LearnerProcess(path, workdir, time_limit, memory_mib) as process:
-        load = process.start()
-        if load.status != "ready":
-            return Grade(path, load, [], time_limit, memory_mib)
-        if not load.functions:
-            missing = ", ".join(name for name, _ in GRADERS)
-            load = Outcome("missing", message=f"{path.name} defines none of the functions to grade ({missing})")
-            return Grade(path, load, [], time_limit, memory_mib)
-        parts = []
-        for name, grader in GRADERS:
-            call = Calls(process, name)
-            parts.append(grader(call, n_samples) if name == "exercise_1" else grader(call))
-    return Grade(path, load, parts, time_limit, memory_mib)
+        return done(Outcome("missing", message=f"{path}: no such file"), [])
+    try:
+        source = read_source(path)
+    except (ValueError, OSError) as exc:
+        return done(Outcome("error", message=str(exc)), [])
+    draw = checks.Draw(seed, n_samples)
+    box = box_class(memory_mib) if box_class is not None else None
+    try:
+        with LearnerProcess(path.name, source, time_limit, memory_mib, box,
+                            helpers=path.parent if helpers else None) as process:
+            load = process.start()
+            if load.status != "ready":
+                return done(load, [], box)
+            if not load.functions:
+                missing = ", ".join(name for name, _ in GRADERS)
+                load = Outcome("missing", message=f"{path.name} defines none of the functions to grade ({missing})")
+                return done(load, [], box)
+            parts = [grader(Calls(process, name), draw) for name, grader in GRADERS]
+        return done(load, parts, box)
+    finally:
+        if box is not None:
+            box.close()
 
 
 def _wrap(text: str, indent: str) -> str:
@@ -81,12 +153,19 @@ def _wrap(text: str, indent: str) -> str:
 
 def format_grade(g: Grade) -> str:
     """The verdicts as the terminal shows them."""
-    head = (f"Grading {g.path} (its code runs in a separate process, each call limited to "
-            f"{g.time_limit:g} s and {g.memory_mib} MiB)")
+    if g.isolation == "bubblewrap sandbox":
+        where = (f"a bubblewrap sandbox (no network, nothing of the project); each call limited to {g.time_limit:g} s, "
+                 f"all its processes together to {g.memory_mib} MiB")
+    else:
+        where = (f"a separate process, not sandboxed; each call limited to {g.time_limit:g} s and "
+                 f"{g.memory_mib} MiB")
+    head = f"Grading {g.path} (its code runs in {where}; inputs drawn from seed {g.seed}: --seed {g.seed} grades it " \
+           "again the same way)"
     if not g.usable:
         what = {"syntax": "a syntax error", "error": "an error while importing it",
                 "timeout": "a hang while importing it", "memory": "a memory blow-up while importing it",
-                "died": "a crash while importing it"}.get(g.load.status, "")
+                "died": "a crash while importing it",
+                "unusable": "a reply that breaks the grader's protocol"}.get(g.load.status, "")
         lines = [head, "", f"The file cannot be used{': ' + what if what else ''}.", _wrap(g.load.message, "    ")]
         return "\n".join(lines)
     lines = [head, ""]

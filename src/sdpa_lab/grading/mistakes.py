@@ -47,6 +47,17 @@ MISTAKES = {
         "divides by d_k instead of sqrt(d_k)", "the scores are divided by d_k, which shrinks their variance to 1/d_k",
         "divide by sqrt(d_k), the standard deviation of the scores",
         f'"{DOT_PRODUCT_GROWS}"'),
+    "divides_by_sqrt_dv": Mistake(
+        "divides by sqrt(d_v) instead of sqrt(d_k)", "the scores are divided by the square root of V's width d_v "
+        "(V.shape[-1]), which equals sqrt(d_k) only when d_v = d_k", "take d_k from the queries and keys: "
+        "d_k = Q.shape[-1] (or K.shape[-1]), and divide the scores by sqrt(d_k)",
+        f'"{FULL_FORMULA}" (Step 2) and "{DOT_PRODUCT_GROWS}"'),
+    "sums_over_samples": Mistake(
+        "scores summed over the samples (axis=0)", "np.sum(Q * K, axis=0) adds up each feature's n_samples "
+        "products: d_k sums of n_samples terms each, whose variance is about n_samples, not the n_samples scores "
+        "q . k of length d_k whose variance is d_k", "sum over the features, the last axis: np.sum(Q * K, axis=1) "
+        "(or axis=-1), one score per pair of rows",
+        f'"{VARIANCE_TRACKS}"'),
     "wrong_axis": Mistake(
         "softmax over the wrong axis", "the softmax normalizes over the queries: the columns of the weights sum to 1, "
         "not the rows", "take the softmax over the last axis (axis=-1), the keys",
@@ -62,6 +73,16 @@ MISTAKES = {
         "while small scores give the right weights",
         "subtract the row max (keepdims=True) before exp; softmax does not change",
         f'"{FULL_FORMULA}" (Step 3: the numerically stable softmax)'),
+    "whole_array_max": Mistake(
+        "softmax subtracts the whole array's max", "the max subtracted before exp is the largest score of the whole "
+        "array (x.max()), not of each row: a row whose scores lie far below the array's max underflows to 0 / 0 = nan",
+        "subtract each row's own max: x - x.max(axis=axis, keepdims=True)",
+        f'"{FULL_FORMULA}" (Step 3: the numerically stable softmax)'),
+    "whole_array_sum": Mistake(
+        "softmax divides by the whole array's sum", "exp(x) is divided by the sum over the whole array (e.sum()), "
+        "not over each row, so no row of weights sums to 1",
+        "divide by each row's own sum: e / e.sum(axis=axis, keepdims=True)",
+        f'"{FULL_FORMULA}" (Step 3)'),
     "k_transpose": Mistake(
         "K.T on a 3-D array", "K.T reverses all three axes, (B, T, d_k) -> (d_k, T, B), so the batch and feature "
         "axes trade places: the matmul fails on most shapes and mixes batches on the rest",
@@ -70,11 +91,18 @@ MISTAKES = {
     "swapped": Mistake(
         "output and weights swapped", "it returns (weights, output)",
         "return out, weights, in that order", f'"{CANONICAL_FORWARD}"'),
+}
+
+
+# What the lesson never claims is no mistake: the grader notes it, with its fix, and passes the function.
+NOT_CLAIMED = {
     "upcast": Mistake(
-        "float32 silently upcast", "float32 inputs come back as float64: the float32 scores are scaled by a "
-        "float64 scalar, which promotes them and everything after them. The lesson's `/ np.sqrt(d_k)` does this: "
-        "np.sqrt returns a float64 NumPy scalar, and NumPy 2 promotes a float32 array divided by it to float64",
-        "scale by a Python float (math.sqrt(d_k)) or by a scalar of the input's dtype (Q.dtype.type(np.sqrt(d_k)))",
+        "float32 in, float64 out", "the float32 scores are scaled by a float64 scalar, which promotes them and "
+        "everything after them to float64. The lesson's own `/ np.sqrt(d_k)` does this (np.sqrt returns a float64 "
+        "NumPy scalar, and NumPy 2 promotes a float32 array divided by it), and the lesson never claims that the "
+        "dtype is kept, so this is a note, not a fail",
+        "to keep float32, scale by a Python float (math.sqrt(d_k)) or by a scalar of the input's dtype "
+        "(Q.dtype.type(np.sqrt(d_k)))",
         f'"{CANONICAL_FORWARD}"'),
 }
 
@@ -122,70 +150,80 @@ def reproduces(outcome: Outcome, predicted, tol: float) -> bool:
 
 # -- the variants -----------------------------------------------------------
 
-def _softmax(x: np.ndarray, axis: int, stable: bool) -> np.ndarray:
-    if stable:
-        x = x - x.max(axis=axis, keepdims=True)
+def _softmax(x: np.ndarray, axis: int, shift: str = "row", total: str = "row") -> np.ndarray:
+    """exp(x - max) / sum along `axis`; shift "row" (each row's max), "whole" (the array's) or "none";
+    total "row" (each row's sum) or "whole" (the array's)."""
+    if shift != "none":
+        x = x - (x.max() if shift == "whole" else x.max(axis=axis, keepdims=True))
     e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
+    return e / (e.sum() if total == "whole" else e.sum(axis=axis, keepdims=True))
+
+
+SHIFT_MISTAKES = {"row": [], "whole": ["whole_array_max"], "none": ["no_max_subtraction"]}
+TOTAL_MISTAKES = {"row": [], "whole": ["whole_array_sum"]}
 
 
 @dataclass(frozen=True)
 class Softmax:
-    """softmax(x, axis), with or without the mistakes a softmax can make."""
+    """softmax(x, axis), with or without the mistakes a softmax can make (upcast: float64 out, not a mistake)."""
 
-    stable: bool = True
+    shift: str = "row"  # or "whole" (x.max()), "none"
+    total: str = "row"  # or "whole" (e.sum())
     ignores_axis: bool = False
     upcast: bool = False
 
     def mistakes(self) -> list[str]:
-        return ([] if self.stable else ["no_max_subtraction"]) + (["ignores_axis"] if self.ignores_axis else []) + (
-            ["upcast"] if self.upcast else [])
+        return SHIFT_MISTAKES[self.shift] + TOTAL_MISTAKES[self.total] + (
+            ["ignores_axis"] if self.ignores_axis else [])
 
     def __call__(self, x: np.ndarray, axis: int = -1):
         with np.errstate(all="ignore"):
-            p = _softmax(x, -1 if self.ignores_axis else axis, self.stable)
+            p = _softmax(x, -1 if self.ignores_axis else axis, self.shift, self.total)
         return (p.astype(np.float64) if self.upcast else p,)
 
 
 @dataclass(frozen=True)
 class Attention:
-    """The lesson's forward softmax(Q K^T / sqrt(d_k)) V, with or without each classic mistake."""
+    """The lesson's forward softmax(Q K^T / sqrt(d_k)) V, with or without each classic mistake
+    (upcast: float64 out of float32 in, the lesson's own code, not a mistake)."""
 
-    scale: str = "sqrt_dk"  # or "none", "dk"
+    scale: str = "sqrt_dk"  # or "none", "dk", "sqrt_dv"
     axis: int = -1  # or -2 (the queries), 0 (the batch)
-    stable: bool = True
+    shift: str = "row"  # the softmax's max: or "whole", "none"
+    total: str = "row"  # the softmax's sum: or "whole"
     k_transpose: bool = False  # K.T instead of swapping the last two axes
     swapped: bool = False
     upcast: bool = False
 
     def mistakes(self) -> list[str]:
-        named = {"none": ["no_scale"], "dk": ["divides_by_dk"], "sqrt_dk": []}[self.scale]
+        named = {"none": ["no_scale"], "dk": ["divides_by_dk"], "sqrt_dv": ["divides_by_sqrt_dv"],
+                 "sqrt_dk": []}[self.scale]
         named += {-1: [], -2: ["wrong_axis"], 0: ["batch_axis"]}[self.axis]
-        named += [] if self.stable else ["no_max_subtraction"]
+        named += SHIFT_MISTAKES[self.shift] + TOTAL_MISTAKES[self.total]
         named += ["k_transpose"] if self.k_transpose else []
         named += ["swapped"] if self.swapped else []
-        named += ["upcast"] if self.upcast else []
         return named
 
     def formula(self) -> str:
-        scale = {"none": "", "dk": " / d_k", "sqrt_dk": " / sqrt(d_k)"}[self.scale]
+        scale = {"none": "", "dk": " / d_k", "sqrt_dk": " / sqrt(d_k)", "sqrt_dv": " / sqrt(d_v)"}[self.scale]
         kt = "K.T" if self.k_transpose else "K^T"
         axis = "" if self.axis == -1 else f", axis={self.axis}"
-        soft = "softmax" if self.stable else "naive_softmax"
+        soft = {"row": "softmax", "whole": "softmax_minus_whole_max", "none": "naive_softmax"}[self.shift]
+        soft += "_over_whole_sum" if self.total == "whole" else ""
         w = f"{soft}(Q {kt}{scale}{axis})"
         pair = f"({w}, {w} V)" if self.swapped else f"({w} V, {w})"
         return pair + (" in float64 from float32 inputs" if self.upcast else "")
 
     def __call__(self, Q: np.ndarray, K: np.ndarray, V: np.ndarray):
-        d_k = Q.shape[-1]
-        c = {"none": 1.0, "dk": 1.0 / d_k, "sqrt_dk": 1.0 / np.sqrt(d_k)}[self.scale]
+        d_k, d_v = Q.shape[-1], V.shape[-1]
+        c = {"none": 1.0, "dk": 1.0 / d_k, "sqrt_dk": 1.0 / np.sqrt(d_k), "sqrt_dv": 1.0 / np.sqrt(d_v)}[self.scale]
         # The lesson's upcast: the scores are multiplied in the input dtype, then scaled by a float64 scalar.
         c = np.float64(c) if self.upcast else Q.dtype.type(c)
         Kt = K.T if self.k_transpose else np.swapaxes(K, -1, -2)
         with np.errstate(all="ignore"):
             try:
                 scores = (Q @ Kt) * c
-                weights = _softmax(scores, self.axis, self.stable)
+                weights = _softmax(scores, self.axis, self.shift, self.total)
                 out = weights @ V
             except ValueError:  # shapes that do not multiply
                 return ERROR
@@ -195,8 +233,9 @@ class Attention:
 def _all(cls) -> list:
     """Every combination of a variant class's settings, correct one first."""
     options = {
-        "scale": ("sqrt_dk", "none", "dk"), "axis": (-1, -2, 0),
-        "stable": (True, False), "ignores_axis": (False, True), "k_transpose": (False, True),
+        "scale": ("sqrt_dk", "none", "dk", "sqrt_dv"), "axis": (-1, -2, 0),
+        "shift": ("row", "whole", "none"), "total": ("row", "whole"), "ignores_axis": (False, True),
+        "k_transpose": (False, True),
         "swapped": (False, True), "upcast": (False, True),
     }
     names = [f.name for f in fields(cls)]

@@ -1,28 +1,46 @@
 """The grader's side of the learner's process: start it, call a function with a time limit, read the arrays back.
 
-The learner's code never runs in the grader's process. `LearnerProcess`
-starts `python -m sdpa_lab.grading.child` in a temporary folder, under a
-memory limit it sets on itself (RLIMIT_AS), and waits for each answer at most
-`time_limit` seconds of wall-clock time; past that it kills the process and
-starts a fresh one for the next call.
+The learner's code never runs in the grader's process. `LearnerProcess` starts the
+harness (child.py) in a bubblewrap sandbox (sdpa_lab.grading.sandbox) when given one, else
+as a plain child process in a temporary folder with a minimal environment (self-grading
+where no sandbox can start); sends it the file's source, then one request per call; and
+waits for each answer at most `time_limit` seconds of wall-clock time; past that it kills
+the process and starts a fresh one for the next call.
+
+Nothing the process sends is trusted: every frame is checked against the protocol (its
+size, its JSON, its status and fields, the .npz of the arrays: numbers only, no pickles,
+bounded sizes), and a frame that breaks it makes that call "unusable" with one line, the
+process stopped. The verdicts are decided from the validated arrays (sdpa_lab.grading.checks).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import selectors
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from sdpa_lab.grading import child
+from sdpa_lab.grading.sandbox import HARNESS, Sandbox, numpy_site
+
 OK = "ok"
 STARTUP_TIME_LIMIT = 60.0  # seconds for the learner's process to start Python and import NumPy, on a loaded machine
+MAX_HEADER = 64 * 1024  # bytes of one reply's JSON line
+MAX_PAYLOAD = 32 * 2**20  # bytes of one reply's arrays (the probes' answers are kilobytes)
+MAX_ITEMS = 8  # arrays in one reply
+MAX_TEXT = 4000  # characters of a message (a traceback) kept
+CALL_STATUSES = {"ok", "error", "memory", "not_written", "missing"}
+LOAD_STATUSES = {"ready", "syntax", "error", "memory", "not_written"}
 
 
 @dataclass(frozen=True)
@@ -30,8 +48,9 @@ class Outcome:
     """What one call (or loading the file) came to.
 
     status: "ok", "ready" (file loaded), "syntax", "error", "not_written",
-    "missing", "memory", "timeout" or "died"; `values` holds the returned
-    arrays when ok; `message` says what happened, in the learner's terms.
+    "missing", "memory", "timeout", "died" or "unusable" (a reply that breaks the
+    protocol); `values` holds the returned arrays when ok; `message` says what
+    happened, in the learner's terms.
     """
 
     status: str
@@ -47,15 +66,27 @@ class Outcome:
 
     @property
     def fatal(self) -> bool:
-        """The process was lost (a hang, a memory blow-up or a crash): further calls would lose it again."""
-        return self.status in ("timeout", "memory", "died")
+        """The process was lost (a hang, a memory blow-up, a crash or a forged reply): further calls would lose it
+        again."""
+        return self.status in ("timeout", "memory", "died", "unusable")
 
 
-def _message(reply: dict, path: Path, memory_mib: int) -> str:
+class Forged(Exception):
+    """A reply that breaks the protocol; its message is the one line the grade shows."""
+
+
+def _text(value, what: str) -> str:
+    """A string field of a reply, its control characters (but newlines) dropped and its length capped."""
+    if not isinstance(value, str):
+        raise Forged(f"{what} is not text")
+    return "".join(c for c in value if c == "\n" or c.isprintable())[:MAX_TEXT]
+
+
+def _message(reply: dict, name: str, memory_mib: int) -> str:
     status = reply["status"]
     if status == "syntax":
-        text = f"\n    {reply['text']}" if reply.get("text") else ""
-        return f"{path.name}, line {reply['line']}: {reply['message']}{text}"
+        text = f"\n    {reply['text']}" if reply["text"] else ""
+        return f"{name}, line {reply['line']}: {reply['message']}{text}"
     if status == "error":
         return reply["traceback"]
     if status == "memory":
@@ -67,57 +98,149 @@ def _message(reply: dict, path: Path, memory_mib: int) -> str:
     return ""
 
 
-class LearnerProcess:
-    """A solutions file loaded in its own process; `call` runs one of its functions there."""
+def check_load_reply(reply: dict) -> dict:
+    """The file's status, validated (Forged if it breaks the protocol); text fields cleaned."""
+    status = reply.get("status")
+    if status not in LOAD_STATUSES:
+        raise Forged(f"unknown status {str(status)[:40]!r}")
+    out = {"status": status}
+    if status == "ready":
+        functions = reply.get("functions")
+        if not (isinstance(functions, list) and all(f in child.FUNCTIONS for f in functions)
+                and len(set(functions)) == len(functions)):
+            raise Forged("the list of functions is not a list of the graded functions' names")
+        out["functions"] = functions
+    elif status == "syntax":
+        if not isinstance(reply.get("line"), int) or isinstance(reply.get("line"), bool):
+            raise Forged("a syntax error without a line number")
+        out.update(line=reply["line"], message=_text(reply.get("message"), "the message"),
+                   text=_text(reply.get("text", ""), "the line"))
+    elif status == "error":
+        out["traceback"] = _text(reply.get("traceback"), "the traceback")
+    return out
 
-    def __init__(self, path: str | os.PathLike, workdir: str | os.PathLike, time_limit: float, memory_mib: int):
-        self.path = Path(path).resolve()
-        self.workdir = Path(workdir)
+
+def check_call_reply(reply: dict, payload: bytes, request_id: int, kwargs: dict) -> dict:
+    """A call's reply, validated (Forged if it breaks the protocol), with its arrays read from `payload`."""
+    if reply.get("id") != request_id:
+        raise Forged(f"a reply to call {str(reply.get('id'))[:20]}, not to call {request_id}")
+    status = reply.get("status")
+    if status not in CALL_STATUSES:
+        raise Forged(f"unknown status {str(status)[:40]!r}")
+    accepted = reply.get("kwargs", [])
+    if not (isinstance(accepted, list) and all(isinstance(k, str) and k in kwargs for k in accepted)):
+        raise Forged("the accepted keyword arguments are not among those sent")
+    out = {"status": status, "kwargs": tuple(accepted)}
+    if status == "error":
+        out["traceback"] = _text(reply.get("traceback"), "the traceback")
+    if status != OK:
+        if payload:
+            raise Forged(f"arrays sent with status {status}")
+        return out
+    n, sequence = reply.get("n"), reply.get("sequence")
+    if not isinstance(sequence, bool) or not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_ITEMS:
+        raise Forged("the count of returned arrays is missing or out of range")
+    if not sequence and n != 1:
+        raise Forged("one array announced, with a count other than 1")
+    out.update(sequence=sequence, values=read_arrays(payload, n))
+    return out
+
+
+def read_arrays(payload: bytes, n: int) -> tuple[np.ndarray, ...]:
+    """The arrays item0..item{n-1} of an .npz, checked: no pickles, numbers only, sizes within MAX_PAYLOAD."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as z:
+            names = [i.filename for i in z.infolist()]
+            if sum(i.file_size for i in z.infolist()) > MAX_PAYLOAD:  # a compressed bomb
+                raise Forged("the arrays unpack to more than the size limit")
+        if sorted(names) != sorted(f"item{i}.npy" for i in range(n)):
+            raise Forged(f"the arrays are not the {n} announced")
+        with np.load(io.BytesIO(payload), allow_pickle=False) as data:
+            values = tuple(data[f"item{i}"] for i in range(n))
+    except Forged:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever np.load makes of forged bytes
+        raise Forged(f"the arrays cannot be read ({type(exc).__name__})") from None
+    for a in values:
+        if a.dtype.kind not in "biuf" or a.dtype.hasobject:
+            raise Forged(f"an array of {a.dtype}, not numbers")
+    return values
+
+
+class LearnerProcess:
+    """A solutions file's source loaded in its own (sandboxed) process; `call` runs one of its functions there."""
+
+    def __init__(self, name: str, source: str, time_limit: float, memory_mib: int, sandbox: Sandbox | None = None,
+                 helpers: str | os.PathLike | None = None):
+        self.name, self.source = name, source
         self.time_limit = float(time_limit)
         self.memory_mib = int(memory_mib)
+        self.sandbox = sandbox
+        self.helpers = Path(helpers).resolve() if helpers is not None else None
         self._proc: subprocess.Popen | None = None
+        self._scratch: tempfile.TemporaryDirectory | None = None
         self._buffer = b""
         self._calls = 0
+        self._oom_before = 0
 
     # -- process management -------------------------------------------------
+    def _popen(self) -> subprocess.Popen:
+        if self.sandbox is not None:
+            self._oom_before = self.sandbox.cgroup.oom_kills()
+            helpers = ["/opt/learner"] if self.helpers is not None else []
+            return self.sandbox.popen([str(self.memory_mib), *helpers], helpers=self.helpers)
+        # No sandbox (self-grading where bubblewrap cannot start): a plain process in a temporary
+        # folder, with a minimal environment, limited to memory_mib of address space.
+        from sdpa_lab.grading.sandbox import ENV
+
+        self._scratch = tempfile.TemporaryDirectory(prefix="sdpa-lab-grade-")
+        helpers = [str(self.helpers)] if self.helpers is not None else []
+        env = {**ENV, "HOME": self._scratch.name, "TMPDIR": self._scratch.name}
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", str(HARNESS), str(numpy_site()), str(self.memory_mib), *helpers],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self._scratch.name,
+            env=env, start_new_session=True)  # its own process group, so a kill reaches anything it started
+
     def start(self) -> Outcome:
-        """Start the process and import the file; the Outcome says whether it can be used."""
-        env = dict(os.environ)
-        # One BLAS thread: the learner shares the machine, and each thread reserves address space.
-        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "sdpa_lab.grading.child", str(self.path), str(self.workdir), str(self.memory_mib)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self.workdir, env=env,
-            start_new_session=True,  # its own process group, so a kill reaches anything it started
-        )
+        """Start the process and load the file; the Outcome says whether it can be used."""
+        self._proc = self._popen()
         self._buffer = b""
-        started = self._receive("starting Python and NumPy", startup=True)  # before any of the learner's code
-        if isinstance(started, Outcome):
-            return started
-        reply = self._receive("importing the file")
-        if isinstance(reply, Outcome):
-            return reply
+        try:
+            started, _ = self._receive("starting Python and NumPy", startup=True)  # before any of the learner's code
+            if started != {"status": "started", "nbytes": 0}:
+                raise Forged("the start was not announced")
+            if not self._send({"name": self.name}, self.source.encode("utf-8")):
+                return self._lost("loading the file")
+            reply = check_load_reply(self._receive("importing the file")[0])
+        except _Lost as lost:
+            return lost.outcome
+        except Forged as exc:
+            return self._forged(exc, "importing the file")
         if reply["status"] != "ready":
             self.close()
-            return Outcome(reply["status"], message=_message(reply, self.path, self.memory_mib))
+            return Outcome(reply["status"], message=_message(reply, self.name, self.memory_mib))
         return Outcome("ready", functions=tuple(reply["functions"]))
 
     def close(self) -> None:
         """Stop the process (and anything it started)."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                stream.close()
-            except OSError:  # the pipe to a killed process
-                pass
+        if proc is not None:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:  # the pipe to a killed process
+                    pass
+        if self.sandbox is not None:
+            self.sandbox.cgroup.kill_all()  # anything left in the grade's cgroup
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
 
     def __enter__(self) -> LearnerProcess:
         return self
@@ -126,58 +249,108 @@ class LearnerProcess:
         self.close()
 
     # -- calls --------------------------------------------------------------
-    def call(self, function: str, *args: np.ndarray, **kwargs) -> Outcome:
-        """function(*args, **kwargs) in the learner's process; a fresh process if the last one was lost."""
+    def call(self, function: str, *args: np.ndarray, reference_softmax: bool = False, **kwargs) -> Outcome:
+        """function(*args, **kwargs) in the learner's process; a fresh process if the last one was lost.
+
+        reference_softmax: the call runs with the file's `softmax` replaced by a correct one.
+        """
         if self._proc is None:
             started = self.start()
             if started.status != "ready":
                 return started
         self._calls += 1
-        request = {"id": self._calls, "function": function, "args": None, "kwargs": kwargs}
+        payload = b""
         if args:
-            request["args"] = str(self.workdir / f"in_{self._calls}.npz")
-            np.savez(request["args"], **{f"arg{i}": a for i, a in enumerate(args)})
-        try:
-            self._proc.stdin.write((json.dumps(request) + "\n").encode())
-            self._proc.stdin.flush()
-        except BrokenPipeError:
+            buffer = io.BytesIO()
+            np.savez(buffer, **{f"arg{i}": a for i, a in enumerate(args)})
+            payload = buffer.getvalue()
+        self._oom_before = self.sandbox.cgroup.oom_kills() if self.sandbox is not None else 0
+        request = {"id": self._calls, "function": function, "kwargs": kwargs, "reference_softmax": reference_softmax}
+        if not self._send(request, payload):
             return self._lost(f"calling {function}")
-        reply = self._receive(f"running {function}")
-        if isinstance(reply, Outcome):
-            return reply
+        try:
+            reply = check_call_reply(*self._receive(f"running {function}"), self._calls, kwargs)
+        except _Lost as lost:
+            return lost.outcome
+        except Forged as exc:
+            return self._forged(exc, f"running {function}")
+        if self._oom_killed():  # a process it started was killed for memory: the answer went over the limit
+            self.close()
+            return Outcome("memory", message=f"ran out of memory: its processes together needed more than the "
+                                             f"limit of {self.memory_mib} MiB while running {function} (one was "
+                                             "stopped by the kernel)")
         if reply["status"] != OK:
-            outcome = Outcome(reply["status"], message=_message(reply, self.path, self.memory_mib))
+            outcome = Outcome(reply["status"], message=_message(reply, self.name, self.memory_mib),
+                              kwargs=reply["kwargs"])
             if outcome.fatal:  # a MemoryError may leave the process short of memory: start afresh
                 self.close()
             return outcome
-        with np.load(reply["file"]) as data:
-            values = tuple(data[f"item{i}"] for i in range(reply["n"]))
-        return Outcome(OK, values, reply["sequence"], kwargs=tuple(reply.get("kwargs", ())))
+        return Outcome(OK, reply["values"], reply["sequence"], kwargs=reply["kwargs"])
 
-    def _receive(self, doing: str, startup: bool = False) -> dict | Outcome:
-        """The next JSON line from the process within the time limit (the learner's, or STARTUP_TIME_LIMIT for
-        the process's own start), or the Outcome of a hang or a crash."""
-        time_limit = STARTUP_TIME_LIMIT if startup else self.time_limit
-        deadline = time.monotonic() + time_limit
+    def _send(self, header: dict, payload: bytes = b"") -> bool:
+        try:
+            self._proc.stdin.write((json.dumps({**header, "nbytes": len(payload)}) + "\n").encode() + payload)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return False
+        return True
+
+    def _read_until(self, enough, doing: str, deadline: float, startup: bool) -> None:
+        """Read from the process until enough(buffer), the deadline, or its end (raising _Lost)."""
         fd = self._proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buffer:
+            while not enough(self._buffer):
                 left = deadline - time.monotonic()
                 if left <= 0 or not sel.select(timeout=left):
+                    if self._oom_killed():  # what hangs is what is left of it after the kernel's kill
+                        raise _Lost(self._lost(doing))
                     self.close()
+                    limit = STARTUP_TIME_LIMIT if startup else self.time_limit
                     why = " (the machine is overloaded?)" if startup else \
                         " (an endless loop, or far more work than the exercise needs?)"
-                    return Outcome("timeout", message=(
-                        f"did not finish within the time limit of {time_limit:g} s while {doing}{why}: stopped"))
-                chunk = os.read(fd, 65536)
+                    raise _Lost(Outcome("timeout", message=(
+                        f"did not finish within the time limit of {limit:g} s while {doing}{why}: stopped")))
+                chunk = os.read(fd, 1 << 20)
                 if not chunk:
-                    return self._lost(doing)
+                    raise _Lost(self._lost(doing))
                 self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
+
+    def _receive(self, doing: str, startup: bool = False) -> tuple[dict, bytes]:
+        """The next frame (JSON header, payload) within the time limit, or _Lost (a hang, a crash) or Forged."""
+        deadline = time.monotonic() + (STARTUP_TIME_LIMIT if startup else self.time_limit)
+        self._read_until(lambda b: b"\n" in b or len(b) > MAX_HEADER, doing, deadline, startup)
+        line, _, rest = self._buffer.partition(b"\n")
+        if len(line) > MAX_HEADER:
+            raise Forged(f"a reply line longer than {MAX_HEADER} bytes")
+        try:
+            header = json.loads(line)
+        except (ValueError, RecursionError):
+            raise Forged("a reply that is not JSON") from None
+        if not isinstance(header, dict):
+            raise Forged("a reply that is not a JSON object")
+        nbytes = header.get("nbytes")
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or not 0 <= nbytes <= MAX_PAYLOAD:
+            raise Forged("a reply whose size is missing or out of range")
+        self._buffer = rest
+        self._read_until(lambda b: len(b) >= nbytes, doing, deadline, startup)
+        payload, self._buffer = self._buffer[:nbytes], self._buffer[nbytes:]
+        return header, payload
+
+    def _oom_killed(self) -> bool:
+        """Whether the kernel killed a process of this grade for memory since the call (or the start) began."""
+        return self.sandbox is not None and self.sandbox.cgroup.oom_kills() > self._oom_before
+
+    def _forged(self, exc: Forged, doing: str) -> Outcome:
+        self.close()
+        return Outcome("unusable", message=f"unusable: the learner's process broke the grader's protocol while "
+                                           f"{doing}: {exc}")
 
     def _lost(self, doing: str) -> Outcome:
+        if self._oom_killed():
+            self.close()
+            return Outcome("memory", message=f"ran out of memory: its processes together needed more than the limit "
+                                             f"of {self.memory_mib} MiB while {doing} (stopped by the kernel)")
         proc = self._proc
         try:
             code = proc.wait(timeout=5) if proc is not None else None
@@ -193,6 +366,11 @@ class LearnerProcess:
         else:
             why = f"exited with status {code} (sys.exit or os._exit in the file?)"
         return Outcome("died", message=f"the process {why} while {doing}")
+
+
+class _Lost(Exception):
+    def __init__(self, outcome: Outcome):
+        self.outcome = outcome
 
 
 @dataclass

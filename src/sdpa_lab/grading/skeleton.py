@@ -41,42 +41,45 @@ def scaled_dot_product_attention(Q, K, V):
     raise NotImplementedError
 
 
-def exercise_1(n_samples=100_000):
+def exercise_1(seed=42, n_samples=100_000, d_k=1024):
     """Exercise 1: Measure the Variance at d_k = 1024.
 
-    Reuse np.random.seed(42) and the Experiment 1 pattern: seed once, then for
-    d_k in [4, 16, 64, 256, 1024] draw Q = np.random.randn(n_samples, d_k) and
-    K = np.random.randn(n_samples, d_k), compute one dot-product score per pair,
-    scores = np.sum(Q * K, axis=1). Return the tuple
-    (raw_variance, scaled_variance) for d_k = 1024: scores.var() and
-    (scores / np.sqrt(d_k)).var(). The raw variance should be near 1024 and the
-    scaled variance near 1. Use n_samples pairs (the grader may ask for fewer).
+    Reuse the Experiment 1 pattern with np.random.seed(seed): seed once, then for
+    each d_k of the lesson's sweep [4, 16, 64, 256] smaller than d_k, and then d_k,
+    draw Q = np.random.randn(n_samples, d_k) and K = np.random.randn(n_samples, d_k),
+    and compute one dot-product score per pair, scores = np.sum(Q * K, axis=1).
+    (Drawing d_k alone after seeding is accepted too.) Return the tuple
+    (raw_variance, scaled_variance) for d_k: scores.var() and
+    (scores / np.sqrt(d_k)).var(). The raw variance should be near d_k and the
+    scaled variance near 1. The defaults are the lesson's; the grader also calls
+    it with other seeds and sizes, so use the arguments, not fixed numbers.
     """
     raise NotImplementedError
 
 
-def exercise_2():
+def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):
     """Exercise 2: Sweep the Softmax Entropy Across d_k.
 
-    Call np.random.seed(42) once; then for d_k in [4, 16, 64, 256], in that
-    order, build one query against eight keys, q = np.random.randn(d_k) and
-    Kmat = np.random.randn(8, d_k), take the softmax of the unscaled raw scores
+    Call np.random.seed(seed) once; then for each d_k in d_ks, in that order,
+    build one query against T keys, q = np.random.randn(d_k) and
+    Kmat = np.random.randn(T, d_k), take the softmax of the unscaled raw scores
     Kmat @ q, and compute its entropy -sum(p * log(p + 1e-12)) (natural log).
-    Return the four entropies as a list, in the order of d_k. One draw need not
-    fall at every step; the trend shows over many draws.
+    Return the entropies as a list, in the order of d_ks. One draw need not
+    fall at every step; the trend shows over many draws. The defaults are the
+    lesson's; the grader also calls it with other seeds and sizes.
     """
     raise NotImplementedError
 
 
-def exercise_3():
+def exercise_3(seed=42, d_k=256, T=8):
     """Exercise 3: Confirm Scaling Does Not Change the Ranking.
 
-    One query against eight keys at d_k = 256, the lesson's draw: call
-    np.random.seed(42), then q = np.random.randn(256) and
-    Kmat = np.random.randn(8, 256). Compute w_unscaled = softmax(Kmat @ q) and
-    w_scaled = softmax(Kmat @ q / np.sqrt(256)). Return the tuple
-    (np.argsort(w_unscaled), np.argsort(w_scaled)): two arrays of the 8
-    positions, which should be equal.
+    One query against T keys, the lesson's draw: call np.random.seed(seed), then
+    q = np.random.randn(d_k) and Kmat = np.random.randn(T, d_k). Compute
+    w_unscaled = softmax(Kmat @ q) and w_scaled = softmax(Kmat @ q / np.sqrt(d_k)).
+    Return the tuple (np.argsort(w_unscaled), np.argsort(w_scaled)): two arrays
+    of the T positions, which should be equal. The defaults are the lesson's;
+    the grader also calls it with other seeds and sizes.
     """
     raise NotImplementedError
 '''

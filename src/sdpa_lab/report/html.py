@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,15 @@ from sdpa_lab.claims.model import (
     Decision,
 )
 from sdpa_lab.claims.registry import registry
-from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe
+from sdpa_lab.claims.verdicts import (
+    claim_verdict,
+    closeness,
+    describe,
+    expected_text,
+    margin_text,
+    rounded,
+    unit_of,
+)
 from sdpa_lab.io import write_text
 from sdpa_lab.report.provenance import provenance
 from sdpa_lab.report.rendering import css_size, data_uri, environment, num
@@ -59,16 +68,25 @@ RELATION_WORDS = {
 }
 
 
+def shown(x: float, unit: float) -> str:
+    """A number as the report shows it: rounded to its unit's digits (verdicts.rounded), true minus signs."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if isinstance(x, float) and math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return rounded(x, unit).replace("-", "−")
+
+
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
         if c.se > 0:
-            return f"± {num(c.tolerance, 3)}", f"{c.tolerance / c.se:.2f} × SE {num(c.se, 3)}"
-        return f"± {num(c.tolerance, 3)}", "SE 0: the statistic has no spread"
+            return f"± {num(c.tolerance, 2)}", f"{c.tolerance / c.se:.1f} × SE {num(c.se, 2)}"
+        return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
     if c.basis == "rounding":
-        return num(c.tolerance, 3), "rounding bound"
+        return num(c.tolerance, 2), "rounding bound"
     if c.basis == "missing":
         return "—", ""
     return "exact", ""
@@ -95,10 +113,10 @@ class CheckRow:
 
 def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
+    margin = "—" if c.basis == "missing" else margin_text(c.margin).replace("-", "−").replace("inf", "∞")
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    num(c.expected), num(c.measured), *tolerance_text(c, k),
-                    "n/a" if math.isnan(c.margin) else num(c.margin, 3), c.verdict,
-                    BADGES[c.verdict], c.note, c.source)
+                    expected_text(c).replace("-", "−"), shown(c.measured, unit_of(c)), *tolerance_text(c, k), margin,
+                    c.verdict, BADGES[c.verdict], c.note, c.source)
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,47 @@ class FigureView:
     height: int
 
 
+# A plain sentence per kind of tolerance, said before the statistics of the claim's tolerance paragraph.
+PLAIN_TOLERANCE = {
+    "printed": "The lesson printed these numbers rounded, so each must match to half a unit in the last digit "
+               "it printed.",
+    "statistical": "A measured average moves a little from run to run, so each is allowed a distance from the "
+                   "expected value that a correct run exceeds by chance less than once in {runs} runs; beyond "
+                   "it, the claim fails.",
+    "rounding": "Floating-point arithmetic rounds, so sums and differences may miss the exact value by the "
+                "rounding of the arithmetic, and by no more.",
+    "exact": "Shapes, orderings and counts must match exactly.",
+}
+
+
+def plain_tolerance(checks: Sequence[Check], alpha_family: float) -> str:
+    """The plain sentences for the kinds of tolerance a claim's checks use, in a fixed order."""
+    bases = {"statistical" if c.basis == "derived" else c.basis for c in checks}
+    return " ".join(PLAIN_TOLERANCE[b].format(runs=f"{1 / alpha_family:,.0f}")
+                    for b in PLAIN_TOLERANCE if b in bases)
+
+
+def why_not_per_draw(checks: Sequence[Check]) -> str:
+    """Why a claim holds on average and not per draw, in words, from its checks: its checks of averages
+    hold, and its literal single-draw check says what share of single draws show the lesson's statement."""
+    literal = [c for c in checks if c.verdict == NOT_PER_DRAW]
+    others = [c for c in checks if c.verdict != NOT_PER_DRAW]
+    if not literal:
+        return ""
+    c = literal[0]
+    n = re.search(r"\bn=(\d+)", c.parameters)
+    draws = f" of {int(n.group(1)):,} single draws" if n else " of single draws"
+    held = sum(o.verdict == HOLDS for o in others)
+    held_text = f"all {held} of its checks" if held == len(others) else f"{held} of its {len(others)} checks"
+    share = (f"only {c.measured:.0%}{draws} show it ({c.check}), where the statement taken per draw would need "
+             f"{c.expected:.0%}" if 0 <= c.measured <= 1 and c.expected == 1 else
+             f"{c.check} measured {shown(c.measured, unit_of(c))} where it would need "
+             f"{shown(c.expected, unit_of(c))}")
+    return (f"{held_text[0].upper() + held_text[1:]} on averages over many draws hold, as the lesson claims; the "
+            f"lesson's literal statement is about one draw, and {share}: one draw need not show what the "
+            "average does.")
+
+
 @dataclass
 class ClaimView:
     """A claim's section: the registry's words, this run's checks (closest to failing first), its figures."""
@@ -127,6 +186,8 @@ class ClaimView:
     n_statistical: int
     figures: list[FigureView] = field(default_factory=list)  # drawn in this section
     see_also: list[FigureView] = field(default_factory=list)  # drawn in an earlier section
+    plain: str = ""  # the tolerance in plain words, before its statistics
+    why: str = ""  # why the verdict is what it is, in words, where it is not simply "holds" or "fails"
 
 
 def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
@@ -157,18 +218,39 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
-            describe(checks[0]) if checks else "no checks",
+            describe(checks[0], rule=False) if checks else "no checks",
             sum(c.basis in ("statistical", "derived") for c in checks),
-            [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id]))
+            [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
+            plain_tolerance(checks, decision.alpha_family),
+            why_not_per_draw(checks) if verdict == NOT_PER_DRAW else ""))
     return views
 
 
 def summary(views: Sequence[ClaimView]) -> dict:
-    """Counts of claims per verdict, and the claims that do not simply hold, worst first."""
+    """Counts of claims per verdict; the failing claims, and apart from them the claims that hold with a
+    caveat (inconclusive, on average only, not measured), worst first."""
     counts = {v: sum(cv.verdict == v for cv in views) for v in VERDICT_ORDER}
-    attention = [cv for v in VERDICT_ORDER if v != HOLDS for cv in views if cv.verdict == v]
-    return {"n_claims": len(views), "counts": counts, "attention": attention,
+    failing = [cv for cv in views if cv.verdict == FAILS]
+    caveats = [cv for v in VERDICT_ORDER if v not in (HOLDS, FAILS) for cv in views if cv.verdict == v]
+    return {"n_claims": len(views), "counts": counts, "failing": failing, "caveats": caveats,
             "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
+
+
+def named_mistakes(detail: str) -> list[str]:
+    """The mistakes a part's verdict row names (its keys, ;-separated), each as "title. Fix: fix"."""
+    from sdpa_lab.grading.mistakes import MISTAKES
+
+    return [f"{MISTAKES[key].title}. Fix: {MISTAKES[key].fix}" for key in detail.split(";") if key in MISTAKES]
+
+
+def part_badge(verdict: str) -> tuple[str, str]:
+    """The badge of a learner's part: red only for a failure (a failing check, a hang, a crash, a memory
+    blow-up, a file that cannot be used); a function not written yet, or missing, is grey."""
+    if verdict == "pass":
+        return BADGES[HOLDS]
+    if verdict in ("not written yet", "missing"):
+        return BADGES[NOT_MEASURED]
+    return BADGES[FAILS]
 
 
 def solutions_view(path: str | Path) -> list[dict]:
@@ -177,10 +259,12 @@ def solutions_view(path: str | Path) -> list[dict]:
     with open(path, newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             part = parts.setdefault(row["part"], {"name": row["part"], "verdict": "", "passed": False, "detail": "",
+                                                  "badge": BADGES[NOT_MEASURED], "named": [],
                                                   "checks": [], "notes": [], "error": "", "diagnosis": []})
             item, verdict, detail = row["item"], row["verdict"], row["detail"]
             if item in ("verdict", "load", "grader"):
-                part.update(verdict=verdict, passed=verdict == "pass", detail=detail)
+                part.update(verdict=verdict, passed=verdict == "pass", detail=detail, badge=part_badge(verdict),
+                            named=named_mistakes(detail) if item == "verdict" and verdict != "pass" else [])
             elif item in ("note", "diagnosis"):
                 part["notes" if item == "note" else "diagnosis"].append(detail)
             elif item == "error":
@@ -192,9 +276,10 @@ def solutions_view(path: str | Path) -> list[dict]:
 
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
-                  calibration: Mapping | None = None) -> str:
-    """The report's HTML: summary, one section per claim (registry order), a learner's solutions if
-    graded (solutions_view), further figures, provenance.
+                  calibration: Mapping | None = None, class_overview: Mapping | None = None) -> str:
+    """The report's HTML: summary, one section per claim (registry order), a class's overview if graded
+    (sdpa_lab.grading.classroom.overview), a learner's solutions if graded (solutions_view), further figures,
+    provenance.
 
     `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
     quoted with a link to reports/calibration.html; None when no study has been run.
@@ -207,7 +292,9 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
         claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
         badges=BADGES, verdict_order=VERDICT_ORDER,
         per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
-        solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views}, calibration=calibration)
+        solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views},
+        claim_verdicts={cv.claim.id: cv.verdict for cv in views}, calibration=calibration,
+        class_overview=class_overview)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
@@ -225,9 +312,10 @@ def recorded_seeds(results: Results) -> dict[str, list[int]]:
 
 def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                  benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".",
-                 solutions: str | Path | None = None) -> Decision:
+                 solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> Decision:
     """Write the report to `out` from the claims decided in `results_dir`/claims.csv and the CSVs beside it
-    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too."""
+    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too;
+    with a class's `grades` (their JSON records, sdpa_lab.grading.classroom), the class overview."""
     results = Results(results_dir)
     refuse_stale(results, dict(config))
     decision = read_claims(results.dir / "claims.csv")
@@ -237,5 +325,12 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     graded = solutions_view(solutions) if solutions is not None else None
     # The calibration study's tables, if `snakemake calibration` has made them: read, never a rule input.
     calibration = main_report_summary(Path(results_dir) / "calibration")
-    write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration), out)
+    grades = list(grades)
+    class_overview = None
+    if grades:
+        from sdpa_lab.grading.classroom import overview, read_records
+
+        class_overview = overview(read_records(grades))
+    write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration,
+                             class_overview=class_overview), out)
     return decision

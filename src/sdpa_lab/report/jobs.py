@@ -38,12 +38,13 @@ def figures_job(results_dir: str | Path, figures_dir: str | Path, log_path: str 
 
 def report_job(results_dir: str | Path, figures_dir: str | Path, config: Mapping, out: str | Path,
                benchmarks: Iterable[str | Path] = (), log_path: str | None = None,
-               solutions: str | Path | None = None) -> None:
+               solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> None:
     """Write the HTML report to `out` from the claims results/claims.csv holds (with a learner's graded
-    `solutions` CSV, if given)."""
+    `solutions` CSV, if given, and a class's overview from its `grades`)."""
     from sdpa_lab.report.html import build_report  # jinja2 and the config schema: not needed by figures_job
 
     with job_log("report", log_path) as logger:
-        decision = build_report(results_dir, figures_dir, config, out, list(benchmarks), solutions=solutions)
+        decision = build_report(results_dir, figures_dir, config, out, list(benchmarks), solutions=solutions,
+                                grades=grades)
         logger.info("report: %d checks (%d failing), k = %.3f: wrote %s", len(decision.checks),
                     len(decision.failed), decision.k, out)

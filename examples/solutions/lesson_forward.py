@@ -1,0 +1,58 @@
+"""The lesson's softmax and forward copied verbatim ("The Canonical Forward in NumPy"), with the
+exercises of the correct solution: `sdpa-lab grade` passes it. Its `/ np.sqrt(d_k)` divides by a
+float64 NumPy scalar, so float32 inputs come back as float64: the lesson never claims the dtype is
+kept, so the grade notes it, with the fix, and does not fail it.
+"""
+
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    x = x - x.max(axis=axis, keepdims=True)   # subtract row max for stability
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+def scaled_dot_product_attention(Q, K, V):
+    # Q, K, V: (B, T, d_k)
+    d_k = Q.shape[-1]
+    scores = Q @ K.transpose(0, 2, 1) / np.sqrt(d_k)   # (B, T, T)
+    weights = softmax(scores, axis=-1)                 # (B, T, T)
+    out = weights @ V                                  # (B, T, d_k)
+    return out, weights
+
+
+def exercise_1(seed=42, n_samples=100_000, d_k=1024):
+    np.random.seed(seed)
+    for d in [x for x in [4, 16, 64, 256] if x < d_k] + [d_k]:  # the lesson's sweep, continued to d_k
+        Q = np.random.randn(n_samples, d)
+        K = np.random.randn(n_samples, d)
+        scores = np.sum(Q * K, axis=1)
+        raw_var = scores.var()
+        scaled_var = (scores / np.sqrt(d)).var()
+        print(f"{d:>4} | {raw_var:>15.3f} | {scaled_var:>.4f}")
+    return raw_var, scaled_var
+
+
+def entropy(p):
+    return float(-np.sum(p * np.log(p + 1e-12)))
+
+
+def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):
+    np.random.seed(seed)
+    entropies = []
+    for d_k in d_ks:
+        q = np.random.randn(d_k)
+        Kmat = np.random.randn(T, d_k)
+        entropies.append(entropy(softmax(Kmat @ q)))
+        print(d_k, entropies[-1])
+    return entropies
+
+
+def exercise_3(seed=42, d_k=256, T=8):
+    np.random.seed(seed)
+    q = np.random.randn(d_k)
+    Kmat = np.random.randn(T, d_k)
+    w_unscaled = softmax(Kmat @ q)
+    w_scaled = softmax(Kmat @ q / np.sqrt(d_k))
+    return np.argsort(w_unscaled), np.argsort(w_scaled)

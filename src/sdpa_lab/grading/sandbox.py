@@ -1,0 +1,255 @@
+"""Where a learner's code runs: a bubblewrap sandbox in a memory cgroup of its own.
+
+What the learner's process sees and may do (`Sandbox.command`):
+
+- the Python runtime (its standard library, without site-packages) and NumPy, read-only;
+  the system's shared libraries (/lib, /usr/lib); the grader's harness (child.py);
+- nothing of the project (neither `sdpa_lab` nor the examples), no /etc (no passwd), no /sys;
+- a private scratch folder, /scratch, a tmpfs capped at SCRATCH_MIB: it bounds the bytes
+  the learner can write, printing included (their output goes to a file there);
+- no network (its own empty network namespace), its own PID namespace: when the grade ends
+  or the grader dies, the namespace's init dies and the kernel kills every process in it,
+  a `setsid()` one too (`--unshare-pid --die-with-parent`);
+- a minimal environment (`--clearenv`; bwrap itself starts with the same few variables, so
+  that not even /proc/1/environ holds the grader's);
+- an unprivileged user (uid 65534 in its own user namespace) with no capabilities, so it
+  can mount nothing and cannot leave its cgroup;
+- one memory limit for all its processes together: a cgroup (v1 memory controller, or a
+  v2 leaf with memory.max) created per grade; bwrap joins it before it starts, so every
+  process the learner forks is charged to it, tmpfs pages included; when the sum passes
+  the limit the kernel's OOM killer stops a process of the grade, and no other.
+
+RLIMIT_AS (set by the harness too) caps each process alone: it turns one large allocation
+into a MemoryError the learner can read, but it cannot bound three forked processes of
+3 GB; the cgroup does. `unavailable()` says, in one line, why a sandbox cannot start here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from functools import cache
+from pathlib import Path
+
+HARNESS = Path(__file__).with_name("child.py")
+SCRATCH = "/scratch"
+SCRATCH_MIB = 64  # bytes the learner may write, printing included
+SITE = "/opt/site"  # where NumPy is mounted
+HARNESS_IN = "/opt/harness/child.py"
+PIDS_MAX = 64  # processes and threads per grade (a fork bomb stops there)
+ENV = {"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.UTF-8",
+       "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+       "PYTHONDONTWRITEBYTECODE": "1"}  # one BLAS thread: the learner shares the machine
+_serial = itertools.count()
+
+
+def numpy_site() -> Path:
+    """The folder that holds the installed `numpy` package (and its bundled libraries, numpy.libs)."""
+    from importlib.util import find_spec  # finds it without importing it (the Snakefile's parse stays light)
+
+    return Path(find_spec("numpy").origin).resolve().parent.parent
+
+
+def python_runtime() -> tuple[Path, Path]:
+    """(the interpreter, its installation prefix): the base Python, not a virtual environment."""
+    prefix = Path(sys.base_prefix).resolve()
+    exe = Path(sys.executable).resolve()
+    if not exe.is_relative_to(prefix):  # a venv's python is a link into the base installation
+        exe = prefix / "bin" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return exe, prefix
+
+
+class Cgroup:
+    """A memory cgroup of one grade: limit, membership (`join`, for a child before exec), peak and OOM count."""
+
+    def __init__(self, path: Path, version: int):
+        self.path, self.version = path, version
+
+    @classmethod
+    def create(cls, limit_bytes: int) -> Cgroup:
+        """A new cgroup under this process's own, limited to `limit_bytes` (OSError where the machine refuses)."""
+        name = f"sdpa-lab-grade-{os.getpid()}-{next(_serial)}"
+        own = _own_cgroups()
+        if "memory" in own:  # cgroup v1: the memory hierarchy
+            path = Path("/sys/fs/cgroup/memory") / own["memory"].lstrip("/") / name
+            path.mkdir()
+            group = cls(path, 1)
+            group._write("memory.limit_in_bytes", limit_bytes)
+            with contextlib.suppress(OSError):  # present only with swap accounting: swap counts too
+                group._write("memory.memsw.limit_in_bytes", limit_bytes)
+            group.pids = group.cpu = None
+            pids = Path("/sys/fs/cgroup/pids") / own.get("pids", "/").lstrip("/") / name
+            with contextlib.suppress(OSError):  # a cap on processes where the pids controller is mounted
+                pids.mkdir()
+                (pids / "pids.max").write_text(str(PIDS_MAX))
+                group.pids = pids
+            cpu = Path("/sys/fs/cgroup/cpuacct") / own.get("cpuacct", "/").lstrip("/") / name
+            with contextlib.suppress(OSError):  # the CPU its processes use, for the benchmarks
+                cpu.mkdir()
+                group.cpu = cpu
+            return group
+        root = _cgroup2_root()
+        path = root / own.get("", "/").lstrip("/") / name
+        path.mkdir()
+        group = cls(path, 2)
+        group.pids = group.cpu = None
+        group._write("memory.max", limit_bytes)
+        group._write("memory.swap.max", 0)
+        with contextlib.suppress(OSError):
+            group._write("pids.max", PIDS_MAX)
+        return group
+
+    def _write(self, name: str, value) -> None:
+        (self.path / name).write_text(str(value))
+
+    def _read(self, name: str) -> str:
+        return (self.path / name).read_text()
+
+    def join(self) -> None:
+        """Move the calling process into the cgroup (run in the child between fork and exec)."""
+        self._write("cgroup.procs", os.getpid())
+        for extra in (self.pids, self.cpu):
+            if extra is not None:
+                (extra / "cgroup.procs").write_text(str(os.getpid()))
+
+    def processes(self) -> list[int]:
+        try:
+            return [int(p) for p in self._read("cgroup.procs").split()]
+        except OSError:
+            return []
+
+    def peak_bytes(self) -> int:
+        """The most memory its processes used together (memory.max_usage_in_bytes, or memory.peak), 0 if unknown."""
+        with contextlib.suppress(OSError, ValueError):
+            return int(self._read("memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"))
+        return 0
+
+    def cpu_seconds(self) -> float:
+        """The CPU time its processes used together (cpuacct.usage, or cpu.stat's usage_usec), 0 if unknown."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.version == 1:
+                return int((self.cpu / "cpuacct.usage").read_text()) / 1e9 if self.cpu is not None else 0.0
+            for line in self._read("cpu.stat").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "usage_usec":
+                    return int(value) / 1e6
+        return 0.0
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed for memory."""
+        name = "memory.oom_control" if self.version == 1 else "memory.events"
+        with contextlib.suppress(OSError, ValueError):
+            for line in self._read(name).splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
+    def kill_all(self) -> None:
+        """SIGKILL every process still in the cgroup and wait (at most a few seconds) until it is empty."""
+        deadline = time.monotonic() + 5
+        while (pids := self.processes()) and time.monotonic() < deadline:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for path in (self.path, self.pids, self.cpu):
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+
+
+def _own_cgroups() -> dict[str, str]:
+    """{controller: this process's cgroup path}, from /proc/self/cgroup ("" for the v2 unified hierarchy)."""
+    out = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(","):
+            out[c] = path
+    return out
+
+
+def _cgroup2_root() -> Path:
+    for line in Path("/proc/self/mounts").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 2 and fields[2] == "cgroup2":
+            root = Path(fields[1])
+            if "memory" in (root / "cgroup.controllers").read_text().split():
+                return root
+    raise OSError("no memory cgroup: neither cgroup v1's memory controller nor a cgroup v2 with memory")
+
+
+class Sandbox:
+    """One grade's sandbox: the bwrap command line for the learner's process, and the cgroup all its processes share."""
+
+    def __init__(self, memory_mib: int):
+        self.memory_mib = int(memory_mib)
+        self.cgroup = Cgroup.create(self.memory_mib * 2**20)
+
+    def command(self, harness_args: list[str], helpers: Path | None = None) -> list[str]:
+        """bwrap ... python -I -S /opt/harness/child.py ARGS: the learner's process, sandboxed."""
+        exe, prefix = python_runtime()
+        stdlib = prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+        site = numpy_site()
+        # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
+        # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
+        cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
+               "--die-with-parent", "--new-session", "--clearenv", "--proc", "/proc", "--dev", "/dev"]
+        for path in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/bin", "/usr/bin"):
+            if os.path.exists(path):
+                cmd += ["--ro-bind", path, path]
+        cmd += ["--ro-bind", str(prefix), str(prefix)]
+        if (stdlib / "site-packages").is_dir():  # the runtime's own installed packages: hidden
+            cmd += ["--tmpfs", str(stdlib / "site-packages")]
+        cmd += ["--dir", SITE, "--ro-bind", str(site / "numpy"), f"{SITE}/numpy"]
+        if (site / "numpy.libs").is_dir():  # the wheel's bundled OpenBLAS
+            cmd += ["--ro-bind", str(site / "numpy.libs"), f"{SITE}/numpy.libs"]
+        cmd += ["--ro-bind", str(HARNESS), HARNESS_IN]
+        if helpers is not None:  # self-grading: the learner's own folder, read-only, for their helper modules
+            cmd += ["--ro-bind", str(helpers), "/opt/learner"]
+        cmd += ["--size", str(SCRATCH_MIB * 2**20), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+        for key, value in ENV.items():
+            cmd += ["--setenv", key, value]
+        return [*cmd, "--", str(exe), "-I", "-S", HARNESS_IN, SITE, *harness_args]
+
+    def popen(self, harness_args: list[str], helpers: Path | None = None) -> subprocess.Popen:
+        """Start the learner's process in the sandbox, its stdin and stdout the grader's pipes."""
+        return subprocess.Popen(self.command(harness_args, helpers), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=dict(ENV), preexec_fn=self.cgroup.join,
+                                start_new_session=True)
+
+    def close(self) -> None:
+        self.cgroup.remove()
+
+
+@cache
+def unavailable() -> str | None:
+    """None where a sandbox starts on this machine, else one line saying why not."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    try:
+        box = Sandbox(64)
+    except OSError as exc:
+        return f"no memory cgroup can be created here ({exc.strerror or exc}): run as root, or with a delegated cgroup"
+    try:
+        cmd = box.command([])
+        probe = [*cmd[:cmd.index("--") + 1], python_runtime()[0].as_posix(), "-I", "-S", "-c", "pass"]
+        done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, env=dict(ENV),
+                              preexec_fn=box.cgroup.join, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap cannot start: {exc}"
+    finally:
+        box.close()
+    if done.returncode != 0:
+        last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]
+        return f"bubblewrap cannot start a sandbox here: {last}"
+    return None

@@ -1,0 +1,202 @@
+"""The grader names what the outputs show: the mistake, its fix, and nothing the lesson never claims."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sdpa_lab.grading import checks
+from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading.grade import FAIL, PASS, format_grade, grade
+from sdpa_lab.grading.runner import Outcome
+
+N_SAMPLES = 2000  # Exercise 1's pairs when a whole file is graded here: the same checks, quicker
+
+
+@pytest.fixture(scope="module")
+def examples(request):
+    return request.config.rootpath / "examples" / "solutions"
+
+
+def unwrapped(g) -> str:
+    return " ".join(format_grade(g).split())
+
+
+# -- the example files, each graded to its named mistake ------------------------------------
+
+NEW_MISTAKES = {  # file: {part: mistakes named}; every other part passes
+    "divides_by_sqrt_dv": {"scaled_dot_product_attention": ["divides_by_sqrt_dv"]},
+    "whole_array_max": {"softmax": ["whole_array_max"]},
+    "whole_array_sum": {"softmax": ["whole_array_sum"]},
+    "sums_over_samples": {"exercise_1": ["sums_over_samples"]},
+}
+
+
+@pytest.mark.parametrize("name", NEW_MISTAKES)
+def test_each_new_mistake_example_is_named_with_its_fix(examples, name):
+    g = grade(examples / f"{name}.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    assert g.exit_status == FAIL
+    assert {p.name: p.mistakes for p in g.parts if not p.passed} == NEW_MISTAKES[name]
+    text = unwrapped(g)
+    for mistakes in NEW_MISTAKES[name].values():
+        for key in mistakes:
+            m = M.MISTAKES[key]
+            assert f"{m.title}" in text and f"Fix: {m.fix}" in text and m.reread in text
+    assert "none of the classic mistakes" not in text
+
+
+@pytest.mark.parametrize("name", ["whole_array_max", "whole_array_sum", "no_max_subtraction"])
+def test_a_forward_that_only_calls_a_wrong_softmax_is_not_blamed(examples, name):
+    g = grade(examples / f"{name}.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    forward = next(p for p in g.parts if p.name == "scaled_dot_product_attention")
+    assert forward.passed and not forward.mistakes
+    assert any("with a correct softmax in its place, every check passes" in n for n in forward.notes)
+    assert "to fix: softmax" in format_grade(g) and "to fix: softmax, scaled" not in format_grade(g)
+
+
+def test_the_lessons_forward_copied_verbatim_passes_with_a_dtype_note(examples):
+    g = grade(examples / "lesson_forward.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    assert g.exit_status == PASS
+    forward = next(p for p in g.parts if p.name == "scaled_dot_product_attention")
+    assert not any("dtype" in c.what for c in forward.checks)  # no check of what the lesson never claims
+    (note,) = [n for n in forward.notes if "float64" in n]
+    assert "float32 in, float64 out" in note and "math.sqrt(d_k)" in note and "not a fail" in note
+
+
+def test_the_dtype_note_is_kept_for_float32_only():
+    part = checks.Part("f", "f()")
+    checks._dtype_note(part, ["float32", "float32"])
+    assert part.notes == []
+    checks._dtype_note(part, ["float64", "float64"])
+    assert len(part.notes) == 1 and part.passed
+
+
+# -- the forward is graded again with a correct softmax before it is blamed ----------------
+
+class ForwardCalls:
+    """Stands in for runner.Calls: runs `forward` in process, with `softmax` or the correct one in its place."""
+
+    def __init__(self, forward, softmax):
+        self.forward, self.softmax, self.lost, self.swapped = forward, softmax, None, 0
+
+    def __call__(self, *args, reference_softmax=False, **kwargs):
+        self.swapped += reference_softmax
+        helper = M.Softmax() if reference_softmax else self.softmax
+        values = self.forward(*args, softmax=lambda x, axis=-1: helper(x, axis)[0])
+        return Outcome("ok", values, True)
+
+
+def _forward(scale: str):
+    def forward(Q, K, V, softmax):
+        d = {"d_k": Q.shape[-1], "d_v": V.shape[-1]}[scale]
+        w = softmax(Q @ np.swapaxes(K, -1, -2) / math.sqrt(d), axis=-1)
+        return w @ V, w
+    return forward
+
+
+def test_a_forward_with_its_own_mistake_is_named_for_it_alone():
+    # sqrt(d_v) in the forward, a whole-array sum in the softmax: only the forward's own mistake is its.
+    calls = ForwardCalls(_forward("d_v"), M.Softmax(total="whole"))
+    part = checks.grade_attention(calls)
+    assert calls.swapped and not part.passed and part.mistakes == ["divides_by_sqrt_dv"]
+    assert any("only this function's own mistakes count" in n for n in part.notes)
+
+
+def test_a_correct_forward_with_a_correct_softmax_is_graded_once():
+    calls = ForwardCalls(_forward("d_k"), M.Softmax())
+    part = checks.grade_attention(calls)
+    assert part.passed and calls.swapped == 0 and part.notes == []
+
+
+# -- Exercise 1: what was drawn, and the axis -----------------------------------------------
+
+class Exercise1Calls:
+    """Stands in for runner.Calls: exercise_1 computed in process, recording the sizes asked for."""
+
+    def __init__(self, axis=1, accepts_n=True, generator="legacy", n_fixed=100_000):
+        self.axis, self.accepts_n, self.generator, self.asked, self.lost = axis, accepts_n, generator, [], None
+        self.n_fixed = n_fixed  # what it draws when it takes no n_samples
+
+    def __call__(self, seed, n_samples, d_k):
+        n = n_samples if self.accepts_n else self.n_fixed
+        self.asked.append((seed, n, d_k))
+        if self.generator == "legacy":
+            rs = np.random.RandomState(seed)
+            for d in [x for x in (4, 16, 64, 256) if x < d_k]:
+                rs.randn(n, d), rs.randn(n, d)
+            Q, K = rs.randn(n, d_k), rs.randn(n, d_k)
+        else:  # another generator: decided statistically only
+            rng = np.random.default_rng(seed)
+            Q, K = rng.standard_normal((n, d_k)), rng.standard_normal((n, d_k))
+        scores = np.sum(Q * K, axis=self.axis)
+        kwargs = ("seed", "n_samples", "d_k") if self.accepts_n else ("seed", "d_k")
+        return Outcome("ok", (np.asarray(scores.var()), np.asarray((scores / np.sqrt(d_k)).var())), True,
+                       kwargs=kwargs)
+
+
+def test_exercise_1_summed_over_the_samples_is_named_not_blamed_on_the_stream():
+    calls = Exercise1Calls(axis=0)
+    part = checks.grade_exercise_1(calls, checks.Draw(7, 400))  # variance about 400, far from d_k = 1024 and 64
+    assert part.mistakes == ["sums_over_samples"]
+    draws = [c for c in part.checks if "the draws of" in c.what]
+    assert draws and all(c.passed for c in draws)  # the random stream was right
+    text = " ".join(part.diagnosis)
+    assert "axis=0" in text and "np.sum(Q * K, axis=1)" in text and "exactly the variance" in text
+
+
+def test_exercise_1_summed_over_the_samples_of_another_generator_is_named_statistically():
+    part = checks.grade_exercise_1(Exercise1Calls(axis=0, generator="default_rng"), checks.Draw(7, 400))
+    assert part.mistakes == ["sums_over_samples"] and "exactly" not in " ".join(part.diagnosis)
+
+
+def test_exercise_1_by_default_draws_the_quick_size_and_says_so(monkeypatch):
+    assert checks.QUICK_N_SAMPLES < checks.A1_N_SAMPLES
+    monkeypatch.setattr(checks, "QUICK_N_SAMPLES", 2500)  # the quick size, made smaller for the test
+    calls = Exercise1Calls()
+    part = checks.grade_exercise_1(calls, checks.Draw(7))
+    assert part.passed
+    assert [n for _, n, _ in calls.asked] == [2500] * 2  # no lesson-size draw: the draws are the grader's
+    assert part.notes[0].startswith("drawn: 2,500 pairs at the lesson's seed 42")
+    assert "--n-samples 100000" in part.notes[0]
+
+
+def test_exercise_1_draws_the_lessons_size_where_the_draw_is_not_the_graders(monkeypatch):
+    calls = Exercise1Calls(generator="default_rng")
+    monkeypatch.setattr(checks, "QUICK_N_SAMPLES", 1000)
+    monkeypatch.setattr(checks, "A1_N_SAMPLES", 2000)  # the lesson's size, made small for the test
+    part = checks.grade_exercise_1(calls, checks.Draw(7))
+    assert [n for _, n, _ in calls.asked] == [1000, 2000, 1000]  # at seed 42 only
+    assert "decided statistically, on the lesson's own 2,000 pairs" in " ".join(part.notes)
+    assert "--n-samples 1000" in " ".join(part.notes)
+
+
+def test_exercise_1_without_n_samples_is_told_how_to_grade_quicker(monkeypatch):
+    monkeypatch.setattr(checks, "A1_N_SAMPLES", 4000)  # what a function without n_samples draws, made small
+    part = checks.grade_exercise_1(Exercise1Calls(accepts_n=False, n_fixed=4000), checks.Draw(7))
+    assert part.passed, part.checks
+    assert "takes no n_samples" in part.notes[0] and "4,000 pairs" in part.notes[0]
+
+
+# -- notes only where they bear on the failure -----------------------------------------------
+
+class Constant:
+    def __init__(self, values):
+        self.values, self.lost = values, None
+
+    def __call__(self, **kwargs):
+        return Outcome("ok", (np.asarray(self.values(**kwargs)),), False, kwargs=tuple(kwargs))
+
+
+def test_the_entropy_note_is_not_printed_beside_a_named_mistake():
+    def bits(seed, d_ks, T):
+        return checks.exercise2_reference(seed, tuple(d_ks), T, reseed=False)["unscaled"] / math.log(2)
+
+    def right(seed, d_ks, T):
+        return checks.exercise2_reference(seed, tuple(d_ks), T, reseed=False)["unscaled"]
+
+    wrong = checks.grade_exercise_2(Constant(bits), checks.Draw(7))
+    assert wrong.mistakes == ["bits"] and not any("fall at every step" in n for n in wrong.notes)
+    ok = checks.grade_exercise_2(Constant(right), checks.Draw(7))
+    assert ok.passed and any("fall at every step" in n for n in ok.notes)  # the lesson's draw rises 4 -> 16

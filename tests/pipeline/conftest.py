@@ -1,0 +1,77 @@
+"""What the Snakemake end-to-end tests share: a copy of the workflow in a temporary folder, Snakemake run in it as
+a user would, and one run of the tiny config, built once per session, for the tests that only read what a run
+makes. Every test under tests/pipeline/ is marked `pipeline` (the fast lane, `-m "not pipeline"`, leaves them out).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO, TINY_CONFIG
+
+HERE = Path(__file__).resolve().parent
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.pipeline)
+
+
+def make_workdir(dest: Path, config: dict | str) -> Path:
+    """A copy of the workflow (Snakefile, workflow/, profiles/) in `dest` with `config` as config/config.yaml."""
+    dest.mkdir(parents=True)
+    shutil.copy(REPO / "Snakefile", dest / "Snakefile")
+    shutil.copy(REPO / "environment.yml", dest / "environment.yml")  # every rule's conda:
+    for folder in ("workflow", "profiles"):
+        shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "config").mkdir()
+    text = config if isinstance(config, str) else yaml.safe_dump(config)
+    (dest / "config" / "config.yaml").write_text(text)
+    return dest
+
+
+def snakemake(work: Path, *args: str, cores: int = 2, env: dict | None = None,
+              targets: list[str] | tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run Snakemake in `work` on `targets` (none: the default target), plus `args`, and wait for it."""
+    return subprocess.run([*SNAKEMAKE, "--cores", str(cores), *targets, *args], cwd=work, capture_output=True,
+                          text=True, env=env, timeout=600)
+
+
+def files_under(work: Path, folder: str = "results") -> dict[str, tuple[str, int]]:
+    """Every file under work/folder: relative path -> (sha256, mtime in ns)."""
+    root = work / folder
+    if not root.exists():
+        return {}
+    return {str(p.relative_to(work)): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def digests(work: Path) -> dict[str, str]:
+    """sha256 of every file under work/results."""
+    return {rel: sha for rel, (sha, _) in files_under(work).items()}
+
+
+def copy_of(work: Path, dest: Path) -> Path:
+    """A copy of a finished workdir (results, logs and Snakemake's metadata), mtimes kept."""
+    shutil.copytree(work, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory) -> Path:
+    """The tiny config, run by `snakemake --cores 4` to the default target: every CSV, figure and the report.
+
+    Shared: read it, never change it (copy_of it first)."""
+    work = make_workdir(tmp_path_factory.mktemp("tiny_run") / "work", TINY_CONFIG)
+    proc = snakemake(work, cores=4)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return work

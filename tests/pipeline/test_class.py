@@ -1,0 +1,106 @@
+"""End to end: a class of about twenty mixed submissions graded by `snakemake grade_class --config submissions=DIR`.
+
+Correct files (a .py and the same code as a notebook), each classic mistake, files that
+cannot be used and each attack on the grader: every one is graded, none stops the others.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sdpa_lab.grading import sandbox
+from sdpa_lab.grading.skeleton import SKELETON
+
+from tests.grading.test_classroom import notebook_of
+from tests.pipeline.conftest import make_workdir, snakemake
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples" / "solutions"
+CORRECT = (EXAMPLES / "correct.py").read_text()
+SECRET = "sdpa-class-secret-5f1c"
+
+ATTACKS = {  # learner: code appended to the correct solution
+    "harness": 'import sys\nsys.modules["__main__"].answer = lambda *a: ({"status": "pass"}, b"")\n',
+    "exec_correct": "import pathlib, sdpa_lab\nexec((pathlib.Path(sdpa_lab.__file__).parents[2] / "
+                    "'examples/solutions/correct.py').read_text())\n",
+    "constants": "def exercise_1(seed=42, n_samples=100_000, d_k=1024):\n    return 1024.0, 1.0\n",
+    "argsorts": "def exercise_3(seed=42, d_k=256, T=8):\n    o = np.array([2, 0, 7, 6, 4, 3, 1, 5])\n"
+                "    return o, o\n",
+    "forged": "import os\ndef softmax(x, axis=-1):\n    os.write(4, b'this is not json\\n')\n    os._exit(0)\n",
+    "forks": "def exercise_3(seed=42, d_k=256, T=8):\n    import os, time\n    for _ in range(3):\n"
+             "        if os.fork() == 0:\n            a = np.ones(400 * 2**20 // 8)\n            time.sleep(2)\n"
+             "            os._exit(0)\n    for _ in range(3):\n        os.wait()\n",
+    "printing": "def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):\n    while True:\n        print('x' * 10**6)\n",
+    "setsid": "def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):\n    import subprocess, sys\n"
+              "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', 'sdpa-class-marker'],"
+              " start_new_session=True)\n    while True:\n        pass\n",
+    "secrets": "def exercise_3(seed=42, d_k=256, T=8):\n    import os\n"
+               "    raise RuntimeError(repr(dict(os.environ)))\n",
+}
+BROKEN = {"syntax": "def softmax(x, axis=-1)\n    return x\n", "raises": "raise RuntimeError('at import')\n",
+          "empty": "# nothing yet\n", "skeleton": SKELETON.format(name="skeleton.py")}
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox: {sandbox.unavailable()}")
+def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeypatch):
+    monkeypatch.setenv("SDPA_LAB_TEST_SECRET", SECRET)
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "correct.py").write_text(CORRECT)
+    notebook_of(CORRECT, subs / "notebook.ipynb")
+    for mistake in ("no_scale", "divides_by_dk", "wrong_axis", "swapped_outputs"):
+        (subs / f"{mistake}.py").write_text((EXAMPLES / f"{mistake}.py").read_text())
+    for name, code in ATTACKS.items():
+        (subs / f"{name}.py").write_text(CORRECT + "\n\n" + code)
+    for name, code in BROKEN.items():
+        (subs / f"{name}.py").write_text(code)
+    learners = sorted(p.stem for p in subs.iterdir())
+    assert len(learners) == 19
+
+    work = make_workdir(tmp_path / "work", tiny_config)
+    shutil.copy(REPO / "environment.yml", work)  # the rules' conda environment, as in a checkout
+    proc = snakemake(work, "--config", f"submissions={subs}", "grading_seed=1234",
+                     "grading_time_limit=8", "grading_n_samples=2000",
+                     targets=["grade_class"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    rows = list(csv.DictReader(io.StringIO((work / "results/class/gradebook.csv").read_text())))
+    totals = {r["learner"]: r for r in rows if r["part"] == "total"}
+    assert sorted(totals) == learners and {r["seed"] for r in rows} == {"1234"}
+    verdict = {k: v["verdict"] for k, v in totals.items()}
+    assert verdict["correct"] == verdict["notebook"] == "5 of 5 pass"
+    mine = [{k: v for k, v in r.items() if k not in ("learner", "file")} for r in rows if r["learner"] == "correct"]
+    theirs = [{k: v for k, v in r.items() if k not in ("learner", "file")} for r in rows if r["learner"] == "notebook"]
+    assert mine == theirs
+    for name in ("no_scale", "divides_by_dk", "wrong_axis", "swapped_outputs"):
+        assert verdict[name] != "5 of 5 pass" and totals[name]["mistakes"], name
+    for name in (*ATTACKS, *BROKEN):
+        assert verdict[name] in ("unusable", *(f"{k} of 5 pass" for k in range(5))), name
+    for name in ("harness", "exec_correct", "forged", "syntax", "raises", "empty"):
+        assert verdict[name] == "unusable" and totals[name]["detail"], name
+    parts = {(r["learner"], r["part"]): r["verdict"] for r in rows if r["item"] == "verdict"}
+    assert parts["forks", "exercise_3"] == "runs out of memory"
+    assert parts["setsid", "exercise_2"] == "hangs"
+
+    everything = (work / "results/class/gradebook.csv").read_text() + "".join(
+        p.read_text() for p in (work / "reports/class").glob("*.html"))
+    assert SECRET not in everything and "root:x:0:0" not in everything
+    assert sorted(p.stem for p in (work / "reports/class").glob("*.html")) == learners
+    for learner in learners:
+        record = json.loads((work / f"results/class/grades/{learner}.json").read_text())
+        assert record["isolation"] == "bubblewrap sandbox" and record["peak_mib"] <= 1024, learner
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and b"sdpa-class-marker" in
+                _cmdline(p)]
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -1,0 +1,78 @@
+# A class (config `submissions`, a folder: e.g. --config submissions=class/), graded by
+# sdpa_lab.grading.classroom: one job per learner's file, each in its own bubblewrap
+# sandbox (all its processes within CLASS_MEMORY_MIB together, each call within the time
+# limit), so a class spreads over cores and over SLURM; a submission that breaks,
+# hangs, forges replies or blows up is recorded as such and never stops the others.
+# Then the gradebook and one feedback page per learner; the report adds the overview.
+
+from sdpa_lab.grading.classroom import (
+    CLASS_MEMORY_MIB,
+    CLASS_N_SAMPLES,
+    CLASS_TIME_LIMIT,
+)
+
+CLASS_CALL_LIMIT = config.get("grading_time_limit", CLASS_TIME_LIMIT)
+CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
+
+
+wildcard_constraints:
+    learner="[A-Za-z0-9][A-Za-z0-9_.-]*",
+
+
+rule grade_submission:
+    input:
+        submission=lambda w: str(CLASS[w.learner]),
+        code=code_of(
+            "sdpa_lab.grading.classroom",
+            "sdpa_lab.grading.child",
+            "sdpa_lab.grading.sandbox",
+        ),
+    output:
+        json="results/class/grades/{learner}.json",
+    log:
+        "logs/grade_submission/{learner}.log",
+    benchmark:
+        "logs/benchmarks/grade_submission/{learner}.tsv"
+    conda:
+        ENVIRONMENT
+    threads: 1
+    resources:
+        # The learner's processes (their cgroup's limit) and the grader, about 300 MiB; each of
+        # the nine calls may run into the time limit once, and the process restarts after it.
+        mem_mb=job_mem_mb(CLASS_MEMORY_MIB + 300),
+        runtime=int(10 * (CLASS_CALL_LIMIT + 5) / 60) + 2,
+    params:
+        learner=lambda w: w.learner,
+        seed=config.get("grading_seed"),
+        time_limit=CLASS_CALL_LIMIT,
+        memory_mib=CLASS_MEMORY_MIB,
+        n_samples=CLASS_PAIRS,
+    script:
+        "../scripts/grade_submission.py"
+
+
+rule gradebook:
+    input:
+        grades=class_grades(),
+        code=code_of("sdpa_lab.grading.classroom"),
+        templates=templates(),
+    output:
+        csv=GRADEBOOK_CSV,
+        pages=class_pages(),
+    log:
+        log_of("gradebook"),
+    localrule: True
+    conda:
+        ENVIRONMENT
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(200),
+        runtime=2,
+    script:
+        "../scripts/gradebook.py"
+
+
+# The class alone (its gradebook and pages), without the experiments and the report.
+rule grade_class:
+    input:
+        class_outputs(),

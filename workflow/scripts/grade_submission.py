@@ -1,0 +1,14 @@
+"""Thin Snakemake entry point: one learner's submission, graded in its sandbox, into its grade record (JSON)."""
+
+from sdpa_lab.grading.classroom import submission_job
+
+submission_job(
+    snakemake.input.submission,  # noqa: F821 (injected by Snakemake)
+    snakemake.params.learner,  # noqa: F821
+    snakemake.output.json,  # noqa: F821
+    seed=snakemake.params.seed,  # noqa: F821
+    time_limit=snakemake.params.time_limit,  # noqa: F821
+    memory_mib=snakemake.params.memory_mib,  # noqa: F821
+    n_samples=snakemake.params.n_samples,  # noqa: F821
+    log_path=snakemake.log[0],  # noqa: F821
+)
