@@ -307,7 +307,9 @@ def test_the_sandbox_shows_numpy_and_scratch_and_hides_the_project_and_the_netwo
         def exercise_3(seed=42, d_k=256, T=8):
             import json, os, socket
             seen = {{"root": sorted(os.listdir("/")), "cwd": os.getcwd(), "pids": len(os.listdir("/proc")),
-                    "project": os.path.exists({str(REPO)!r}), "home": os.listdir(os.path.expanduser("~"))}}
+                    "project": os.path.exists({str(REPO)!r}), "home": os.listdir(os.path.expanduser("~")),
+                    "uid": os.getuid(), "caps": [line.split()[1] for line in open("/proc/self/status")
+                                                 if line.startswith("CapEff")][0]}}
             try:
                 import sdpa_lab  # noqa: F401
                 seen["sdpa_lab"] = True
@@ -327,6 +329,7 @@ def test_the_sandbox_shows_numpy_and_scratch_and_hides_the_project_and_the_netwo
     assert seen["sdpa_lab"] is False and seen["project"] is False
     assert seen["home"] == ["learner_output.txt"]  # HOME is the private scratch folder: what it printed, nothing else
     assert seen["network"] is False and seen["cwd"] == sandbox.SCRATCH
+    assert seen["uid"] != 0 and int(seen["caps"], 16) == 0  # no capability: it can mount nothing, leave no cgroup
     assert "etc" not in seen["root"] and "work" not in seen["root"]
     assert g.parts[0].passed  # NumPy works
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from sdpa_lab.grading import sandbox
 from sdpa_lab.grading.skeleton import SKELETON
 
 from tests.grading.test_classroom import notebook_of
-from tests.test_pipeline import make_workdir, snakemake
+from tests.pipeline.conftest import make_workdir, snakemake
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "solutions"
@@ -46,9 +47,8 @@ BROKEN = {"syntax": "def softmax(x, axis=-1)\n    return x\n", "raises": "raise 
           "empty": "# nothing yet\n", "skeleton": SKELETON.format(name="skeleton.py")}
 
 
-@pytest.mark.pipeline
 @pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox: {sandbox.unavailable()}")
-def test_a_class_of_nineteen_is_graded_end_to_end(repo, tmp_path, tiny_config, monkeypatch):
+def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeypatch):
     monkeypatch.setenv("SDPA_LAB_TEST_SECRET", SECRET)
     subs = tmp_path / "class"
     subs.mkdir()
@@ -63,9 +63,11 @@ def test_a_class_of_nineteen_is_graded_end_to_end(repo, tmp_path, tiny_config, m
     learners = sorted(p.stem for p in subs.iterdir())
     assert len(learners) == 19
 
-    work = make_workdir(repo, tmp_path, tiny_config)
-    proc = snakemake(work, "grade_class", "--config", f"submissions={subs}", "grading_seed=1234",
-                     "grading_time_limit=8", "grading_n_samples=2000")
+    work = make_workdir(tmp_path / "work", tiny_config)
+    shutil.copy(REPO / "environment.yml", work)  # the rules' conda environment, as in a checkout
+    proc = snakemake(work, "--config", f"submissions={subs}", "grading_seed=1234",
+                     "grading_time_limit=8", "grading_n_samples=2000",
+                     targets=["grade_class"])
     assert proc.returncode == 0, proc.stderr[-3000:]
 
     rows = list(csv.DictReader(io.StringIO((work / "results/class/gradebook.csv").read_text())))

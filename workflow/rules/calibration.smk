@@ -127,11 +127,7 @@ rule calibration_tables:
 rule calibration_report:
     input:
         **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
-        code=code_of(
-            "sdpa_lab.calibration.report",
-            "sdpa_lab.report.figures",
-            "sdpa_lab.report.html",
-        ),
+        code=code_of("sdpa_lab.calibration.report"),
         templates=templates(),
     output:
         REPORT,

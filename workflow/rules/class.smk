@@ -33,6 +33,8 @@ rule grade_submission:
         "logs/grade_submission/{learner}.log",
     benchmark:
         "logs/benchmarks/grade_submission/{learner}.tsv"
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         # The learner's processes (their cgroup's limit) and the grader, about 300 MiB; each of
@@ -60,12 +62,12 @@ rule gradebook:
     log:
         log_of("gradebook"),
     localrule: True
+    conda:
+        ENVIRONMENT
     threads: 1
     resources:
         mem_mb=job_mem_mb(200),
         runtime=2,
-    params:
-        pages_dir="reports/class",
     script:
         "../scripts/gradebook.py"
 

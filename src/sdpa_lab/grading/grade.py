@@ -153,11 +153,14 @@ def _wrap(text: str, indent: str) -> str:
 
 def format_grade(g: Grade) -> str:
     """The verdicts as the terminal shows them."""
-    where = ("a bubblewrap sandbox: no network, nothing of the project, all its processes together"
-             if g.isolation == "bubblewrap sandbox" else "a separate process (not sandboxed: bubblewrap is not "
-             "available here)")
-    head = (f"Grading {g.path} (its code runs in {where}; each call limited to {g.time_limit:g} s and "
-            f"{g.memory_mib} MiB; inputs drawn from seed {g.seed}: --seed {g.seed} grades it again the same way)")
+    if g.isolation == "bubblewrap sandbox":
+        where = (f"a bubblewrap sandbox (no network, nothing of the project); each call limited to {g.time_limit:g} s, "
+                 f"all its processes together to {g.memory_mib} MiB")
+    else:
+        where = (f"a separate process, not sandboxed; each call limited to {g.time_limit:g} s and "
+                 f"{g.memory_mib} MiB")
+    head = f"Grading {g.path} (its code runs in {where}; inputs drawn from seed {g.seed}: --seed {g.seed} grades it " \
+           "again the same way)"
     if not g.usable:
         what = {"syntax": "a syntax error", "error": "an error while importing it",
                 "timeout": "a hang while importing it", "memory": "a memory blow-up while importing it",

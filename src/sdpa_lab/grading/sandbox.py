@@ -12,6 +12,8 @@ What the learner's process sees and may do (`Sandbox.command`):
   a `setsid()` one too (`--unshare-pid --die-with-parent`);
 - a minimal environment (`--clearenv`; bwrap itself starts with the same few variables, so
   that not even /proc/1/environ holds the grader's);
+- an unprivileged user (uid 65534 in its own user namespace) with no capabilities, so it
+  can mount nothing and cannot leave its cgroup;
 - one memory limit for all its processes together: a cgroup (v1 memory controller, or a
   v2 leaf with memory.max) created per grade; bwrap joins it before it starts, so every
   process the learner forks is charged to it, tmpfs pages included; when the sum passes
@@ -198,8 +200,10 @@ class Sandbox:
         exe, prefix = python_runtime()
         stdlib = prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
         site = numpy_site()
-        cmd = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
-               "--proc", "/proc", "--dev", "/dev"]
+        # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
+        # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
+        cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
+               "--die-with-parent", "--new-session", "--clearenv", "--proc", "/proc", "--dev", "/dev"]
         for path in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/bin", "/usr/bin"):
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]

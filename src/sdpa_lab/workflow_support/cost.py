@@ -52,6 +52,11 @@ NS_PER_WEIGHT = 25.0
 # the report (benchmarks/results.csv at 3552708, pipeline_clean on config/config.yaml: 19.9 s of CPU,
 # of which the parts above model 4.6 s).
 FIXED_CPU_S = 15.3
+# solutions: grading a learner's complete file at the grader's default sizes (Exercise 1: 10,000 pairs per call;
+# sdpa-lab grade examples/solutions/correct.py, 3 seeds back to back on the loaded 2-core machine: 3.6, 4.6
+# and 5.6 s of CPU, its process and the learner's together; the lesson's 100,000 pairs, drawn only where the
+# small draw is not the grader's, would add about 25 s).
+GRADE_CPU_S = 4.6
 # A value dimension is at most this wide (sdpa_lab.experiments.gradient and .learning: D_V_MAX).
 D_V_MAX = 64
 # The CSVs, figures, report, logs and benchmark files: a few MiB whatever the sweep.
@@ -116,6 +121,8 @@ def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
                               + NS_PER_LEARNING_STEP * NS * len(learn["d_k"]) * learn["steps"])
     cost.cpu_s["forward_shape"] = NS_PER_WEIGHT * NS * sum(B * T * T for B, T, _ in config["forward_shape"]["shapes"])
     cost.cpu_s["fixed"] = FIXED_CPU_S
+    if config.get("solutions"):  # --config solutions=FILE: the grading of the learner's file
+        cost.cpu_s["solutions"] = GRADE_CPU_S
     return cost
 
 
@@ -138,13 +145,17 @@ def size(n_bytes: float) -> str:
 def summary(cost: Cost) -> list[str]:
     """The estimate in a few lines: the total, then each part that costs more than a second."""
     reused = f", reusing the {cost.reused} trial-score files already drawn" if cost.reused else ""
-    lines = [f"estimated cost of a run: {duration(cost.total_cpu_s)} of CPU, {size(cost.disk_bytes)} on disk "
-             f"(every experiment from scratch{reused})"
+    graded = " and the grading of your solutions" if "solutions" in cost.cpu_s else ""
+    lines = [f"estimated cost of the main run (the default target): {duration(cost.total_cpu_s)} of CPU, "
+             f"{size(cost.disk_bytes)} on disk (every experiment from scratch{graded}{reused})"
              + (f"; above {duration(LONG_RUN_S)}, snakemake asks for --config {CONFIRM}=true"
                 if cost.total_cpu_s > LONG_RUN_S else "")]
     for part, seconds in sorted(cost.cpu_s.items(), key=lambda kv: -kv[1]):
-        if seconds >= 1 and part != "fixed":
+        if seconds >= 1 and part not in ("fixed", "solutions"):
             lines.append(f"  {part:<20} {duration(seconds)} of CPU")
+    if "solutions" in cost.cpu_s:
+        lines.append(f"  {'solutions':<20} {duration(cost.cpu_s['solutions'])} of CPU (the lesson's 100,000 pairs "
+                     "of Exercise 1, where drawn, add about 25 s)")
     return lines
 
 
