@@ -7,7 +7,7 @@ import pandas as pd
 import yaml
 
 from sdpa_lab.calibration.runner import read_expectations, study_expectations
-from sdpa_lab.calibration.studies import BROKEN_ARMS, CORRECT_ARM
+from sdpa_lab.calibration.studies import ARMS, BROKEN_ARMS, CORRECT_ARM, check_study
 
 from tests.calibration.test_calibration import study
 from tests.pipeline.conftest import make_workdir, snakemake
@@ -33,7 +33,9 @@ def test_snakemake_calibration_target_with_a_tiny_study(tmp_path, tiny_config):
     checks = pd.read_csv(work / "results" / "calibration" / "checks.csv")
     assert checks.groupby("arm").seed_index.nunique().to_dict() == {CORRECT_ARM: 4, **{a: 2 for a in BROKEN_ARMS}}
     assert (work / "reports" / "calibration.html").is_file()
-    assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == 4
+    tiny = check_study(study(4, 2, 2), "tiny")  # its batch files, one more for a broken arm added
+    assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == sum(
+        len(tiny.batches(arm)) for arm in ARMS)
     assert read_expectations(work / "results" / "calibration" / "expectations" / "tiny.csv") == \
            study_expectations(study()["sweep"])
 
