@@ -253,7 +253,7 @@ SWEEPS = {
     "smallest": SMALLEST,
     "one gradient d_k, other T": {**SMALLEST, "entropy_sweep": {"d_k": [8, 2], "T": 3, "trials": 100},
                                   "gradient": {"d_k": [16], "T": 5, "trials": 100}},
-    **{f"study {name}": cheap(s.sweep) for name, s in load_studies().items()},
+    **{f"study {name}": cheap(s.sweep) for name, s in load_studies().items() if s.sweep is not None},
     "pipeline default": cheap(yaml.safe_load(open("config/config.yaml"))),
 }
 
@@ -345,7 +345,7 @@ def test_the_summary_tables(small):
     for name in TABLES:
         assert (out / f"{name}.csv").is_file()
     runs = pd.read_csv(out / "runs.csv")
-    assert len(runs) == 120
+    assert len(runs) == 100 + 10 * len(BROKEN_ARMS)
     ff = pd.read_csv(out / "false_fails.csv").set_index(["config", "arm"])
     correct = ff.loc[("small", CORRECT_ARM)]
     assert correct.runs == 100 and correct.expected == pytest.approx(100 * 1e-4)

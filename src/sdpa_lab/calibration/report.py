@@ -153,7 +153,8 @@ def overview_figure(tables):
     z["family"] = [family(r) for r in z.itertuples()]
     fams = list(dict.fromkeys(z.family))
     configs = _configs(tables)
-    fig, (mean_ax, sd_ax) = new_figure(2, width=12, height=max(3.5, 0.32 * len(fams) + 1.5))
+    # labels at 10 pt on a figure the page shows at about its drawn width: readable without zooming
+    fig, (mean_ax, sd_ax) = new_figure(2, width=11, height=max(3.5, 0.42 * len(fams) + 1.5))
     for i, config in enumerate(configs):
         g = z[z.config == config]
         y = np.array([fams.index(f) for f in g.family]) + (i - (len(configs) - 1) / 2) * 0.15
@@ -163,11 +164,12 @@ def overview_figure(tables):
         sd_ax.errorbar(g.sd_z, y, xerr=[g.sd_z - g.sd_z_low, g.sd_z_high - g.sd_z], fmt="o", ms=3, color=colour)
     for ax, ref, label in ((mean_ax, 0.0, "mean of z (0 if unbiased)"), (sd_ax, 1.0, "sd of z (1 if the SE is right)")):
         ax.axvline(ref, color="grey", lw=1)
-        ax.set_yticks(range(len(fams)), [f[:44] for f in fams], fontsize=7)
+        ax.set_yticks(range(len(fams)), [f[:52] for f in fams], fontsize=10)
         ax.invert_yaxis()
-        ax.set_xlabel(label)
+        ax.set_xlabel(label, fontsize=11)
+        ax.tick_params(axis="x", labelsize=10)
     sd_ax.set_yticklabels([])
-    mean_ax.legend(loc="lower left", fontsize=8, frameon=False)
+    mean_ax.legend(loc="lower left", fontsize=10, frameon=False)
     return fig
 
 
@@ -256,6 +258,7 @@ def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
     directional = tables["directional"]
     power = tables["power"]
     broken = power.pivot_table(index=["config", "claim"], columns="arm", values="fails", sort=False).reset_index()
+    broken = broken.reindex(columns=["config", "claim", *ARMS])  # an arm no study ran: its column empty (nan)
     flagged = correct[correct.two_sided & ~correct.calibrated]
     return environment().get_template("calibration.html.j2").render(
         head=headline(tables), false_fails=tables["false_fails"].to_dict("records"),

@@ -227,3 +227,29 @@ def fixed_tables_files() -> list[str]:
     """The pipeline's result CSVs that are the same in every run (the lesson replications'):
     the batches read them rather than remaking them."""
     return [out.path for name, e in EXPERIMENTS.items() if not is_seeded(name) for out in e.outputs.values()]
+
+
+# CPU seconds of a batch job besides its runs (the interpreter, imports, the lesson tables read), and of drawing
+# a space study's sweeps (10.8 s for config_space's 300 configs; logs/benchmarks/calibration/, a loaded machine).
+SECONDS_PER_JOB = 3.0
+SECONDS_PER_DRAWN_CONFIG = 0.04
+
+
+def is_calibration_target(target: str) -> bool:
+    """Whether a snakemake target asks for the calibration study (its rule, report or a file of its results)."""
+    return target == "calibration" or target == REPORT or target.startswith(RESULTS_DIR + "/")
+
+
+def estimated_cpu_s(studies: Mapping[str, Study], done=lambda path: False) -> float:
+    """The CPU seconds the batches of `studies` not yet `done` will take, by their studies' measured
+    seconds_per_run (1 s where a study does not say), with each job's start-up and a space study's draw."""
+    total = 0.0
+    for name, study in studies.items():
+        per_run = study.seconds_per_run or 1.0
+        for arm in ARMS:
+            for b in study.batches(arm):
+                if not done(BATCH.format(study=name, arm=arm, batch=b)):
+                    total += SECONDS_PER_JOB + per_run * len(study.indices(arm, b))
+        if study.space and not done(SWEEPS.format(study=name)):
+            total += SECONDS_PER_DRAWN_CONFIG * study.space.configs
+    return total
