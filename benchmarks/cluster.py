@@ -10,8 +10,8 @@ cluster where each job is a one-CPU SLURM job, C cores run the N jobs in ceil(N 
 
 L is the latency each wave adds: the job's two nested Snakemake start-ups (the batch step
 and the `srun` step), submission, and the wait for the plugin's next status check.
---latency defaults to what the one-node test cluster showed (README, "Running on a
-cluster"); on a busy cluster add the queue wait. The printed table gives T(C) for each C next
+--latency defaults to what the one-node test cluster showed (docs/cluster.md); on a busy
+cluster add the queue wait. The printed table gives T(C) for each C next
 to the measured local time (--local-seconds). Nothing is asserted.
 """
 

@@ -300,8 +300,9 @@ def bench_scaling(args) -> None:
     write_csv(rows, args.scaling_out, machine_info())
 
 
-# Issue 12's speed budget, on a 2-core machine.
-BUDGET = {"clean_vs_lesson": 1.5, "noop_s": 1.5, "job_rss_mib": 256}
+# The speed budget, on a 2-core machine (benchmarks/README.md): every default run contains the lesson
+# script's own work (Exercise 1), so a clean run may take up to 2.25x that script.
+BUDGET = {"clean_vs_lesson": 2.25, "noop_s": 1.5, "job_rss_mib": 256}
 
 
 def print_budget(rows: list[dict]) -> None:

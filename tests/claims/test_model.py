@@ -72,7 +72,7 @@ def test_a_check_without_spread_that_shows_no_difference_has_no_margin(relation,
     d = D.decide(Results("mem", {}), claims=[_claim([c])])
     (c,) = d.checks
     assert c.tolerance == 0.0 and c.verdict == M.INCONCLUSIVE and math.isnan(c.margin)
-    assert V.describe(c).endswith("(margin n/a)")
+    assert V.describe(c).endswith("(margin n/a; fails above 1)")
     assert check_row(c, d.k).margin == "n/a" and check_row(c, d.k).tolerance_why == "SE 0: the statistic has no spread"
     write_csv(d.table(), tmp_path / "claims.csv")
     row = (tmp_path / "claims.csv").read_text().splitlines()[1]
@@ -245,12 +245,13 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d)
     lines = text.splitlines()
-    assert lines[0] == f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check"
+    assert lines[0] == (f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check (margin: how far toward failing, "
+                        "in tolerances; above 1 it fails)")
     assert [ln.split()[0] for ln in lines[1:] if ln.strip() and ln[0] != " "][:4] == ["A1", "B1", "B3", "B5"]
     b1_line = next(ln for ln in lines if ln.startswith("B1"))
     assert b1_line.startswith(f"{'B1':<5} {3:>6}  {M.FAILS:<31} ")
     failing_extra = [ln for ln in lines if ln.startswith(" ") and M.FAILS in ln]
-    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<31} " + V.describe(d.checks[2])]  # B1's other failure
+    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<31} " + V.describe(d.checks[2], rule=False)]  # B1's other
     assert lines[-3] == ""
     assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
                          "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")

@@ -337,7 +337,6 @@ def test_b10_says_when_its_runs_are_too_few_to_decide(results_dir):
     d = C.decide(Results("mem", tables), claims=[C.registry()["B10"]], k=4.8)
     assert [c.check.split(" (")[0] for c in d.checks] == [
         "slope of scaled minus unscaled success fraction vs log d_k over the wide heads",
-        "slope of scaled success fraction vs log d_k",
         "scaled minus unscaled success fraction at the widest head"]
     assert not any("cannot be decided" in c.note for c in d.checks)  # 64 runs: every check can go either way
     few = dict(tables)

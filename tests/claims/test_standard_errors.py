@@ -14,6 +14,9 @@ from sdpa_lab.experiments.gradient import gradient_rows
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.results import Results
 
+# A study over many seeded runs of the experiments, in process: out of the fast lane.
+pytestmark = pytest.mark.pipeline
+
 # name: (variance (d_k, n_pairs), entropy (d_k, T, trials), gradient (d_k, T, trials), seeds)
 EDGES = {
     "smallest sizes": (([1, 2, 4], 1000), ([1, 2, 4], 2, 100), ([1, 4], 2, 100), 100),

@@ -10,21 +10,25 @@ import yaml
 
 from sdpa_lab import claims as C
 from sdpa_lab.calibration.runner import fixed_tables, run_rows
-from sdpa_lab.config import config_errors
+from sdpa_lab.config import check_config, config_errors
 from sdpa_lab.results import Results
+
+# A dozen configs run and decided three times each, in process: out of the fast lane.
+pytestmark = pytest.mark.pipeline
 
 LR = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0]
 
 
 def cfg(seed, dks, T, n_pairs, trials, runs, steps=100, lrs=LR, thr=0.1, shapes=([2, 5, 3],), ldks=None):
-    """A config: the same head sizes and T in every sweep (learning's own head sizes if `ldks` is given)."""
-    return {"seed": seed, "variance": {"d_k": dks, "n_pairs": n_pairs},
+    """A config: the same head sizes and T in every sweep (learning's own head sizes if `ldks` is given); any
+    other experiment's settings at their defaults."""
+    return check_config({"seed": seed, "variance": {"d_k": dks, "n_pairs": n_pairs},
             "entropy_sweep": {"d_k": dks, "T": T, "trials": trials},
             "ranking_invariance": {"d_k": dks, "T": T, "trials": trials},
             "forward_shape": {"shapes": [list(s) for s in shapes]},
             "gradient": {"d_k": dks, "T": T, "trials": trials},
             "learning": {"d_k": ldks or dks, "T": T, "runs": runs, "steps": steps, "learning_rates": lrs,
-                         "loss_threshold": thr}}
+                         "loss_threshold": thr}})
 
 
 CONFIGS = {

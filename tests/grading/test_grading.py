@@ -380,6 +380,10 @@ def test_the_report_section_adds_nothing_else_to_the_report(tmp_path, examples, 
     section = re.search(r'<section class="claim v-fails" id="your-solutions">.*?</section>\n', with_section, re.S)
     assert section and "mistake: softmax over the wrong axis" in section.group(0)
     assert '<a href="#A3">A3</a>' in section.group(0)  # each check next to the reference run's claim
-    assert with_section.replace(section.group(0), "") == without
+    # and, first in the summary, the learner's verdicts with links to their section
+    yours = re.search(r'<div class="yours[^"]*">\n<h3>Your solutions: .*?</div>\n', with_section, re.S)
+    assert yours and with_section.index(yours.group(0)) < with_section.index("claims hold")
+    assert 'href="#your-solutions"' in yours.group(0) and "softmax over the wrong axis" in yours.group(0)
+    assert with_section.replace(section.group(0), "").replace(yours.group(0), "") == without
 
 

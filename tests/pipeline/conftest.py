@@ -30,6 +30,7 @@ def make_workdir(dest: Path, config: dict | str) -> Path:
     """A copy of the workflow (Snakefile, workflow/, profiles/) in `dest` with `config` as config/config.yaml."""
     dest.mkdir(parents=True)
     shutil.copy(REPO / "Snakefile", dest / "Snakefile")
+    shutil.copy(REPO / "environment.yml", dest / "environment.yml")  # every rule's conda:
     for folder in ("workflow", "profiles"):
         shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "config").mkdir()

@@ -34,6 +34,7 @@ def workdir(dest: Path) -> Path:
     """A copy of the workflow with a results/ folder to watch."""
     dest.mkdir()
     shutil.copy(REPO / "Snakefile", dest / "Snakefile")
+    shutil.copy(REPO / "environment.yml", dest / "environment.yml")  # every rule's conda:
     for folder in ("workflow", "profiles", "config"):
         shutil.copytree(REPO / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (dest / "results").mkdir()

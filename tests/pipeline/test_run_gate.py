@@ -24,7 +24,7 @@ def test_a_run_above_an_hour_starts_only_when_confirmed(tmp_path):
     work = make_workdir(tmp_path / "work", long_config())
     proc = snakemake(work, targets=CHEAP)
     assert proc.returncode != 0
-    assert "sdpa-lab: estimated cost of a run:" in proc.stderr and " h of CPU" in proc.stderr, proc.stderr[-2000:]
+    assert "sdpa-lab: estimated cost of the main run" in proc.stderr and " h of CPU" in proc.stderr, proc.stderr[-2000:]
     assert "refused before any job: this run is estimated at" in proc.stderr
     assert "add --config confirm_long_run=true" in proc.stderr
     assert files_under(work) == {}  # no job ran

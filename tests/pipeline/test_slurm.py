@@ -67,6 +67,7 @@ def make_workdir(root: Path) -> Path:
     """A copy of the workflow and its profiles, with the small config as config/config.yaml."""
     root.mkdir()
     shutil.copy(REPO / "Snakefile", root / "Snakefile")
+    shutil.copy(REPO / "environment.yml", root / "environment.yml")  # every rule's conda:
     for folder in ("workflow", "profiles"):
         shutil.copytree(REPO / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__"))
     (root / "config").mkdir()

@@ -7,6 +7,32 @@
 # Helpers (calibration_study, the paths) live in common.smk.
 
 
+rule calibration_sweeps:
+    input:
+        code=code_of(
+            "sdpa_lab.calibration.space",
+            "sdpa_lab.calibration.studies",
+            "sdpa_lab.workflow_support.cost",
+        ),
+        schema=schema_file(),
+    output:
+        SWEEPS,
+    log:
+        "logs/calibration/{study}/sweeps.log",
+    benchmark:
+        benchmark_of("calibration/{study}/sweeps")
+    conda:
+        ENVIRONMENT
+    threads: 1
+    resources:
+        mem_mb=256,
+        runtime=5,
+    params:
+        settings=lambda wildcards: calibration_study(wildcards).settings(),
+    script:
+        "../scripts/calibrate_sweeps.py"
+
+
 rule calibration_expectations:
     input:
         code=code_of(
@@ -36,7 +62,16 @@ rule calibration_expectations:
 rule calibration_batch:
     input:
         fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
-        expectations=EXPECTATIONS,  # the claims' finite-d_k expectations, computed once per study
+        # the claims' finite-d_k expectations, computed once per study of one sweep (a space study's batches
+        # compute those of their own sweeps), and a space study's drawn sweeps
+        expectations=lambda wildcards: (
+            []
+            if calibration_study(wildcards).space
+            else EXPECTATIONS.format(**wildcards)
+        ),
+        sweeps=lambda wildcards: (
+            SWEEPS.format(**wildcards) if calibration_study(wildcards).space else []
+        ),
         code=code_of(
             "sdpa_lab.calibration.runner", *(e.module for e in EXPERIMENTS.values())
         ),
@@ -66,7 +101,8 @@ rule calibration_batch:
 rule calibration_tables:
     input:
         batches=lambda wildcards: batch_files(load_studies()),
-        code=code_of("sdpa_lab.calibration.summary"),
+        sweeps=lambda wildcards: [SWEEPS.format(study=name) for name in load_studies()],
+        code=code_of("sdpa_lab.calibration.summary", "sdpa_lab.calibration.space"),
     output:
         **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
     log:
@@ -86,11 +122,7 @@ rule calibration_tables:
 rule calibration_report:
     input:
         **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
-        code=code_of(
-            "sdpa_lab.calibration.report",
-            "sdpa_lab.report.figures",
-            "sdpa_lab.report.html",
-        ),
+        code=code_of("sdpa_lab.calibration.report"),
         templates=templates(),
     output:
         REPORT,

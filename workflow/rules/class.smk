@@ -61,9 +61,9 @@ rule gradebook:
         pages=class_pages(),
     log:
         log_of("gradebook"),
+    localrule: True
     conda:
         ENVIRONMENT
-    localrule: True
     threads: 1
     resources:
         mem_mb=job_mem_mb(200),

@@ -14,18 +14,27 @@ from sdpa_lab.calibration.studies import (
     REPORT,
     RESULTS_DIR,
     STUDIES_DIR,
+    SWEEPS,
     TABLES,
     batch_files,
+    estimated_cpu_s,
     fixed_tables_files,
+    is_calibration_target,
     load_study,
     load_studies,
 )
-from sdpa_lab.config import ConfigError, command_line_problems, config_errors, with_defaults
+from sdpa_lab.config import (
+    ConfigError,
+    command_line_problems,
+    config_errors,
+    with_defaults,
+)
 from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 from sdpa_lab.workflow_support.cluster import out_of_memory_report
 from sdpa_lab.workflow_support.code_inputs import code_files, data_files
+from sdpa_lab.workflow_support import cost
 from sdpa_lab.workflow_support.hooks import cost_gate, sweep_temporaries
 
 # The config is checked once, here, before any job: one line per bad setting, naming it (first, what
@@ -253,11 +262,28 @@ def refuse_costly_run():
         raise WorkflowError(f"sdpa-lab: refused before any job: {problem}")
 
 
+def announce_cost():
+    """A run of the calibration study alone prints its own estimate (its batches still to run); any other
+    run, the sweep's (refuse_costly_run)."""
+    targets = list(workflow.dag_settings.targets or ())
+    if targets and all(is_calibration_target(str(t)) for t in targets):
+        seconds = estimated_cpu_s(
+            load_studies(), done=lambda path: Path(path).is_file()
+        )
+        print(
+            f"sdpa-lab: estimated cost of the calibration study: {cost.duration(seconds)} of CPU "
+            "(its batches still to run, by each study's measured seconds_per_run)",
+            file=sys.stderr,
+        )
+    else:
+        refuse_costly_run()
+
+
 # Only when jobs are about to run: a dry run (-n) or an up-to-date target calls no handler.
 # A failed job's outputs are removed by Snakemake; it reruns them next time (the results are
 # deterministic), while the outputs of the jobs that succeeded stay.
 onstart:
-    refuse_costly_run()
+    announce_cost()
     # Temporaries of every file the rules write, by their output patterns: a killed draw of
     # trial scores leaves one under a name of its own settings, maybe no longer in the config.
     sweep_temporaries([*all_outputs(), *rules.trial_scores.output])
@@ -299,3 +325,10 @@ def calibration_study(wildcards):
     """The calibration study a job belongs to (config/calibration/<study>.yaml), checked: a bad
     study file stops the run before any job (workflow/rules/calibration.smk)."""
     return load_study(f"{STUDIES_DIR}/{wildcards.study}.yaml")
+
+
+def schema_file():
+    """The config schema: a space study's sweeps are drawn from it."""
+    from sdpa_lab.config import schema_path
+
+    return str(schema_path())

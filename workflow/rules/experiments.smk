@@ -3,13 +3,11 @@
 # (params), its trial scores or its code (the experiment's modules) change.
 #
 # resources (for a cluster profile; a local run does not limit them): each job's peak
-# memory, measured at the default config (max RSS of the job's process: 36-76 MiB for the
-# experiments, 63 MiB for a trial draw; logs/benchmarks/<rule>.tsv's max_rss samples too
-# seldom to catch jobs this short), with a margin of at least half, plus what its SLURM
-# job's own Snakemake processes take (job_mem_mb in common.smk); runtime in minutes,
-# every job measured under 20 s on a loaded 2-core machine. The experiments stream their
-# draws in chunks of about 8 MiB, so their memory does not grow with the sweep; B9's
-# forward grows with its shapes (mem_mb_forward in common.smk).
+# memory at the default config (the max RSS of the job's process: logs/benchmarks/<rule>.tsv's
+# max_rss samples too seldom to catch jobs this short) with a margin of at least half, plus
+# what its SLURM job's own Snakemake processes take (job_mem_mb in common.smk); runtime in
+# minutes, with room. The experiments stream their draws in chunks, so their memory does not
+# grow with the sweep; B9's forward grows with its shapes (mem_mb_forward in common.smk).
 
 
 # The (query, T keys) trial scores that entropy_sweep, ranking_invariance and gradient

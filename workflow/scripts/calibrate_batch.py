@@ -10,7 +10,8 @@ batch_job(
     snakemake.wildcards.arm,  # noqa: F821
     int(snakemake.wildcards.batch),  # noqa: F821
     snakemake.output[0],  # noqa: F821
-    snakemake.input.expectations,  # noqa: F821
+    snakemake.input.expectations or None,  # noqa: F821 (none for a space study)
     Path(snakemake.input.fixed[0]).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
+    snakemake.input.sweeps or None,  # noqa: F821 (a space study's drawn sweeps)
 )

@@ -2,10 +2,12 @@
 
 from pathlib import Path
 
+from sdpa_lab.calibration.runner import read_sweeps
 from sdpa_lab.calibration.summary import tables_job
 
 tables_job(
     snakemake.input.batches,  # noqa: F821 (injected by Snakemake)
     Path(snakemake.output.checks).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
+    {Path(p).stem: read_sweeps(p) for p in snakemake.input.sweeps},  # noqa: F821
 )

@@ -34,7 +34,10 @@ ARM_COLOURS = {"inv_sqrt_dk": "#0072B2", "none": "#D55E00", "inv_dk": "#009E73",
 
 def read_tables(results_dir: str | Path) -> dict[str, pd.DataFrame]:
     """The calibration tables (summary.TABLES) in `results_dir`."""
-    return {name: pd.read_csv(Path(results_dir) / f"{name}.csv", keep_default_na=True) for name in TABLES}
+    tables = {name: pd.read_csv(Path(results_dir) / f"{name}.csv", keep_default_na=True) for name in TABLES}
+    text = ["failing_claims", "closest_claim", "closest_check", "closest_parameters"]
+    tables["runs"][text] = tables["runs"][text].fillna("")  # an empty cell is no claim, not a missing number
+    return tables
 
 
 def family(row) -> str:
@@ -79,21 +82,67 @@ def qq_figure(tables):
     return fig
 
 
-def max_z_figure(tables):
-    """Per config: each run's largest z toward failing (over its statistical checks) and the run's k."""
+def worst_margins(tables) -> dict[str, np.ndarray]:
+    """Per config: each correct run's largest margin toward failing over its checks that can fail (held to an SE;
+    not the lesson's literal single-draw statement, which never fails): a run fails such a check exactly when
+    its point is above 1 (summary.runs_table). What the worst-run figure plots."""
     runs = tables["runs"]
+    correct = runs[runs.arm == CORRECT_ARM]
+    return {config: correct[correct.config == config].max_margin_toward_fail.to_numpy(dtype=float)
+            for config in _configs(tables)}
+
+
+def max_z_figure(tables):
+    """Per config: each correct run's largest margin toward failing (worst_margins) and the line where a check fails."""
     configs = _configs(tables)
     fig, (ax,) = new_figure(1, width=9, height=4)
-    for i, config in enumerate(configs):
-        r = runs[(runs.config == config) & (runs.arm == CORRECT_ARM)]
-        x = i + np.linspace(-0.3, 0.3, len(r)) if len(r) > 1 else np.array([i])
-        ax.plot(x, r.max_z_toward_fail, ".", ms=3, color=ARM_COLOURS[CORRECT_ARM])
-        ax.plot([i - 0.4, i + 0.4], [r.k.max()] * 2, "-", color="#D55E00", lw=2,
-                label="the run's k: a check fails above it" if i == 0 else None)
+    for i, margins in enumerate(worst_margins(tables).values()):
+        x = i + np.linspace(-0.3, 0.3, len(margins)) if len(margins) > 1 else np.array([i])
+        ax.plot(x, margins, ".", ms=2, alpha=0.5, color=ARM_COLOURS[CORRECT_ARM])
+    ax.axhline(1.0, color="#D55E00", lw=2, label="margin 1: a check fails above it")
     ax.set_xticks(range(len(configs)), configs)
-    ax.set_ylabel("largest z toward failing, per run")
-    ax.set_title("Correct arm: how close each run came to a false fail")
+    ax.set_ylim(0, max(1.25, float(np.nanmax(np.concatenate([*worst_margins(tables).values(), [0.0]]))) * 1.1))
+    ax.set_ylabel("largest margin toward failing, per run")
+    ax.set_title("Correct arm: how close each run came to a false fail (checks that can fail)")
     ax.legend(loc="upper right", frameon=False)
+    return fig
+
+
+# What the config-space figure plots the worst margin against (configs.csv columns), with their words.
+SPACE_AXES = {"largest_d_k": "widest head d_k", "largest_T": "most keys T", "fewest_trials": "fewest trials",
+              "n_pairs": "variance pairs", "learning_runs": "learning runs", "learning_steps": "learning steps"}
+
+
+def space_runs(tables) -> pd.DataFrame:
+    """The correct runs of the studies with more than one sweep config (space studies), each with its config's
+    sizes (configs.csv)."""
+    runs, configs = tables["runs"], tables["configs"]
+    spaces = configs.groupby("config").sweep.nunique()
+    names = set(spaces[spaces > 1].index)
+    r = runs[(runs.arm == CORRECT_ARM) & runs.config.isin(names)]
+    return r.merge(configs.drop(columns=["seed"]), on=["config", "sweep"], how="left")
+
+
+def space_figure(tables):
+    """The config-space study: each run's worst margin against the sizes of its config, by the claim that came
+    closest."""
+    from sdpa_lab.report.figures import style
+
+    r = space_runs(tables)
+    claims = sorted(set(r.closest_claim) - {""}, key=lambda c: (c[0], int(c[1:])))
+    with style():
+        fig, axes = _grid(len(SPACE_AXES))
+        for ax, (column, words) in zip(axes, SPACE_AXES.items(), strict=True):
+            for j, claim in enumerate(claims):
+                g = r[r.closest_claim == claim]
+                ax.plot(g[column], g.max_margin_toward_fail, ".", ms=4, alpha=0.7, color=PALETTE[j % len(PALETTE)],
+                        label=claim)
+            ax.axhline(1.0, color="#D55E00", lw=1.5)
+            ax.set_xscale("log")
+            ax.set_xlabel(words, fontsize=11)
+            ax.set_ylabel("worst margin of the run", fontsize=11)
+            ax.tick_params(labelsize=10)
+        axes[0].legend(loc="upper left", fontsize=9, ncol=4, frameon=False, title="closest claim")
     return fig
 
 
@@ -104,7 +153,8 @@ def overview_figure(tables):
     z["family"] = [family(r) for r in z.itertuples()]
     fams = list(dict.fromkeys(z.family))
     configs = _configs(tables)
-    fig, (mean_ax, sd_ax) = new_figure(2, width=12, height=max(3.5, 0.32 * len(fams) + 1.5))
+    # labels at 10 pt on a figure the page shows at about its drawn width: readable without zooming
+    fig, (mean_ax, sd_ax) = new_figure(2, width=11, height=max(3.5, 0.42 * len(fams) + 1.5))
     for i, config in enumerate(configs):
         g = z[z.config == config]
         y = np.array([fams.index(f) for f in g.family]) + (i - (len(configs) - 1) / 2) * 0.15
@@ -114,11 +164,12 @@ def overview_figure(tables):
         sd_ax.errorbar(g.sd_z, y, xerr=[g.sd_z - g.sd_z_low, g.sd_z_high - g.sd_z], fmt="o", ms=3, color=colour)
     for ax, ref, label in ((mean_ax, 0.0, "mean of z (0 if unbiased)"), (sd_ax, 1.0, "sd of z (1 if the SE is right)")):
         ax.axvline(ref, color="grey", lw=1)
-        ax.set_yticks(range(len(fams)), [f[:44] for f in fams], fontsize=7)
+        ax.set_yticks(range(len(fams)), [f[:52] for f in fams], fontsize=10)
         ax.invert_yaxis()
-        ax.set_xlabel(label)
+        ax.set_xlabel(label, fontsize=11)
+        ax.tick_params(axis="x", labelsize=10)
     sd_ax.set_yticklabels([])
-    mean_ax.legend(loc="lower left", fontsize=8, frameon=False)
+    mean_ax.legend(loc="lower left", fontsize=10, frameon=False)
     return fig
 
 
@@ -152,8 +203,13 @@ FIGURES = {
     "qq": (qq_figure, ("z of every two-sided check against the quantiles of N(0, 1), correct arm. A line below the "
            "diagonal on the left and above it on the right means heavier tails than the tolerance assumes; "
            "a shifted line, a biased expected value.")),
-    "max_z": (max_z_figure, ("Each correct run's largest z in the direction in which its check would fail (|z| "
-              "for two-sided checks), against the run's k: a run fails by chance when a point rises above the line.")),
+    "max_z": (max_z_figure, ("Each correct run's largest margin toward failing (deviation over tolerance, in the "
+              "direction in which the check would fail) over its checks that can fail: held to a standard error, "
+              "not the lesson's literal single-draw Exercise 2, which reads \"not per draw\" and never fails. A "
+              "run fails by chance exactly when its point rises above the line.")),
+    "space": (space_figure, ("The config-space study: each correct run's largest margin toward failing against "
+              "the sizes of its config (log scale), coloured by the claim whose check came closest. Margins "
+              "near 1 show where in the config space a check comes close to failing.")),
     "power": (power_figure, ("Fraction of runs in which each claim fails (some check fails), per arm: the correct "
               "attention scale (false fails) and the two deliberately wrong ones (power).")),
 }
@@ -162,14 +218,39 @@ FIGURES = {
 def figure_uris(tables) -> dict[str, dict]:
     """Each figure as a PNG data URI with its size and caption."""
     out = {}
-    for i, (name, (draw, caption)) in enumerate(FIGURES.items(), start=1):
+    names = [name for name in FIGURES if name != "space" or not space_runs(tables).empty]  # only with a space study
+    for i, name in enumerate(names, start=1):
+        draw, caption = FIGURES[name]
         png = render(draw(tables), "png")
         width, height = css_size(png)
         out[name] = {"number": i, "uri": data_uri(png), "caption": caption, "width": width, "height": height}
     return out
 
 
-def render_report(tables: dict[str, pd.DataFrame]) -> str:
+def space_summary(tables, closest: int = 12) -> dict | None:
+    """What the report says of the config-space study: its size, false fails, the runs that came closest to
+    failing (with their configs' sizes), the worst margin per claim, and how much of each setting's range
+    the drawn configs reached."""
+    r = space_runs(tables)
+    if r.empty:
+        return None
+    configs = tables["configs"]
+    drawn = configs[configs.config.isin(set(r.config))]
+    top = r.sort_values("max_margin_toward_fail", ascending=False, kind="stable").head(closest)
+    per_claim = (r[r.closest_claim != ""].sort_values("max_margin_toward_fail", ascending=False, kind="stable")
+                 .drop_duplicates("closest_claim"))
+    reach = [{"column": c, "words": w, "low": drawn[c].min(), "median": drawn[c].median(), "high": drawn[c].max()}
+             for c, w in SPACE_AXES.items()]
+    return {"studies": sorted(set(r.config)), "configs": len(drawn), "runs": len(r),
+            "runs_with_fail": int((r.n_fails > 0).sum()), "fail_checks": tables["false_fail_checks"][
+                tables["false_fail_checks"].config.isin(set(r.config))].to_dict("records"),
+            "closest": top.to_dict("records"), "per_claim": per_claim.to_dict("records"), "reach": reach,
+            "estimated_cpu_s": float(drawn.estimated_cpu_s.sum()),
+            "above_half": int((r.max_margin_toward_fail > 0.5).sum()),
+            "above_three_quarters": int((r.max_margin_toward_fail > 0.75).sum())}
+
+
+def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
     """The calibration report's HTML."""
     z = tables["z_summary"]
     correct = z[z.arm == CORRECT_ARM].copy()
@@ -177,25 +258,31 @@ def render_report(tables: dict[str, pd.DataFrame]) -> str:
     directional = tables["directional"]
     power = tables["power"]
     broken = power.pivot_table(index=["config", "claim"], columns="arm", values="fails", sort=False).reset_index()
+    broken = broken.reindex(columns=["config", "claim", *ARMS])  # an arm no study ran: its column empty (nan)
+    flagged = correct[correct.two_sided & ~correct.calibrated]
     return environment().get_template("calibration.html.j2").render(
         head=headline(tables), false_fails=tables["false_fails"].to_dict("records"),
+        flagged_failed=int(flagged.fails.sum()), space=space_summary(tables), commit=commit,
         two_sided=correct[correct.two_sided].to_dict("records"),
         directional=directional[directional.arm == CORRECT_ARM].to_dict("records"),
         broken=broken.to_dict("records"), arms=ARMS, broken_arms=BROKEN_ARMS, arm_words=ARM_WORDS,
         correct_arm=CORRECT_ARM, figures=figure_uris(tables), confidence=CONFIDENCE)
 
 
-def build_report(results_dir: str | Path, out: str | Path) -> dict:
-    """Write reports/calibration.html from the tables in `results_dir`; return the headline numbers."""
+def build_report(results_dir: str | Path, out: str | Path, commit: str = "") -> dict:
+    """Write reports/calibration.html from the tables in `results_dir` (made at `commit`); return the headline
+    numbers."""
     tables = read_tables(results_dir)
-    write_text(render_report(tables), out)
+    write_text(render_report(tables, commit), out)
     return headline(tables)
 
 
 def report_job(results_dir: str | Path, out: str | Path, log_path: str | None = None) -> None:
     """What rule calibration_report runs: build_report, logged."""
+    from sdpa_lab.report.provenance import git_commit
+
     with job_log("calibration_report", log_path) as logger:
-        h = build_report(results_dir, out)
+        h = build_report(results_dir, out, git_commit())
         logger.info("calibration report: %d correct runs, %d with a false fail: wrote %s", h["runs"],
                     h["runs_with_fail"], out)
 

@@ -171,9 +171,11 @@ def read_expectations(path: str | Path) -> dict:
     return {(kind, statistic, d_k, T): (mean, se) for kind, statistic, d_k, T, mean, se in zip(*columns, strict=True)}
 
 
-def check_rows(study: str, arm: str, index: int, seed: int, decision, n_statistical: int, seeded_files) -> Rows:
-    """One row per check of `decision` that reads a seeded table (COLUMNS)."""
+def check_rows(study: str, arm: str, run: tuple[int, int, int], seed: int, decision, n_statistical: int,
+               seeded_files) -> Rows:
+    """One row per check of `decision` that reads a seeded table (COLUMNS); `run` is (run, sweep, seed index)."""
     rows = []
+    index, sweep, seed_index = run
     for c in decision.checks:
         if c.source not in seeded_files:
             continue
@@ -182,7 +184,8 @@ def check_rows(study: str, arm: str, index: int, seed: int, decision, n_statisti
         with_se = math.isfinite(c.se) and c.se > 0
         z = c.deviation / c.se if with_se else float("nan")
         k_check = c.tolerance / c.se if with_se else float("nan")
-        rows.append({"config": study, "arm": arm, "seed_index": index, "seed": seed, "claim": c.claim,
+        rows.append({"config": study, "arm": arm, "run": index, "sweep": sweep, "seed_index": seed_index,
+                     "seed": seed, "claim": c.claim,
                      "check": c.check, "parameters": c.parameters, "relation": c.relation, "basis": c.basis,
                      "literal": bool(c.literal), "expected": float(c.expected), "measured": float(c.measured),
                      "se": float(c.se), "tolerance": float(c.tolerance), "k_check": float(k_check),
@@ -225,13 +228,15 @@ class Decider:
 
 
 def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
-               fixed_dir: str | Path | None = None, expectations: Mapping | None = None) -> Iterator[Rows]:
+               fixed_dir: str | Path | None = None, expectations: Mapping | None = None,
+               sweeps: list | None = None) -> Iterator[Rows]:
     """Every check of each run of batch `batch` of arm `arm` (COLUMNS), a run at a time, in run order:
     a batch job writes each run's rows as they come, so that its memory does not grow with its runs.
 
     The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables);
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
-    computed here (study_expectations).
+    computed here (study_expectations, per sweep); the study's sweeps are `sweeps` if given (a space study's,
+    as rule calibration_sweeps wrote them), else the study's own (Study.sweeps).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
     their draws and kernels), in deciding the claims ("decide": the columns they read converted
     included) and in all of it ("total", the consumer's work between runs included), once the last run is
@@ -245,31 +250,58 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
     spent = {"experiments": 0.0, "decide": 0.0}
     start = clock()
     # the lesson tables as columns, once per job: no pandas access per run
+    sweeps = study.sweeps() if sweeps is None else sweeps
     fixed = {name: {column: table[column].to_numpy() for column in table}
-             for name, table in fixed_tables(study.sweep, fixed_dir).items()}
-    expectations = study_expectations(study.sweep) if expectations is None else expectations
+             for name, table in fixed_tables(sweeps[0], fixed_dir).items()}
     seeded_files = {table_file(name, key) for name in seeded_experiments() for key in EXPERIMENTS[name].outputs}
     decider = Decider(seeded_files)
-    indexes = RowIndexes()  # every run's tables have the same sweep points: their row indexes are built once
+    indexes = RowIndexes()  # the runs of one sweep have the same sweep points: their row indexes are built once
+    known: dict[int, Mapping] = {}
     with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch:
         for index in study.indices(arm, batch):
-            config = run_config(study.sweep, index)
+            sweep, seed_index = study.run_key(arm, index)
+            config = run_config(sweeps[sweep], seed_index)
             t0 = clock()
+            if sweep not in known:  # a space study's runs of one sweep are consecutive: computed once for them
+                known = {sweep: study_expectations(sweeps[sweep]) if expectations is None else expectations}
             tables = run_rows(config, arm, scratch)
             t1 = clock()
             decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
-                                                      {**fixed, **tables}, expectations, indexes))
+                                                      {**fixed, **tables}, known[sweep], indexes))
             spent["decide"] += clock() - t1
             spent["experiments"] += t1 - t0
-            yield check_rows(study.name, arm, index, config["seed"], decision, n_statistical, seeded_files)
+            yield check_rows(study.name, arm, (index, sweep, seed_index), config["seed"], decision, n_statistical,
+                             seeded_files)
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
 
 
 def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,
-              fixed_dir: str | Path | None = None, expectations: Mapping | None = None) -> Rows:
+              fixed_dir: str | Path | None = None, expectations: Mapping | None = None,
+              sweeps: list | None = None) -> Rows:
     """Every check of every run of batch `batch` of arm `arm` (batch_runs), as one table."""
-    return [row for rows in batch_runs(study, arm, batch, timing, fixed_dir, expectations) for row in rows]
+    return [row for rows in batch_runs(study, arm, batch, timing, fixed_dir, expectations, sweeps) for row in rows]
+
+
+def sweeps_job(settings: Mapping, name: str, out: str | Path, log_path: str | None = None) -> None:
+    """What rule calibration_sweeps runs: a study's sweep configs (Study.sweeps: those a space study draws from
+    the schema) written to `out` as JSON, for its batches and tables."""
+    import json
+
+    from sdpa_lab.io import write_text
+
+    with job_log("calibration_sweeps", log_path) as logger:
+        sweeps = check_study(dict(settings), name).sweeps()
+        write_text(json.dumps(sweeps, indent=None, separators=(",", ":")) + "\n", out)
+        logger.info("calibration %s: %d sweep configs written to %s", name, len(sweeps), out)
+
+
+def read_sweeps(path: str | Path) -> list[dict]:
+    """The sweep configs sweeps_job wrote (JSON: floats read back exactly)."""
+    import json
+
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
 def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = None) -> None:
@@ -288,11 +320,14 @@ def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = Non
                     usage.ru_utime + usage.ru_stime)
 
 
-def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path, expectations_file: str | Path,
-              fixed_dir: str | Path | None = None, log_path: str | None = None) -> None:
+def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,
+              expectations_file: str | Path | None, fixed_dir: str | Path | None = None, log_path: str | None = None,
+              sweeps_file: str | Path | None = None) -> None:
     """What rule calibration_batch runs: batch_runs of study `name` with `settings` (Study.settings, the
     rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
-    the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time.
+    the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time. A space study has no
+    expectations file (each of its sweeps asks for others: computed per sweep) and reads its sweeps from
+    `sweeps_file` (sweeps_job's).
     Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
     it started (interpreter and imports included), and its peak memory, for benchmarks/calibration.py."""
     import resource
@@ -305,7 +340,9 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
         timing: dict = {}
         checks = 0
         with atomic_writer(out) as fh:  # the file appears once every run is written
-            runs = batch_runs(study, arm, int(batch), timing, fixed_dir, read_expectations(expectations_file))
+            expectations = read_expectations(expectations_file) if expectations_file else None
+            sweeps = read_sweeps(sweeps_file) if sweeps_file else None
+            runs = batch_runs(study, arm, int(batch), timing, fixed_dir, expectations, sweeps)
             for i, rows in enumerate(runs):
                 fh.write(csv_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
                 checks += len(rows)

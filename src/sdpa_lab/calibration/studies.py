@@ -4,8 +4,10 @@ A study file holds a sweep config (`sweep:`, checked against the project's schem
 config/config.yaml, naming only what differs from the defaults; none: the defaults), how many
 runs each arm makes (`seeds`, `broken_seeds`), how many runs one job makes (`batch`) and the
 measured CPU seconds one run takes (`seconds_per_run`, optional, for the jobs' runtime
-resource). Standard library and the config check only: the Snakefile imports this when it is
-parsed.
+resource). A space study has `space:` instead of `sweep:` (its `seed`, how many `configs` and the
+cost model's `max_cpu_s` per run): its sweeps are drawn from the schema
+(sdpa_lab.calibration.space), and `seeds` and `broken_seeds` are runs per drawn config.
+Standard library and the config check only: the Snakefile imports this when it is parsed.
 """
 
 from __future__ import annotations
@@ -29,34 +31,72 @@ ARM_WORDS = {"inv_sqrt_dk": "correct (1/sqrt(d_k))", "none": "broken: no scale",
 
 # The settings of a study file besides the sweep, each a positive integer.
 STUDY_COUNTS = {
-    "seeds": "runs of the correct arm (seed indices 0 .. seeds - 1)",
-    "broken_seeds": "runs of each broken arm (seed indices 0 .. broken_seeds - 1: the correct arm's first draws)",
+    "seeds": "runs of the correct arm (seed indices 0 .. seeds - 1), per config",
+    "broken_seeds": "runs of each broken arm (seed indices 0 .. broken_seeds - 1: the correct arm's first draws), "
+                    "per config",
     "batch": "runs per job",
+}
+# The settings of a space study's `space:`: name -> (minimum, maximum, what).
+SPACE_SETTINGS = {
+    "seed": (0, 2**64 - 1, "the seed of the configs' draw (an integer)"),
+    "configs": (1, 100_000, "how many configs to draw (an integer)"),
+    "max_cpu_s": (1e-3, 3600, "the cost model's CPU seconds of one run, at most (a number)"),
 }
 MAX_RUNS = 10_000_000
 
 # One row per (run, check): the columns of the study's CSVs, in order.
-COLUMNS = ("config", "arm", "seed_index", "seed", "claim", "check", "parameters", "relation", "basis", "literal",
-           "expected", "measured", "se", "tolerance", "k_check", "deviation", "z", "margin", "verdict", "k",
+# `run` numbers an arm's runs; run `run` is seed index `seed_index` of the study's sweep number `sweep`
+# (always 0 in a study of one sweep, where run and seed index are the same).
+COLUMNS = ("config", "arm", "run", "sweep", "seed_index", "seed", "claim", "check", "parameters", "relation", "basis",
+           "literal", "expected", "measured", "se", "tolerance", "k_check", "deviation", "z", "margin", "verdict", "k",
            "n_statistical")
 
 
 @dataclass(frozen=True)
+class Space:
+    """Where a space study's sweeps come from: `configs` configs drawn from the schema with `seed`, each
+    estimated at most `max_cpu_s` CPU seconds per run by the cost model (sdpa_lab.calibration.space)."""
+
+    seed: int
+    configs: int
+    max_cpu_s: float
+
+    def draw(self) -> list[dict]:
+        from sdpa_lab.calibration.space import draw_configs
+
+        return draw_configs(self.seed, self.configs, self.max_cpu_s)
+
+
+@dataclass(frozen=True)
 class Study:
-    """A calibration study: its name (the file's stem), run counts and the (checked) sweep config."""
+    """A calibration study: its name (the file's stem), run counts and the (checked) sweep config, or the
+    space its sweeps are drawn from."""
 
     name: str
     seeds: int
     broken_seeds: int
     batch: int
     seconds_per_run: float | None  # measured CPU seconds of one run (every shipped study states it)
-    sweep: Mapping
+    sweep: Mapping | None
+    space: Space | None = None
 
-    def runs(self, arm: str) -> int:
-        """How many runs arm `arm` makes."""
+    @property
+    def n_sweeps(self) -> int:
+        return self.space.configs if self.space else 1
+
+    def per_sweep(self, arm: str) -> int:
+        """How many runs arm `arm` makes of each sweep."""
         if arm not in ARMS:
             raise ValueError(f"unknown arm {arm!r}; expected one of {ARMS}")
         return self.seeds if arm == CORRECT_ARM else self.broken_seeds
+
+    def runs(self, arm: str) -> int:
+        """How many runs arm `arm` makes."""
+        return self.per_sweep(arm) * self.n_sweeps
+
+    def run_key(self, arm: str, run: int) -> tuple[int, int]:
+        """Run `run` of arm `arm` as (sweep number, seed index): each sweep's seeds in turn."""
+        return divmod(run, self.per_sweep(arm))
 
     def batches(self, arm: str) -> range:
         """The batch numbers of arm `arm`: batch b makes runs b * batch ... (b + 1) * batch - 1."""
@@ -79,8 +119,12 @@ class Study:
     def settings(self) -> dict:
         """Everything a batch's rows depend on: the batch rule's params, so that a change reruns the
         study and nothing else in the file does (check_study reads them back)."""
-        return {"seeds": self.seeds, "broken_seeds": self.broken_seeds, "batch": self.batch,
-                "sweep": dict(self.sweep)}
+        where = {"space": vars(self.space).copy()} if self.space else {"sweep": dict(self.sweep)}
+        return {"seeds": self.seeds, "broken_seeds": self.broken_seeds, "batch": self.batch, **where}
+
+    def sweeps(self) -> list[dict]:
+        """The study's sweep configs, in sweep-number order: its one sweep, or those drawn from its space."""
+        return self.space.draw() if self.space else [dict(self.sweep)]
 
 
 def check_study(raw, name: str) -> Study:
@@ -88,27 +132,51 @@ def check_study(raw, name: str) -> Study:
     where = f"calibration study {name}"
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: must be a mapping of settings, got {raw!r}")
-    allowed = (*STUDY_COUNTS, "seconds_per_run", "sweep")
+    allowed = (*STUDY_COUNTS, "seconds_per_run", "sweep", "space")
     errors = [f"{where}: unknown setting {key!r} (a typo?); allowed: {', '.join(allowed)}"
               for key in raw if key not in allowed]
     for key, what in STUDY_COUNTS.items():
         value = raw.get(key)
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RUNS:
-            errors.append(f"{where}: setting {key}: got {value!r}; expected an integer from 1 to {MAX_RUNS} ({what})")
+        low = 0 if key == "broken_seeds" else 1  # a study may leave the broken arms to the others
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_RUNS:
+            errors.append(f"{where}: setting {key}: got {value!r}; expected an integer from {low} to {MAX_RUNS} "
+                          f"({what})")
     seconds = raw.get("seconds_per_run")
     if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
                                 or not 0 < seconds <= 1e6):
         errors.append(f"{where}: setting seconds_per_run: got {seconds!r}; expected a number of seconds above 0 "
                       "and at most 1e6 (the measured CPU time of one run, for the jobs' runtime)")
+    if "sweep" in raw and "space" in raw:
+        errors.append(f"{where}: settings sweep, space: at most one (a config as config/config.yaml, "
+                      "or the space its configs are drawn from)")
+    space = raw.get("space")
+    if space is not None:
+        errors += _space_errors(space, where)
     if errors:
         raise ConfigError("\n  ".join(["invalid calibration study:", *errors]))
+    seconds = None if seconds is None else float(seconds)
+    if space is not None:
+        space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]))
+        return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space)
     try:
         # A config as config/config.yaml, naming only what it changes (a study without one: the defaults).
         sweep = check_config(raw.get("sweep", {}))
     except ConfigError as exc:
         raise ConfigError(f"{where}, setting sweep: {exc}") from None
-    seconds = None if seconds is None else float(seconds)
     return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, sweep)
+
+
+def _space_errors(space, where: str) -> list[str]:
+    if not isinstance(space, Mapping):
+        return [f"{where}: setting space: got {space!r}; expected a mapping of {', '.join(SPACE_SETTINGS)}"]
+    errors = [f"{where}: unknown setting space.{key} (a typo?); allowed: {', '.join(SPACE_SETTINGS)}"
+              for key in space if key not in SPACE_SETTINGS]
+    for key, (low, high, what) in SPACE_SETTINGS.items():
+        value = space.get(key)
+        kinds = (int, float) if isinstance(low, float) else (int,)
+        if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+            errors.append(f"{where}: setting space.{key}: got {value!r}; expected {what} from {low} to {high}")
+    return errors
 
 
 def load_study(path: str | Path) -> Study:
@@ -122,8 +190,10 @@ def load_study(path: str | Path) -> Study:
 STUDIES_DIR = "config/calibration"
 RESULTS_DIR = "results/calibration"
 BATCH = RESULTS_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
+SWEEPS = RESULTS_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep configs, for its batches
 EXPECTATIONS = RESULTS_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
-TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power")
+TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power", "configs",
+          "false_fail_checks")
 REPORT = "reports/calibration.html"
 
 
@@ -157,3 +227,29 @@ def fixed_tables_files() -> list[str]:
     """The pipeline's result CSVs that are the same in every run (the lesson replications'):
     the batches read them rather than remaking them."""
     return [out.path for name, e in EXPERIMENTS.items() if not is_seeded(name) for out in e.outputs.values()]
+
+
+# CPU seconds of a batch job besides its runs (the interpreter, imports, the lesson tables read), and of drawing
+# a space study's sweeps (10.8 s for config_space's 300 configs; logs/benchmarks/calibration/, a loaded machine).
+SECONDS_PER_JOB = 3.0
+SECONDS_PER_DRAWN_CONFIG = 0.04
+
+
+def is_calibration_target(target: str) -> bool:
+    """Whether a snakemake target asks for the calibration study (its rule, report or a file of its results)."""
+    return target == "calibration" or target == REPORT or target.startswith(RESULTS_DIR + "/")
+
+
+def estimated_cpu_s(studies: Mapping[str, Study], done=lambda path: False) -> float:
+    """The CPU seconds the batches of `studies` not yet `done` will take, by their studies' measured
+    seconds_per_run (1 s where a study does not say), with each job's start-up and a space study's draw."""
+    total = 0.0
+    for name, study in studies.items():
+        per_run = study.seconds_per_run or 1.0
+        for arm in ARMS:
+            for b in study.batches(arm):
+                if not done(BATCH.format(study=name, arm=arm, batch=b)):
+                    total += SECONDS_PER_JOB + per_run * len(study.indices(arm, b))
+        if study.space and not done(SWEEPS.format(study=name)):
+            total += SECONDS_PER_DRAWN_CONFIG * study.space.configs
+    return total

@@ -17,6 +17,7 @@ Every table is a pure function of the rows, so the same batches give the same by
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from statistics import NormalDist
@@ -53,6 +54,27 @@ def wilson(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
     return low, high
 
 
+def upper_bound(failures: int, n: int, confidence: float = 0.95) -> float:
+    """One-sided Clopper-Pearson upper bound of a rate seen failures / n times: the p at which seeing at most
+    `failures` has chance 1 - confidence. With none, 1 - (1 - confidence)^(1/n), about 3 / n at 95%."""
+    if n <= 0:
+        return float("nan")
+    if failures >= n:
+        return 1.0
+
+    def at_most(p: float) -> float:  # P(X <= failures), X ~ Binomial(n, p)
+        log_terms = [math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * math.log(p)
+                     + (n - i) * math.log1p(-p) for i in range(failures + 1)]
+        top = max(log_terms)
+        return math.exp(top) * sum(math.exp(t - top) for t in log_terms)
+
+    low, high = 0.0, 1.0
+    for _ in range(100):  # bisection: at_most falls as p grows
+        mid = (low + high) / 2
+        low, high = (mid, high) if at_most(mid) > 1 - confidence else (low, mid)
+    return high
+
+
 def _order(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """Rows sorted by `by`, arms in ARMS order: the same bytes whatever order the batches came in."""
     table = table.copy()
@@ -77,27 +99,37 @@ def toward_fail(checks: pd.DataFrame, column: str = "z") -> pd.Series:
     return out
 
 
+RUN = ["config", "arm", "run"]  # a run's identity in every table
+
+
 def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     """One row per run: k, counts of checks and of failing ones, failing claims, the largest |z| of its
-    two-sided checks, and the largest z and margin toward failing of its checks with an SE (a check fails when
-    its margin toward failing exceeds 1)."""
+    two-sided checks, and the largest z and margin toward failing of its checks that can fail (held to an SE,
+    not the lesson's literal single-draw statement, which reads "not per draw" rather than fails): a run
+    fails such a check exactly when its largest margin toward failing exceeds 1. The check that came
+    closest is named (closest_claim, closest_check, closest_parameters)."""
     two_sided = checks.relation.isin(TWO_SIDED)
-    with_se = checks.z.notna()
-    checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & with_se,
-                           abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks),
-                           # a literal single-draw statement that misses reads "not per draw", never fails
-                           margin_toward_fail=checks.margin.where(  # toward failing already (Check.margin)
-                               with_se & ~checks.literal.astype(bool)))
-    keys = ["config", "arm", "seed_index"]
-    g = checks.groupby(keys, sort=False)
-    runs = g.agg(seed=("seed", "first"), k=("k", "first"), n_statistical=("n_statistical", "first"),
+    can_fail = checks.z.notna() & ~checks.literal.astype(bool)
+    checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & can_fail,
+                           abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks).where(can_fail),
+                           margin_toward_fail=checks.margin.where(can_fail))  # toward failing already (Check.margin)
+    g = checks.groupby(RUN, sort=False)
+    runs = g.agg(sweep=("sweep", "first"), seed_index=("seed_index", "first"), seed=("seed", "first"),
+                 k=("k", "first"), n_statistical=("n_statistical", "first"),
                  n_checks=("check", "size"), n_fails=("fail", "sum"), n_statistical_fails=("statistical_fail", "sum"),
                  max_abs_z=("abs_z", "max"), max_z_toward_fail=("toward_fail", "max"),
                  max_margin_toward_fail=("margin_toward_fail", "max")).reset_index()
-    failing = (checks[checks.fail].groupby(keys, sort=False).claim
+    failing = (checks[checks.fail].groupby(RUN, sort=False).claim
                .agg(lambda c: " ".join(sorted(set(c), key=_claim_key))).rename("failing_claims"))
-    runs = runs.merge(failing, on=keys, how="left").fillna({"failing_claims": ""})
-    return _order(runs, keys)
+    runs = runs.merge(failing, on=RUN, how="left").fillna({"failing_claims": ""})
+    ranked = checks[checks.margin_toward_fail.notna()]
+    closest = ranked.loc[ranked.groupby(RUN, sort=False).margin_toward_fail.idxmax(), [*RUN, "claim", "check",
+                                                                                        "parameters"]]
+    closest = closest.rename(columns={"claim": "closest_claim", "check": "closest_check",
+                                      "parameters": "closest_parameters"})
+    runs = runs.merge(closest, on=RUN, how="left").fillna({"closest_claim": "", "closest_check": "",
+                                                           "closest_parameters": ""})
+    return _order(runs, RUN)
 
 
 def _claim_key(claim: str) -> tuple[str, int]:
@@ -113,7 +145,7 @@ def z_summary(checks: pd.DataFrame, by: list[str] = FAMILY) -> pd.DataFrame:
     """
     st = checks[checks.z.notna()]  # every check held to a standard error
     g = st.groupby(by, sort=False)
-    out = g.agg(basis=("basis", "first"), n=("z", "size"), runs=("seed_index", "nunique"), mean_z=("z", "mean"),
+    out = g.agg(basis=("basis", "first"), n=("z", "size"), runs=("run", "nunique"), mean_z=("z", "mean"),
                 sd_z=("z", "std"), k_check=("k_check", "mean"),
                 max_abs_z=("z", lambda z: float(np.max(np.abs(z)))), k=("k", "mean"),
                 fails=("verdict", lambda v: int(np.sum(v == FAILS))),
@@ -140,9 +172,13 @@ def false_fails(runs: pd.DataFrame, alpha_family: float) -> pd.DataFrame:
     for (config, arm), g in groups:
         n, bad = len(g), int((g.n_fails > 0).sum())
         low, high = wilson(bad, n)
+        bound = upper_bound(bad, n)
         rows.append({"config": config, "arm": arm, "runs": n, "runs_with_fail": bad,
                      "runs_with_statistical_fail": int((g.n_statistical_fails > 0).sum()),
                      "expected": n * alpha_family, "rate": bad / n, "rate_low": low, "rate_high": high,
+                     # the rate the runs bound at 95% (about 3 / N with no fail): the promise is shown when it is
+                     # at most alpha_family
+                     "rate_bound": bound, "promise_shown": bool(arm == CORRECT_ARM and bound <= alpha_family),
                      "alpha_family": alpha_family, "k_min": float(g.k.min()), "k_max": float(g.k.max())})
     out = pd.DataFrame(rows)
     out["config_order"] = out.config.eq("all")
@@ -153,7 +189,7 @@ def directional(checks: pd.DataFrame) -> pd.DataFrame:
     """Per directional check family: fractions of its checks that hold, are inconclusive, fail, or neither."""
     d = checks[checks.relation.isin(DIRECTIONAL)]
     g = d.groupby(FAMILY, sort=False)
-    out = g.agg(n=("verdict", "size"), runs=("seed_index", "nunique"),
+    out = g.agg(n=("verdict", "size"), runs=("run", "nunique"),
                 holds=("verdict", lambda v: float(np.mean(v == HOLDS))),
                 inconclusive=("verdict", lambda v: float(np.mean(v == INCONCLUSIVE))),
                 fails=("verdict", lambda v: float(np.mean(v == FAILS))),
@@ -165,7 +201,7 @@ def directional(checks: pd.DataFrame) -> pd.DataFrame:
 def power(checks: pd.DataFrame) -> pd.DataFrame:
     """Per claim, config and arm: the fraction of runs in which the claim fails (some check fails) or
     does not hold (some check fails or is inconclusive), with a Wilson interval on the first."""
-    per_run = checks.groupby(["config", "arm", "claim", "seed_index"], sort=False).verdict.agg(
+    per_run = checks.groupby(["config", "arm", "claim", "run"], sort=False).verdict.agg(
         fails=lambda v: bool(np.any(v == FAILS)), not_holds=lambda v: bool(np.any(v != HOLDS))).reset_index()
     rows = []
     for (config, arm, claim), g in per_run.groupby(["config", "arm", "claim"], sort=False):
@@ -178,10 +214,44 @@ def power(checks: pd.DataFrame) -> pd.DataFrame:
     return _order(out, ["config", "claim_order", "arm"]).drop(columns="claim_order")
 
 
-def summaries(checks: pd.DataFrame, alpha_family: float) -> dict[str, pd.DataFrame]:
+def configs_table(sweeps: dict[str, list]) -> pd.DataFrame:
+    """One row per sweep config of each study (study -> its sweeps, Study.sweeps): the config as JSON, the cost
+    model's CPU seconds of a run, and the settings that set its size, to plot margins against."""
+    from sdpa_lab.calibration.space import cpu_seconds
+
+    rows = []
+    for study, configs in sweeps.items():
+        for i, c in enumerate(configs):
+            sections = [c[s] for s in ("entropy_sweep", "ranking_invariance", "gradient", "learning")]
+            rows.append({"config": study, "sweep": i, "seed": c["seed"], "estimated_cpu_s": cpu_seconds(c),
+                         "largest_d_k": max(max(s["d_k"]) for s in [c["variance"], *sections]),
+                         "smallest_d_k": min(min(s["d_k"]) for s in [c["variance"], *sections]),
+                         "n_pairs": c["variance"]["n_pairs"],
+                         "fewest_trials": min(c[s]["trials"] for s in ("entropy_sweep", "ranking_invariance",
+                                                                       "gradient")),
+                         "largest_T": max(s["T"] for s in sections), "learning_runs": c["learning"]["runs"],
+                         "learning_steps": c["learning"]["steps"],
+                         "settings": json.dumps(c, separators=(",", ":"))})
+    return pd.DataFrame(rows)
+
+
+def false_fail_checks(checks: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFrame:
+    """Every failing check of the correct arm (a false fail: every claim is true there), with its run's config."""
+    bad = checks[(checks.arm == CORRECT_ARM) & (checks.verdict == FAILS)]
+    out = bad.merge(configs[["config", "sweep", "settings"]], on=["config", "sweep"], how="left")
+    return _order(out, [*RUN, "claim", "check", "parameters"])
+
+
+def summaries(checks: pd.DataFrame, alpha_family: float, sweeps: dict[str, list] | None = None
+              ) -> dict[str, pd.DataFrame]:
     """Every summary table, by its file stem under results/calibration/."""
     runs = runs_table(checks)
+    configs = configs_table(sweeps or {})
+    if configs.empty:
+        configs = pd.DataFrame(columns=["config", "sweep", "settings"])
     return {
+        "configs": configs,
+        "false_fail_checks": false_fail_checks(checks, configs),
         "runs": runs,
         "z_summary": z_summary(checks),
         "z_by_point": z_summary(checks, FAMILY + ["parameters"]),
@@ -231,22 +301,24 @@ def read_batches(paths) -> pd.DataFrame:
         raise ValueError(f"calibration batches lack columns {missing}")
     checks = checks[list(COLUMNS)]
     checks["order"] = range(len(checks))  # a run's checks keep the registry's order
-    return _order(checks, ["config", "arm", "seed_index", "order"]).drop(columns="order")
+    return _order(checks, [*RUN, "order"]).drop(columns="order")
 
 
-def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY) -> dict[str, pd.DataFrame]:
-    """Read the batches, write checks.csv and every summary table to `out_dir`; return them all."""
+def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY, sweeps: dict[str, list] | None = None
+              ) -> dict[str, pd.DataFrame]:
+    """Read the batches, write checks.csv and every summary table to `out_dir`; return them all. `sweeps`: each
+    study's sweep configs (Study.sweeps), for configs.csv and the false fails' configs."""
     checks = read_batches(paths)
-    tables = {"checks": checks, **summaries(checks, alpha_family)}
+    tables = {"checks": checks, **summaries(checks, alpha_family, sweeps)}
     for stem, table in tables.items():
         write_csv(table, f"{out_dir}/{stem}.csv")
     return tables
 
 
-def tables_job(batches, out_dir, log_path: str | None = None) -> None:
+def tables_job(batches, out_dir, log_path: str | None = None, sweeps: dict[str, list] | None = None) -> None:
     """What rule calibration_tables runs: aggregate, logged."""
     with job_log("calibration_tables", log_path) as logger:
-        tables = aggregate(batches, out_dir)
+        tables = aggregate(batches, out_dir, sweeps=sweeps)
         h = headline(tables)
         logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
                     len(batches), len(tables["checks"]), h["runs"], h["runs_with_fail"], out_dir)

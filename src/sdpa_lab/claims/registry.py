@@ -249,6 +249,8 @@ LESSON_SENTENCES: dict[tuple[str, str], str] = {
     ("B3", "std ratio"): _SPREAD,
     ("B4", "raw variance at d_k = 1024 (Exercise 1)"): _EXERCISE1,
     ("B4", "scaled variance at d_k = 1024 (Exercise 1)"): _EXERCISE1,
+    ("B4", "raw variance at d_k = 1024"): _EXERCISE1,  # the configured sweep's d_k = 1024
+    ("B4", "scaled variance at d_k = 1024"): _EXERCISE1,
     ("B5", "fall of mean unscaled entropy"): _EXERCISE2,
     ("B5", "power-law exponent of mean unscaled entropy vs d_k"): _EXERCISE2,
     ("B5", "mean scaled entropy minus its unit-variance limit"): _SCALED_ENTROPY,

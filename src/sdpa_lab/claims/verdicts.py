@@ -98,7 +98,8 @@ def claim_verdict(checks: Sequence[Check]) -> str:
 
 def summary(decision: Decision, show_all: bool = False) -> str:
     """The compact table: per claim, its verdict and its closest check (every failing check in full)."""
-    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check"]
+    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check (margin: how far toward failing, in "
+             "tolerances; above 1 it fails)"]
     by_claim: dict[str, list[Check]] = {}
     for c in decision.checks:
         by_claim.setdefault(c.claim, []).append(c)
@@ -107,9 +108,9 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         if not checks:
             continue
         worst = max(checks, key=closeness)
-        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<31} {describe(worst)}")
+        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<31} {describe(worst, rule=False)}")
         shown = checks if show_all else [c for c in checks if c.verdict == FAILS and c is not worst]
-        lines += [f"{'':<5} {'':>6}  {c.verdict:<31} {describe(c)}" for c in shown]
+        lines += [f"{'':<5} {'':>6}  {c.verdict:<31} {describe(c, rule=False)}" for c in shown]
     verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
     others = [f"{sum(v == o for v in verdicts.values())} {o}" for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED)
               if o in verdicts.values()]

@@ -35,6 +35,16 @@ NS_PER_JACOBIAN_ENTRY = 53.0
 # learning: ns of CPU per (run, learning rate, scale, step, key, value dimension) of gradient descent
 # (results_large.csv: 3.44 s for 256 runs * 11 rates * 2 scales * 200 steps * 8 keys * 212 value dims).
 NS_PER_DESCENT_ELEMENT = 1.8
+# learning, besides the descent: ns of CPU per (run, key or query, key dimension), (T + 1) * d_k per run, for
+# drawing the keys and queries three times (a selection pass per scale and the scored pass), and per
+# (run, T^2 d_k) for their four Gram matrices K K^T. Fitted to two measurements of learning_rows with 1000
+# runs, 1 step, 1 learning rate: 1.19 s at T = 2, d_k = 8192 and 1.02 s at T = 16, d_k = 1024; they matter
+# only for heads far wider than the value dimension (the descent term above, of d_v <= 64, misses them).
+NS_PER_LEARNING_KEY = 47.0
+NS_PER_LEARNING_GRAM = 0.73
+# learning: ns of CPU per (d_k, step) whatever the arrays' sizes, the NumPy calls of a step on small arrays
+# (learning_rows with 10 runs, T = 2, d_k = 1, 1 learning rate: 0.71 s for 2000 steps; on a loaded machine).
+NS_PER_LEARNING_STEP = 3.5e5
 # forward_shape: ns of CPU per (B, T, T) weight (results_large.csv: 0.21 s for (8, 1024, 64)).
 NS_PER_WEIGHT = 25.0
 # Everything that does not grow with the config: Snakemake's start-up, each job's, the lesson
@@ -42,6 +52,11 @@ NS_PER_WEIGHT = 25.0
 # the report (benchmarks/results.csv at 3552708, pipeline_clean on config/config.yaml: 19.9 s of CPU,
 # of which the parts above model 4.6 s).
 FIXED_CPU_S = 15.3
+# solutions: grading a learner's complete file at the grader's default sizes (Exercise 1: 10,000 pairs per call;
+# sdpa-lab grade examples/solutions/correct.py, 3 seeds back to back on the loaded 2-core machine: 3.6, 4.6
+# and 5.6 s of CPU, its process and the learner's together; the lesson's 100,000 pairs, drawn only where the
+# small draw is not the grader's, would add about 25 s).
+GRADE_CPU_S = 4.6
 # A value dimension is at most this wide (sdpa_lab.experiments.gradient and .learning: D_V_MAX).
 D_V_MAX = 64
 # The CSVs, figures, report, logs and benchmark files: a few MiB whatever the sweep.
@@ -100,9 +115,14 @@ def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
         NS_PER_NORMAL * (g["T"] + 1) * _d_v(d_k) + NS_PER_JACOBIAN_ENTRY * g["T"] ** 2 for d_k in g["d_k"])
     learn = config["learning"]
     cost.cpu_s["learning"] = (NS_PER_DESCENT_ELEMENT * NS * learn["runs"] * len(learn["learning_rates"]) * 2
-                              * learn["steps"] * learn["T"] * sum(_d_v(d_k) for d_k in learn["d_k"]))
+                              * learn["steps"] * learn["T"] * sum(_d_v(d_k) for d_k in learn["d_k"])
+                              + NS * learn["runs"] * sum(d_k for d_k in learn["d_k"])
+                              * (NS_PER_LEARNING_KEY * (learn["T"] + 1) + NS_PER_LEARNING_GRAM * learn["T"] ** 2)
+                              + NS_PER_LEARNING_STEP * NS * len(learn["d_k"]) * learn["steps"])
     cost.cpu_s["forward_shape"] = NS_PER_WEIGHT * NS * sum(B * T * T for B, T, _ in config["forward_shape"]["shapes"])
     cost.cpu_s["fixed"] = FIXED_CPU_S
+    if config.get("solutions"):  # --config solutions=FILE: the grading of the learner's file
+        cost.cpu_s["solutions"] = GRADE_CPU_S
     return cost
 
 
@@ -125,13 +145,17 @@ def size(n_bytes: float) -> str:
 def summary(cost: Cost) -> list[str]:
     """The estimate in a few lines: the total, then each part that costs more than a second."""
     reused = f", reusing the {cost.reused} trial-score files already drawn" if cost.reused else ""
-    lines = [f"estimated cost of a run: {duration(cost.total_cpu_s)} of CPU, {size(cost.disk_bytes)} on disk "
-             f"(every experiment from scratch{reused})"
+    graded = " and the grading of your solutions" if "solutions" in cost.cpu_s else ""
+    lines = [f"estimated cost of the main run (the default target): {duration(cost.total_cpu_s)} of CPU, "
+             f"{size(cost.disk_bytes)} on disk (every experiment from scratch{graded}{reused})"
              + (f"; above {duration(LONG_RUN_S)}, snakemake asks for --config {CONFIRM}=true"
                 if cost.total_cpu_s > LONG_RUN_S else "")]
     for part, seconds in sorted(cost.cpu_s.items(), key=lambda kv: -kv[1]):
-        if seconds >= 1 and part != "fixed":
+        if seconds >= 1 and part not in ("fixed", "solutions"):
             lines.append(f"  {part:<20} {duration(seconds)} of CPU")
+    if "solutions" in cost.cpu_s:
+        lines.append(f"  {'solutions':<20} {duration(cost.cpu_s['solutions'])} of CPU (the lesson's 100,000 pairs "
+                     "of Exercise 1, where drawn, add about 25 s)")
     return lines
 
 

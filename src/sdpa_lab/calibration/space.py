@@ -1,0 +1,200 @@
+"""Sweep configs drawn at random from the schema: the calibration study over the config space.
+
+Four fixed configs do not show that a tolerance holds "at every config the schema accepts". A
+space study (a study file with `space:` instead of `sweep:`) draws its sweeps from the schema
+itself (config.schema.yaml, read here, so a new setting or bound is sampled without an edit):
+every required setting, each integer and number over its whole range, edges included, each list
+of every allowed length, then keeps the configs the cost model (sdpa_lab.workflow_support.cost) puts under a
+budget of CPU seconds per run. The draws come from Python's `random.Random` with the space's seed
+(the same Mersenne Twister stream on every platform and version), so the same study file gives
+the same configs, and the same batches the same bytes.
+
+Standard library, the schema and the cost model only: the Snakefile imports this at parse time.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from sdpa_lab.config import ConfigError, config_errors, load_schema
+from sdpa_lab.workflow_support import cost
+
+# The chance that a bounded setting takes exactly its lower bound, and exactly its upper bound (each): the
+# edges are where finite-size corrections and small-sample tails are largest, so they are drawn on purpose.
+EDGE = 0.15
+# Settings drawn uniformly over their range rather than log-uniformly (a seed has no scale).
+UNIFORM = frozenset({"seed"})
+# A number with no lower bound of its own (exclusiveMinimum 0) is drawn log-uniformly from here up; its
+# edge is the smallest positive float itself.
+LOG_FLOOR = 1e-6
+# Give up after this many draws of one section: a budget no draw meets is an error, not a hang.
+MAX_TRIES_PER_SECTION = 100_000
+
+
+# CPU seconds of one finite-d_k expectation the claims compare B5's and B7's means with (claims.expectations;
+# 0.1-0.17 s each at T = 2 to 64, measured on a loaded machine), per run: a config's expectations are
+# computed once for its runs, and a space study makes 3 of each.
+EXPECTATION_CPU_S = 0.15 / 3
+
+
+def cpu_seconds(config: Mapping) -> float:
+    """The cost model's CPU seconds of one in-process run of `config`: every experiment, without the fixed
+    part (Snakemake's start-up, the lesson replications, report), which a calibration run does not pay, and
+    with the finite-d_k expectations its claims ask for (about 3 per d_k of entropy_sweep and gradient)."""
+    c = cost.estimate(config)
+    asked = 3 * (len(set(config["entropy_sweep"]["d_k"])) + len(set(config["gradient"]["d_k"])))
+    return c.total_cpu_s - c.cpu_s["fixed"] + EXPECTATION_CPU_S * asked
+
+
+def _resolve(node: Mapping, root: Mapping) -> Mapping:
+    ref = node.get("$ref")
+    if ref is None:
+        return node
+    target: Any = root
+    for part in ref.removeprefix("#/").split("/"):
+        target = target[part]
+    return target
+
+
+def _size(rng: random.Random, lo: int, hi: int) -> int:
+    """An integer in [lo, hi]: lo or hi with chance EDGE each, else log-uniform over [lo, hi] (lo + 1 if lo is 0)."""
+    u = rng.random()
+    if u < EDGE or lo == hi:
+        return lo
+    if u < 2 * EDGE:
+        return hi
+    a, b = math.log(lo + 1), math.log(hi + 2)  # of value + 1: 0 allowed, and hi reached with its share
+    return min(hi, max(lo, int(math.exp(rng.uniform(a, b))) - 1))
+
+
+def _integer(rng: random.Random, node: Mapping, name: str) -> int:
+    lo, hi = node["minimum"], node["maximum"]
+    if name in UNIFORM:
+        u = rng.random()
+        return lo if u < EDGE else hi if u < 2 * EDGE else rng.randint(lo, hi)
+    return _size(rng, lo, hi)
+
+
+def _number(rng: random.Random, node: Mapping) -> float:
+    """A float in the node's range: each bound (or, for an exclusive one, the nearest float inside it) with
+    chance EDGE, else log-uniform (from LOG_FLOOR if the range starts at 0)."""
+    lo = node.get("minimum", node.get("exclusiveMinimum"))
+    hi = node.get("maximum", node.get("exclusiveMaximum"))
+    low_edge = math.nextafter(lo, math.inf) if "exclusiveMinimum" in node else float(lo)
+    high_edge = math.nextafter(hi, -math.inf) if "exclusiveMaximum" in node else float(hi)
+    u = rng.random()
+    if u < EDGE:
+        return low_edge
+    if u < 2 * EDGE:
+        return high_edge
+    a = math.log(max(lo, LOG_FLOOR))
+    return min(high_edge, max(low_edge, math.exp(rng.uniform(a, math.log(hi)))))
+
+
+def _array(rng: random.Random, node: Mapping, root: Mapping, name: str) -> list:
+    n = _size(rng, node.get("minItems", 0), node["maxItems"])
+    items = _resolve(node["items"], root)
+    out: list = []
+    while len(out) < n:  # every item space here is far larger than maxItems: the loop ends
+        value = draw_value(rng, items, root, name)
+        if not node.get("uniqueItems") or value not in out:
+            out.append(value)
+    return out
+
+
+def draw_value(rng: random.Random, node: Mapping, root: Mapping, name: str = "") -> Any:
+    """A value the schema node accepts, drawn from `rng`: every setting with a default (those without one are
+    optional switches no experiment reads), integers and numbers over their whole range."""
+    node = _resolve(node, root)
+    kind = node.get("type")
+    if kind == "object":
+        return {key: draw_value(rng, prop, root, key) for key, prop in node["properties"].items() if "default" in prop}
+    if kind == "array":
+        return _array(rng, node, root, name)
+    if kind == "integer":
+        return _integer(rng, node, name)
+    if kind == "number":
+        return _number(rng, node)
+    raise ValueError(f"config schema: cannot draw setting {name!r} of type {kind!r}")
+
+
+def lowest(node: Mapping, root: Mapping) -> Any:
+    """The cheapest value the schema node accepts: every number at its lower edge, every list at its shortest."""
+    node = _resolve(node, root)
+    kind = node.get("type")
+    if kind == "object":
+        return {key: lowest(prop, root) for key, prop in node["properties"].items() if "default" in prop}
+    if kind == "array":
+        return [lowest(node["items"], root)] * node.get("minItems", 0)
+    if kind == "integer":
+        return node["minimum"]
+    if kind == "number":
+        return math.nextafter(node["exclusiveMinimum"], math.inf) if "exclusiveMinimum" in node else node["minimum"]
+    raise ValueError(f"config schema: no lowest value of type {kind!r}")
+
+
+def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[dict, int]:
+    """A config drawn from the schema `root` whose estimated run is at most `max_cpu_s`, and how many section
+    draws were refused on the way.
+
+    A whole config drawn at once is almost never cheap (the sample counts of six sections would all have to
+    land low), so the sections are drawn in a random order, the others at their lowest, each redrawn
+    until the config so far fits its share of the budget: section i of n within i / n of what the cheapest
+    config leaves of it.
+    Within a section every setting is still drawn over its whole range; the budget decides which are kept.
+    """
+    config = lowest(root, root)
+    sections = [key for key in config if isinstance(config[key], dict)]
+    assert sections, "config schema: no section to draw"
+    floor = cpu_seconds(config)  # what every config costs: the shares are of the rest
+    if floor > max_cpu_s:
+        raise ConfigError(f"config space: the cheapest config takes {floor:.2g} CPU s per run, over max_cpu_s "
+                          f"{max_cpu_s}")
+    refused = 0
+    for key in config:
+        if key not in sections:
+            config[key] = draw_value(rng, root["properties"][key], root, key)
+    rng.shuffle(sections)  # in turn first and last: each section sometimes has the budget's whole rest
+    for i, key in enumerate(sections, start=1):
+        for _ in range(MAX_TRIES_PER_SECTION):
+            config[key] = draw_value(rng, root["properties"][key], root, key)
+            if cpu_seconds(config) <= floor + (max_cpu_s - floor) * i / len(sections):
+                break
+            refused += 1
+        else:
+            raise ConfigError(f"config space: no draw of section {key} within {max_cpu_s} CPU s per run in "
+                              f"{MAX_TRIES_PER_SECTION} tries; raise max_cpu_s")
+    return config, refused
+
+
+@cache
+def _draw(seed: int, configs: int, max_cpu_s: float) -> tuple[tuple[dict, ...], int]:
+    rng = random.Random(seed)
+    root = load_schema()
+    kept: list[dict] = []
+    refused = 0
+    while len(kept) < configs:
+        config, n = draw_config(rng, root, max_cpu_s)
+        refused += n
+        if config_errors(config):  # a limit across settings (T x d_k per trial): drawn again
+            refused += 1
+            continue
+        kept.append(config)
+    return tuple(kept), refused
+
+
+def draw_configs(seed: int, configs: int, max_cpu_s: float) -> list[dict]:
+    """The first `configs` valid configs drawn with `seed` whose estimated run (cpu_seconds) is at most
+    `max_cpu_s`: the same list for the same arguments (each a fresh copy)."""
+    import copy
+
+    return copy.deepcopy(list(_draw(seed, configs, max_cpu_s)[0]))
+
+
+def draws_refused(seed: int, configs: int, max_cpu_s: float) -> int:
+    """How many section draws (draw_config) and whole configs (invalid across settings) were refused on the way."""
+    return _draw(seed, configs, max_cpu_s)[1]

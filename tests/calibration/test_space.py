@@ -1,0 +1,176 @@
+"""The calibration over the config space: configs drawn from the schema, a space study, and what it writes."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+
+import pandas as pd
+import pytest
+
+from sdpa_lab.calibration import space
+from sdpa_lab.calibration.report import build_report, worst_margins
+from sdpa_lab.calibration.runner import fixed_tables, run_batch
+from sdpa_lab.calibration.studies import CORRECT_ARM, check_study
+from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
+from sdpa_lab.config import ConfigError, check_config, load_schema
+from sdpa_lab.io import write_csv
+
+
+def leaves(value, node, root, path=""):
+    """(path, value) of every number a config holds, list items under path[] and list lengths under path#len."""
+    node = space._resolve(node, root)
+    if node["type"] == "object":
+        for key, v in value.items():
+            yield from leaves(v, node["properties"][key], root, f"{path}.{key}")
+    elif node["type"] == "array":
+        yield f"{path}#len", len(value)
+        for v in value:
+            yield from leaves(v, node["items"], root, f"{path}[]")
+    else:
+        yield path, value
+
+
+def edges(node, root, path=""):
+    """path -> (lowest, highest) value the schema allows, for every number and list length of a config."""
+    node = space._resolve(node, root)
+    out = {}
+    if node["type"] == "object":
+        for key, prop in node["properties"].items():
+            if "default" in prop:  # a setting; the others are optional switches no experiment reads
+                out.update(edges(prop, root, f"{path}.{key}"))
+    elif node["type"] == "array":
+        out[f"{path}#len"] = (node.get("minItems", 0), node["maxItems"])
+        out.update(edges(node["items"], root, f"{path}[]"))
+    elif "exclusiveMinimum" in node or "exclusiveMaximum" in node:
+        lo = node.get("minimum", math.nextafter(node.get("exclusiveMinimum", -math.inf), math.inf))
+        hi = node.get("maximum", math.nextafter(node.get("exclusiveMaximum", math.inf), -math.inf))
+        out[path] = (lo, hi)
+    else:
+        out[path] = (node["minimum"], node["maximum"])
+    return out
+
+
+def test_every_setting_is_drawn_over_its_whole_range_edges_included():
+    root = load_schema()
+    rng = random.Random(3)
+    seen: dict[str, list] = {}
+    for _ in range(300):
+        for path, value in leaves(space.draw_value(rng, root, root), root, root):
+            seen.setdefault(path, []).append(value)
+    bounds = edges(root, root)
+    assert set(seen) == set(bounds)  # every setting drawn, and nothing else
+    for path, (lo, hi) in bounds.items():
+        assert min(seen[path]) == lo and max(seen[path]) == hi, path  # both edges reached, none passed
+        inside = [v for v in seen[path] if lo < v < hi]
+        assert len(set(inside)) > 10 or hi - lo < 20, path  # and the range between them
+
+
+def test_drawn_configs_are_valid_under_the_budget_and_the_same_for_the_same_seed():
+    configs = space.draw_configs(5, 20, 0.6)
+    assert len(configs) == 20
+    for c in configs:
+        assert check_config(c) == c  # valid as drawn: nothing to fill in
+        assert space.cpu_seconds(c) <= 0.6
+    again = space._draw.__wrapped__(5, 20, 0.6)[0]  # drawn afresh, not from the cache
+    assert json.dumps(list(again)) == json.dumps(configs)
+    assert space.draw_configs(6, 20, 0.6) != configs
+    assert len({json.dumps(c) for c in configs}) == 20
+    with pytest.raises(ConfigError, match="cheapest config"):
+        space.draw_configs(5, 1, 0.01)
+
+
+def space_study(configs=20, seeds=1, max_cpu_s=0.35, **change) -> dict:
+    return {"space": {"seed": 20261201, "configs": configs, "max_cpu_s": max_cpu_s}, "seeds": seeds,
+            "broken_seeds": 0, "batch": configs * seeds, **change}
+
+
+def test_a_space_study_makes_its_seeds_of_each_drawn_config():
+    s = check_study(space_study(configs=4, seeds=3), "cs")
+    assert s.sweep is None and s.runs(CORRECT_ARM) == 12 and s.runs("none") == 0 and list(s.batches("none")) == []
+    assert [s.run_key(CORRECT_ARM, i) for i in (0, 2, 3, 11)] == [(0, 0), (0, 2), (1, 0), (3, 2)]
+    assert check_study(s.settings(), "cs") == s
+    assert s.sweeps() == space.draw_configs(20261201, 4, 0.35)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"space": {"seed": 1, "configs": 0, "max_cpu_s": 1}}, "space.configs"),
+    ({"space": {"seed": 1, "configs": 3, "max_cpu_s": -1}}, "space.max_cpu_s"),
+    ({"space": {"seed": 1, "configs": 3, "max_cpu_s": 1, "typo": 1}}, "space.typo"),
+    ({"space": [1]}, "setting space"),
+    ({"sweep": {}}, "sweep, space"),
+])
+def test_a_bad_space_study_is_refused_naming_the_setting(change, words):
+    with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
+        check_study(space_study(**change), "bad")
+
+
+@pytest.fixture(scope="module")
+def twenty(tmp_path_factory):
+    """20 drawn configs, one run each, decided and summarised as the workflow does."""
+    s = check_study(space_study(), "cs")
+    sweeps = s.sweeps()
+    out = tmp_path_factory.mktemp("lesson")
+    for name, table in fixed_tables(sweeps[0]).items():
+        write_csv(table, out / name)
+    rows = run_batch(s, CORRECT_ARM, 0, fixed_dir=out, sweeps=sweeps)
+    return sweeps, pd.DataFrame(rows)
+
+
+def test_twenty_drawn_configs_pass_with_a_correct_pipeline(twenty):
+    sweeps, checks = twenty
+    assert sorted(set(checks.sweep)) == list(range(20)) and set(checks.seed_index) == {0}
+    tables = summaries(checks, 1e-4, {"cs": sweeps})
+    runs, configs = tables["runs"], tables["configs"]
+    assert len(runs) == 20 and (runs.n_fails == 0).all(), runs[runs.n_fails > 0]  # no false fail anywhere
+    assert tables["false_fail_checks"].empty
+    assert (runs.max_margin_toward_fail < 1).all() and (runs.closest_claim != "").all()
+    assert [json.loads(c) for c in configs.settings] == sweeps  # every config tried, recorded whole
+    assert (configs.estimated_cpu_s <= 0.35).all()
+
+
+def test_a_false_fail_is_recorded_with_its_config(twenty):
+    sweeps, checks = twenty
+    broken = checks.copy()
+    row = broken.index[(broken.sweep == 7) & broken.z.notna()][0]
+    broken.loc[row, ["verdict", "margin"]] = ["fails", 1.5]
+    tables = summaries(broken, 1e-4, {"cs": sweeps})
+    ff = tables["false_fail_checks"]
+    assert len(ff) == 1 and ff.sweep.iloc[0] == 7 and json.loads(ff.settings.iloc[0]) == sweeps[7]
+    assert tables["false_fails"].set_index("config").loc["cs", "runs_with_fail"] == 1
+
+
+def test_the_worst_run_figure_plots_only_checks_that_can_fail(twenty, tmp_path):
+    sweeps, checks = twenty
+    # the lesson's literal single-draw Exercise 2 never fails: a huge z there moves no run's worst margin
+    literal = checks.literal.astype(bool)
+    assert literal.any()
+    loud = checks.assign(z=checks.z.where(~literal, 16.0), margin=checks.margin.where(~literal, 9.0))
+    assert runs_table(loud).max_margin_toward_fail.equals(runs_table(checks).max_margin_toward_fail)
+    assert runs_table(loud).max_z_toward_fail.equals(runs_table(checks).max_z_toward_fail)
+    # and its points above 1 are exactly the runs with a false fail of a check that can fail
+    row = checks.index[(checks.sweep == 3) & checks.z.notna() & ~literal][0]
+    failing = checks.copy()
+    failing.loc[row, ["verdict", "margin"]] = ["fails", 1.2]
+    tables = summaries(failing, 1e-4, {"cs": sweeps})
+    above = int((worst_margins(tables)["cs"] > 1).sum())
+    ff = tables["false_fails"].set_index(["config", "arm"]).loc[("cs", CORRECT_ARM)]
+    assert above == ff.runs_with_statistical_fail == ff.runs_with_fail == 1
+    for name, table in tables.items():
+        table.to_csv(tmp_path / f"{name}.csv", index=False)
+    pd.DataFrame(failing).to_csv(tmp_path / "checks.csv", index=False)
+    build_report(tmp_path, tmp_path / "calibration.html", "abc123")
+    html = (tmp_path / "calibration.html").read_text()
+    assert "Over the config space" in html and "False fails over the config space" in html
+    assert html.count('src="data:image/png;base64,') == 5 and "commit abc123" in html
+
+
+def test_the_rate_bound_is_the_one_sided_clopper_pearson_bound():
+    assert upper_bound(0, 30_000) <= 1e-4 < upper_bound(0, 29_900)  # 0 fails in 30,000: the promise shown
+    assert upper_bound(0, 1000) == pytest.approx(3 / 1000, rel=0.01)
+    for failures, n in ((2, 1000), (5, 300)):
+        p = upper_bound(failures, n)
+        at_most = sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(failures + 1))
+        assert at_most == pytest.approx(0.05, abs=1e-9)
+    assert upper_bound(4, 4) == 1.0
