@@ -62,6 +62,13 @@ rule all:
         all_outputs(),
 
 
+# A class alone (config `submissions`, workflow/rules/class.smk): its gradebook and pages,
+# without the experiments and the report; nothing without a class.
+rule grade_class:
+    input:
+        class_outputs(),
+
+
 # The calibration study of the tolerances (workflow/rules/calibration.smk), not part of `all`.
 rule calibration:
     input:

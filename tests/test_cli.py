@@ -259,3 +259,12 @@ def test_configs_beside_a_link_and_beside_its_target_must_agree(results, tmp_pat
     with deadline():
         assert main(["check", str(link)]) in (0, 1)
     assert "error" not in capsys.readouterr().err
+
+
+def test_a_section_the_config_leaves_out_is_bounded_by_the_widest_config():
+    # As the stale check skips a section the config does not give, its CSVs are bounded by what any config makes.
+    from sdpa_lab.results import size_limits
+
+    partial, widest = size_limits({"seed": 1, "variance": {"d_k": [4], "n_pairs": 1000}}), size_limits(None)
+    assert partial["variance.csv"][1] == "the config" and partial["variance.csv"][0] < widest["variance.csv"][0]
+    assert partial["gradient.csv"] == widest["gradient.csv"]

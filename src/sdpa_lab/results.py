@@ -35,27 +35,36 @@ COLUMNS: dict[str, dict[str, str]] = columns()
 CELL_BYTES = {"int": 21, "float": 25, "num": 25, "str": 65}
 
 
+def _given(config: Mapping | None, section: str | None) -> bool:
+    """Whether `config` gives the settings of `section` (the lesson replications, with none, take none)."""
+    return config is not None and (section is None or section in config)
+
+
 def row_counts(config: Mapping | None) -> dict[str, int]:
     """Each result CSV's number of rows from `config`, as its experiment declares it (registry.Experiment.row_counts);
-    with no config, the most any config the schema accepts makes (config.widest_config)."""
-    config = widest_config() if config is None else config
+    with no config, or for a section `config` leaves out (as the stale check skips it), the most any config the
+    schema accepts makes (config.widest_config)."""
+    widest = widest_config()
     counts = {}
     for name, experiment in EXPERIMENTS.items():
         module, _, function = experiment.row_counts.partition(":")
-        made = getattr(importlib.import_module(module), function)(settings_of(config, name))
+        settings = settings_of(config if _given(config, experiment.section) else widest, name)
+        made = getattr(importlib.import_module(module), function)(settings)
         counts |= {out.file: made[key] for key, out in experiment.outputs.items()}
     return counts
 
 
 def size_limits(config: Mapping | None) -> dict[str, tuple[int, str]]:
-    """The most bytes each result CSV of `config` can hold (with no config, of any config the schema accepts), and
-    which config that is: its header, and its rows (row_counts) with every cell as wide as its kind's widest
-    (CELL_BYTES). A larger file is not its results."""
-    which = "the config" if config is not None else "the largest config the schema accepts"
+    """The most bytes each result CSV of `config` can hold (of any config the schema accepts where `config` gives
+    none), and which config that is: its header, and its rows (row_counts) with every cell as wide as its kind's
+    widest (CELL_BYTES). A larger file is not its results."""
+    counts = row_counts(config)
     limits = {}
-    for file, rows in row_counts(config).items():
-        header = sum(len(column) + 1 for column in COLUMNS[file])
-        limits[file] = (header + rows * sum(CELL_BYTES[kind] for kind in COLUMNS[file].values()), which)
+    for experiment in EXPERIMENTS.values():
+        which = "the config" if _given(config, experiment.section) else "the largest config the schema accepts"
+        for file in (out.file for out in experiment.outputs.values()):
+            header = sum(len(column) + 1 for column in COLUMNS[file])
+            limits[file] = (header + counts[file] * sum(CELL_BYTES[kind] for kind in COLUMNS[file].values()), which)
     return limits
 
 

@@ -70,9 +70,3 @@ rule gradebook:
         runtime=2,
     script:
         "../scripts/gradebook.py"
-
-
-# The class alone (its gradebook and pages), without the experiments and the report.
-rule grade_class:
-    input:
-        class_outputs(),

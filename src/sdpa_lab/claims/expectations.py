@@ -75,16 +75,34 @@ def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
     raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}")
 
 
-def _draws(name: str, d_k: int, T: int, what: int) -> np.ndarray:
-    """Seeded unit-variance scores u (2 pairs, T) in antithetic pairs (u, -u): averages over |q| are even in u."""
+# Blocks of draws (each of DRAW_ELEMENTS) for the scaled softmax's mean Jacobian norm, which B7 holds a measured
+# mean to directly, not a difference of two statistics of the same draws (whose Monte Carlo noise mostly cancels):
+# its Monte Carlo error, shared by every run, must stay well below the mean's own SE at many trials (8 blocks: a
+# Monte Carlo SE sqrt(8) times smaller than one block's; at d_k = 1, T = 8 one block's was a quarter of the SE of
+# a mean over 10,000 trials).
+DIRECT_BLOCKS = 8
+
+
+def _draws(name: str, d_k: int, T: int, what: int, block: int = 0) -> np.ndarray:
+    """Seeded unit-variance scores u (2 pairs, T) in antithetic pairs (u, -u): averages over |q| are even in u.
+    Blocks 1, 2, ... are further independent draws (block 0 is the first)."""
     pairs = max(256, DRAW_ELEMENTS // (2 * T))
-    u = np.random.default_rng([d_k, T, STATISTICS.index(name), what]).standard_normal((pairs, T))
+    key = [d_k, T, STATISTICS.index(name), what] + ([block] if block else [])
+    u = np.random.default_rng(key).standard_normal((pairs, T))
     return np.concatenate([u, -u])
+
+
+def _pair_means(values: np.ndarray) -> np.ndarray:
+    """values (2 pairs,) averaged within each antithetic pair -> (pairs,)."""
+    return values.reshape(2, -1).mean(axis=0)
 
 
 def _pair_mean(values: np.ndarray) -> tuple[float, float]:
     """Mean and standard error of values (2 pairs,) averaged within each antithetic pair."""
-    v = values.reshape(2, -1).mean(axis=0)
+    return _mean_se(_pair_means(values))
+
+
+def _mean_se(v: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v)))
 
 
@@ -94,8 +112,12 @@ def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, fl
     and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2)."""
     x, w = gamma_rule(d_k / 2.0)
     c = np.sqrt(2.0 * x / d_k) if scaled else np.sqrt(2.0 * x)  # (nodes,)
-    u = _draws(name, d_k, T, 1 + scaled)
-    return _pair_mean(sum(wj * softmax_statistic(name, cj * u) for cj, wj in zip(c, w, strict=True)))
+    blocks = DIRECT_BLOCKS if scaled and name == "jacobian_norm" else 1
+    means = []  # per block, the pair means (pairs,): memory stays that of one block's draws
+    for block in range(blocks):
+        u = _draws(name, d_k, T, 1 + scaled, block)
+        means.append(_pair_means(sum(wj * softmax_statistic(name, cj * u) for cj, wj in zip(c, w, strict=True))))
+    return _mean_se(np.concatenate(means))
 
 
 @lru_cache(maxsize=256)
