@@ -166,7 +166,7 @@ def read_records(paths) -> list[dict]:
 
 def feedback_page(record: dict) -> str:
     """One learner's self-contained feedback page: their verdicts, the mistakes named, the sections to reread."""
-    from sdpa_lab.report.html import environment
+    from sdpa_lab.report.rendering import environment
 
     return environment().get_template("feedback.html.j2").render(r=record)
 
