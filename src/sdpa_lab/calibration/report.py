@@ -120,7 +120,8 @@ def space_runs(tables) -> pd.DataFrame:
     spaces = configs.groupby("config").sweep.nunique()
     names = set(spaces[spaces > 1].index)
     r = runs[(runs.arm == CORRECT_ARM) & runs.config.isin(names)]
-    return r.merge(configs.drop(columns=["seed"]), on=["config", "sweep"], how="left")
+    # a study of no drawn sweeps has configs without the seed column
+    return r.merge(configs.drop(columns=["seed"], errors="ignore"), on=["config", "sweep"], how="left")
 
 
 def space_figure(tables):
