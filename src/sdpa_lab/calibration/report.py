@@ -8,6 +8,7 @@ style (sdpa_lab.report.figures) and embedded as PNG data URIs, so the file works
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from statistics import NormalDist
 
@@ -155,7 +156,7 @@ def overview_figure(tables):
     fams = list(dict.fromkeys(z.family))
     configs = _configs(tables)
     # labels at 10 pt on a figure the page shows at about its drawn width: readable without zooming
-    fig, (mean_ax, sd_ax) = new_figure(2, width=11, height=max(3.5, 0.42 * len(fams) + 1.5))
+    fig, (mean_ax, sd_ax) = new_figure(2, width=11, height=max(3.5, 0.6 * len(fams) + 1.5))
     for i, config in enumerate(configs):
         g = z[z.config == config]
         y = np.array([fams.index(f) for f in g.family]) + (i - (len(configs) - 1) / 2) * 0.15
@@ -165,7 +166,7 @@ def overview_figure(tables):
         sd_ax.errorbar(g.sd_z, y, xerr=[g.sd_z - g.sd_z_low, g.sd_z_high - g.sd_z], fmt="o", ms=3, color=colour)
     for ax, ref, label in ((mean_ax, 0.0, "mean of z (0 if unbiased)"), (sd_ax, 1.0, "sd of z (1 if the SE is right)")):
         ax.axvline(ref, color="grey", lw=1)
-        ax.set_yticks(range(len(fams)), [f[:52] for f in fams], fontsize=10)
+        ax.set_yticks(range(len(fams)), [textwrap.fill(f, 36) for f in fams], fontsize=10)  # whole, on two lines
         ax.invert_yaxis()
         ax.set_xlabel(label, fontsize=11)
         ax.tick_params(axis="x", labelsize=10)
