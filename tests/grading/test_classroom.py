@@ -52,6 +52,7 @@ def test_a_correct_notebook_and_the_same_py_get_the_same_grade(tmp_path):
     b = classroom.grade_submission(nb, "ann", seed=11, n_samples=2000)
     assert a["exit_status"] == 0 and a["passed"] == 5
     assert a["parts"] == b["parts"]
+    assert (a["seed"], a["n_samples"]) == (11, 2000)  # what `sdpa-lab grade --seed --n-samples` needs to regrade
 
 
 @needs_sandbox
@@ -64,7 +65,7 @@ def test_a_file_that_is_not_a_notebook_is_unusable_in_one_line(tmp_path):
 
 
 def _record(learner, parts, exit_status=1, unusable=""):
-    return {"learner": learner, "file": f"{learner}.py", "seed": 5, "exit_status": exit_status,
+    return {"learner": learner, "file": f"{learner}.py", "seed": 5, "n_samples": 2000, "exit_status": exit_status,
             "usable": exit_status != 2 or bool(parts), "unusable": unusable, "passed": sum(p["passed"] for p in parts),
             "parts": parts, "isolation": "bubblewrap sandbox", "time_limit": 20, "memory_mib": 1024,
             "load_message": unusable}
@@ -121,7 +122,7 @@ def test_gradebook_job_writes_the_csv_and_a_self_contained_page_per_learner(tmp_
     for page in pages.values():
         assert "<style>" in page and 'src="http' not in page and "<link" not in page  # nothing fetched
     assert "could not be graded" in pages["dan"] and "SyntaxError" in pages["dan"]
-    assert "4 of 5 pass" in pages["ben"] and "--seed 5" in pages["ben"]
+    assert "4 of 5 pass" in pages["ben"] and "--seed 5 --n-samples 2000" in pages["ben"]
 
 
 def test_the_report_adds_the_class_overview_and_nothing_else(tmp_path):

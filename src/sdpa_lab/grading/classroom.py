@@ -102,8 +102,8 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
         return {"learner": learner, "file": Path(path).name, "seed": seed, "isolation": "", "time_limit": time_limit,
                 "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
                 "usable": False, "load_status": "grader", "unusable": f"the grader could not run: "
-                f"{type(exc).__name__}: {exc}", "load_message": "", "passed": 0, "parts": []}
-    return grade_record(g, learner)
+                f"{type(exc).__name__}: {exc}", "load_message": "", "passed": 0, "parts": [], "n_samples": n_samples}
+    return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
 
 
 def submission_job(path: str, learner: str, out: str, seed: int | None = None, time_limit: float = CLASS_TIME_LIMIT,
