@@ -98,14 +98,3 @@ def write_run(root: Path, config: dict) -> Path:
 settings.register_profile("mutmut", deadline=None, derandomize=True,
                           phases=(Phase.explicit, Phase.reuse, Phase.generate))
 
-
-# Under `-n` (pyproject's addopts, `--dist loadgroup`) the Snakemake runs and the sandboxed grades share one worker,
-# one after another: each takes the machine's cores, and the grading tests check that no process or cgroup of a
-# grade is left behind, which another worker's grade would break. Every other test is spread over the workers.
-SERIAL = (REPO / "tests" / "pipeline", REPO / "tests" / "grading")
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if any(item.path.is_relative_to(folder) for folder in SERIAL):
-            item.add_marker(pytest.mark.xdist_group("serial"))
