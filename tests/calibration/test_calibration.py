@@ -22,7 +22,7 @@ from sdpa_lab.calibration.runner import (
     attention_of,
     batch_job,
     expectations_job,
-    fixed_tables,
+    fixed_experiments,
     read_expectations,
     run_batch,
     run_config,
@@ -54,7 +54,7 @@ from sdpa_lab.results import Results, ResultsError, column_of
 from sdpa_lab.seeding import calibration_seed
 from sdpa_lab.tables import csv_text
 
-from tests.conftest import lesson_tables
+from tests.conftest import lesson_rows, lesson_tables
 
 # The schema's smallest sizes (as config/calibration/smallest.yaml), a cheap run: what it changes from the
 # defaults, filled in.
@@ -78,9 +78,24 @@ def study(seeds=100, broken_seeds=10, batch=50, sweep=SMALLEST) -> dict:
 def lesson_dir(tmp_path_factory):
     """The lesson replications' tables (the same in every run) written once, as the workflow gives them to a batch."""
     out = tmp_path_factory.mktemp("lesson")
-    for name, table in fixed_tables(SMALLEST).items():
+    for name, table in lesson_tables().items():
         write_csv(table, out / name)
     return out
+
+
+@pytest.fixture
+def lessons_made_once(monkeypatch):
+    """The runner's run_experiment, with the lesson replications' rows (settings {}, the same in every run) made once
+    per session (tests.conftest.lesson_rows) instead of at each call: a batch without a `fixed_dir` makes them."""
+    real = runner.run_experiment
+
+    def run_experiment(name, settings, **kwargs):
+        if name in fixed_experiments():
+            assert settings == {} and not kwargs, (name, settings)
+            return lesson_rows(name)
+        return real(name, settings, **kwargs)
+
+    monkeypatch.setattr(runner, "run_experiment", run_experiment)
 
 
 @pytest.fixture(scope="module")
@@ -293,15 +308,15 @@ def test_the_expectations_table_reads_back_the_same_floats(tmp_path):
     assert pd.read_csv(path).columns.tolist() == ["kind", "statistic", "d_k", "T", "mean", "se"]
 
 
-def test_a_batch_decides_with_the_expectations_it_is_given(tmp_path):
+def test_a_batch_decides_with_the_expectations_it_is_given(tmp_path, lesson_dir, lessons_made_once):
     s = check_study(study(2, 2, 2), "small")
     path = tmp_path / "expectations.csv"
     expectations_job(SMALLEST, path)
-    computed = run_batch(s, CORRECT_ARM, 0)
-    given = run_batch(s, CORRECT_ARM, 0, expectations=read_expectations(path))
+    computed = run_batch(s, CORRECT_ARM, 0)  # expectations computed, lesson tables made (no fixed_dir)
+    given = run_batch(s, CORRECT_ARM, 0, expectations=read_expectations(path), fixed_dir=lesson_dir)
     assert pd.DataFrame(given).equals(pd.DataFrame(computed))  # nan (a z without an SE) equal to nan
     shifted = {key: (mean + 1.0, se) for key, (mean, se) in read_expectations(path).items()}
-    changed = run_batch(s, CORRECT_ARM, 0, expectations=shifted)
+    changed = run_batch(s, CORRECT_ARM, 0, expectations=shifted, fixed_dir=lesson_dir)
     assert {r["expected"] for r in changed} != {r["expected"] for r in computed}
 
 

@@ -11,11 +11,13 @@ import pytest
 
 from sdpa_lab.calibration import space
 from sdpa_lab.calibration.report import build_report, worst_margins
-from sdpa_lab.calibration.runner import fixed_tables, run_batch
+from sdpa_lab.calibration.runner import run_batch
 from sdpa_lab.calibration.studies import CORRECT_ARM, check_study
 from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
 from sdpa_lab.config import ConfigError, check_config, load_schema
 from sdpa_lab.io import write_csv
+
+from tests.conftest import lesson_tables
 
 
 def leaves(value, node, root, path=""):
@@ -81,8 +83,8 @@ def test_drawn_configs_are_valid_under_the_budget_and_the_same_for_the_same_seed
         space.draw_configs(5, 1, 0.01)
 
 
-def space_study(configs=20, seeds=1, max_cpu_s=0.35, **change) -> dict:
-    return {"space": {"seed": 20261201, "configs": configs, "max_cpu_s": max_cpu_s}, "seeds": seeds,
+def space_study(configs=20, seeds=1, max_cpu_s=0.35, seed=20261201, **change) -> dict:
+    return {"space": {"seed": seed, "configs": configs, "max_cpu_s": max_cpu_s}, "seeds": seeds,
             "broken_seeds": 0, "batch": configs * seeds, **change}
 
 
@@ -106,20 +108,27 @@ def test_a_bad_space_study_is_refused_naming_the_setting(change, words):
         check_study(space_study(**change), "bad")
 
 
-@pytest.fixture(scope="module")
-def twenty(tmp_path_factory):
-    """20 drawn configs, one run each, decided and summarised as the workflow does."""
-    s = check_study(space_study(), "cs")
+def space_run(tmp_path_factory, configs: int, seed: int = 20261201) -> tuple[list[dict], pd.DataFrame]:
+    """`configs` drawn configs, one run each, decided as the workflow does: the configs and the checks table."""
+    s = check_study(space_study(configs=configs, seed=seed), "cs")
     sweeps = s.sweeps()
     out = tmp_path_factory.mktemp("lesson")
-    for name, table in fixed_tables(sweeps[0]).items():
+    for name, table in lesson_tables().items():  # the same for every config
         write_csv(table, out / name)
     rows = run_batch(s, CORRECT_ARM, 0, fixed_dir=out, sweeps=sweeps)
     return sweeps, pd.DataFrame(rows)
 
 
-def test_twenty_drawn_configs_pass_with_a_correct_pipeline(twenty):
-    sweeps, checks = twenty
+@pytest.fixture(scope="module")
+def two(tmp_path_factory):
+    """Two drawn configs' checks (a space seed whose first two are quick): what the summaries and the report make of
+    a space study's table."""
+    return space_run(tmp_path_factory, 2, seed=2)
+
+
+@pytest.mark.pipeline  # a statistical study: twenty configs
+def test_twenty_drawn_configs_pass_with_a_correct_pipeline(tmp_path_factory):
+    sweeps, checks = space_run(tmp_path_factory, 20)
     assert sorted(set(checks.sweep)) == list(range(20)) and set(checks.seed_index) == {0}
     tables = summaries(checks, 1e-4, {"cs": sweeps})
     runs, configs = tables["runs"], tables["configs"]
@@ -130,19 +139,19 @@ def test_twenty_drawn_configs_pass_with_a_correct_pipeline(twenty):
     assert (configs.estimated_cpu_s <= 0.35).all()
 
 
-def test_a_false_fail_is_recorded_with_its_config(twenty):
-    sweeps, checks = twenty
+def test_a_false_fail_is_recorded_with_its_config(two):
+    sweeps, checks = two
     broken = checks.copy()
-    row = broken.index[(broken.sweep == 7) & broken.z.notna()][0]
+    row = broken.index[(broken.sweep == 1) & broken.z.notna()][0]
     broken.loc[row, ["verdict", "margin"]] = ["fails", 1.5]
     tables = summaries(broken, 1e-4, {"cs": sweeps})
     ff = tables["false_fail_checks"]
-    assert len(ff) == 1 and ff.sweep.iloc[0] == 7 and json.loads(ff.settings.iloc[0]) == sweeps[7]
+    assert len(ff) == 1 and ff.sweep.iloc[0] == 1 and json.loads(ff.settings.iloc[0]) == sweeps[1]
     assert tables["false_fails"].set_index("config").loc["cs", "runs_with_fail"] == 1
 
 
-def test_the_worst_run_figure_plots_only_checks_that_can_fail(twenty, tmp_path):
-    sweeps, checks = twenty
+def test_the_worst_run_figure_plots_only_checks_that_can_fail(two, tmp_path):
+    sweeps, checks = two
     # the lesson's literal single-draw Exercise 2 never fails: a huge z there moves no run's worst margin
     literal = checks.literal.astype(bool)
     assert literal.any()
@@ -150,7 +159,7 @@ def test_the_worst_run_figure_plots_only_checks_that_can_fail(twenty, tmp_path):
     assert runs_table(loud).max_margin_toward_fail.equals(runs_table(checks).max_margin_toward_fail)
     assert runs_table(loud).max_z_toward_fail.equals(runs_table(checks).max_z_toward_fail)
     # and its points above 1 are exactly the runs with a false fail of a check that can fail
-    row = checks.index[(checks.sweep == 3) & checks.z.notna() & ~literal][0]
+    row = checks.index[(checks.sweep == 1) & checks.z.notna() & ~literal][0]
     failing = checks.copy()
     failing.loc[row, ["verdict", "margin"]] = ["fails", 1.2]
     tables = summaries(failing, 1e-4, {"cs": sweeps})
