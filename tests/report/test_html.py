@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import re
 import shutil
 import subprocess
@@ -21,29 +20,7 @@ from sdpa_lab.report import provenance as P
 from sdpa_lab.report.rendering import png_size
 from sdpa_lab.results import Results
 
-from tests.conftest import TINY_CONFIG, write_run
-
-REPORT_CONFIG = copy.deepcopy(TINY_CONFIG)
-REPORT_CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 2000}  # d_k = 1024 decides B4 too
-
-BENCHMARK_TSV = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n" \
-                "1.25\t0:00:01\t106.84\t193.39\t76.91\t89.02\t0.00\t0.00\t50.22\t0.63\n"
-
-
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    """A small run as the rules leave it: every CSV, every figure, a benchmark file and the report."""
-    root = tmp_path_factory.mktemp("report_run")
-    write_run(root, REPORT_CONFIG)
-    k = C.write_claims(root / "results", root / "results" / "claims.csv", REPORT_CONFIG).k  # as the claims rule
-    for name, spec in F.FIGURES.items():
-        F.make_figure(name, root / "results", root / "reports" / "figures" / name, k if spec.uses_k else None)
-    bench = root / "logs" / "benchmarks" / "variance.tsv"
-    bench.parent.mkdir(parents=True)
-    bench.write_text(BENCHMARK_TSV)
-    H.build_report(root / "results", root / "reports" / "figures", REPORT_CONFIG, root / "reports" / "report.html",
-                   [bench], repo_dir=root)
-    return root
+from tests.report.conftest import BENCHMARK_TSV, REPORT_CONFIG
 
 
 @pytest.fixture(scope="module")
@@ -110,14 +87,12 @@ def test_the_report_shows_the_claims_csv_exactly_as_deciding_again_would(run_dir
     assert "k = " in page and "Figure 1" in page
 
 
-def test_figures_are_byte_deterministic_and_carry_no_date_or_version(run_dir):
-    R = Results(run_dir / "results")
-    k = C.decide(R).k
-    for name, spec in F.FIGURES.items():
-        fig = F.draw(name, R, k if spec.uses_k else None)  # drawn afresh: same bytes as the fixture's saved files
-        png, svg = F.render(fig, "png"), F.render(fig, "svg")
-        assert png == (run_dir / "reports" / "figures" / f"{name}.png").read_bytes(), name
-        assert svg == (run_dir / "reports" / "figures" / f"{name}.svg").read_bytes(), name
+def test_figures_carry_no_date_or_version(run_dir):
+    """Nothing in a figure's bytes changes from one run to the next (drawn again, each gives the same bytes:
+    tests/report/test_jobs.py)."""
+    for name in F.FIGURES:
+        png = (run_dir / "reports" / "figures" / f"{name}.png").read_bytes()
+        svg = (run_dir / "reports" / "figures" / f"{name}.svg").read_bytes()
         assert b"<dc:date>" not in svg and b"Matplotlib v" not in svg, name
         assert b"Software" not in png and b"matplotlib" not in png.lower(), name
 

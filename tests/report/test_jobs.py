@@ -11,22 +11,38 @@ import pandas as pd
 import pytest
 
 from sdpa_lab import claims as C
-from sdpa_lab.claims import write_claims
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import jobs as J
 from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results, read_table
 
-from tests.conftest import TINY_CONFIG, write_run
+
+@pytest.fixture(scope="module")
+def results_dir(run_dir) -> Path:
+    """A small run's CSVs with its claims.csv, as the claims rule leaves them (tests/report/conftest.py)."""
+    return run_dir / "results"
 
 
 @pytest.fixture(scope="module")
-def results_dir(tmp_path_factory) -> Path:
-    """A small run's CSVs with its claims.csv, as the claims rule leaves them."""
-    root = tmp_path_factory.mktemp("figures_job")
-    results = write_run(root, TINY_CONFIG)
-    write_claims(results, results / "claims.csv", TINY_CONFIG)
-    return results
+def job_figures(run_dir) -> Path:
+    """Every figure, as one figures job drew them all from tables read once (the shared run's)."""
+    return run_dir / "reports" / "figures"
+
+
+@pytest.fixture(scope="module")
+def drawn_alone(results_dir, tmp_path_factory) -> Path:
+    """Each figure drawn by a job of its own, in a results folder holding only the CSVs it declares it reads
+    (FigureSpec.reads), and claims.csv where it needs k: figures/<name>/<name>.png and .svg."""
+    root = tmp_path_factory.mktemp("drawn_alone")
+    for name, spec in F.FIGURES.items():
+        alone = root / name / "results"
+        alone.mkdir(parents=True)
+        for csv in spec.reads:
+            shutil.copy(results_dir / csv, alone / csv)
+        if spec.uses_k:  # k from the claims rule's table
+            shutil.copy(results_dir / "claims.csv", alone / "claims.csv")
+        J.figures_job(alone, root / "figures" / name, names=[name])
+    return root / "figures"
 
 
 def test_no_figure_modifies_the_tables_it_shares(results_dir):
@@ -37,16 +53,30 @@ def test_no_figure_modifies_the_tables_it_shares(results_dir):
             pd.testing.assert_frame_equal(R[csv], read_table(results_dir, csv), obj=f"{name}: {csv}")
 
 
-def test_job_writes_what_each_figure_drawn_alone_gives_and_the_same_bytes_twice(results_dir, tmp_path):
-    J.figures_job(results_dir, tmp_path / "a")
-    J.figures_job(results_dir, tmp_path / "b")
-    k = C.decide(results_dir).k
-    for name, spec in F.FIGURES.items():
-        F.make_figure(name, results_dir, tmp_path / "alone" / name, k if spec.uses_k else None)  # fresh tables
+def test_each_figure_drawn_alone_from_the_csvs_it_waits_for_gives_the_jobs_bytes(job_figures, drawn_alone,
+                                                                                results_dir):
+    """figures_plain waits only for the CSVs its figures declare (FigureSpec.reads), not for every result: a figure
+    that read another CSV could run before it exists. Drawn alone, from fresh tables, each figure has the bytes of the
+    job that drew them all from tables read once (and of a second run of the same code)."""
+    for name in F.FIGURES:
+        assert sorted(p.name for p in (drawn_alone / name).iterdir()) == [f"{name}.{fmt}" for fmt in sorted(F.FORMATS)]
         for fmt in F.FORMATS:
-            written = (tmp_path / "a" / f"{name}.{fmt}").read_bytes()
-            assert written == (tmp_path / "b" / f"{name}.{fmt}").read_bytes(), (name, fmt)
-            assert written == (tmp_path / "alone" / f"{name}.{fmt}").read_bytes(), (name, fmt)
+            written = (job_figures / f"{name}.{fmt}").read_bytes()
+            assert written == (drawn_alone / name / f"{name}.{fmt}").read_bytes(), (name, fmt)
+
+
+def test_the_figures_with_intervals_are_drawn_with_the_runs_k(job_figures, results_dir):
+    k = C.decide(results_dir).k  # decided afresh; the jobs read it from claims.csv
+    for name, spec in F.FIGURES.items():
+        if spec.uses_k:
+            drawn = F.render(F.draw(name, Results(results_dir), k), "png")
+            assert drawn == (job_figures / f"{name}.png").read_bytes(), name
+
+
+def test_the_figure_jobs_split_the_figures_by_whether_they_need_k():
+    assert sorted(name for names in FIGURE_JOBS.values() for name in names) == sorted(F.FIGURES)
+    assert all(F.FIGURES[name].uses_k == (job == "figures_intervals") for job, names in FIGURE_JOBS.items()
+               for name in names)
 
 
 def test_layout_is_solved_once_and_does_not_depend_on_the_order_of_formats(results_dir):
@@ -60,36 +90,16 @@ def test_layout_is_solved_once_and_does_not_depend_on_the_order_of_formats(resul
         assert F.render(first, "png") == png, name
 
 
-def test_a_figure_job_draws_exactly_its_figures(results_dir, tmp_path):
+def test_a_figure_job_draws_exactly_its_figures(results_dir, job_figures, tmp_path):
     names = ["softmax_collapse", "forward_heatmap", "learning_success", "learning_curves"]
     J.figures_job(results_dir, tmp_path / "part", names=names)
-    J.figures_job(results_dir, tmp_path / "all")
     assert sorted(p.name for p in (tmp_path / "part").iterdir()) == sorted(
         f"{name}.{fmt}" for name in names for fmt in F.FORMATS)
     for path in (tmp_path / "part").iterdir():  # the same bytes as when one job draws them all
-        assert path.read_bytes() == (tmp_path / "all" / path.name).read_bytes(), path.name
+        assert path.read_bytes() == (job_figures / path.name).read_bytes(), path.name
     with pytest.raises(ValueError, match="unknown figures \\['heatmap'\\]"):
         J.figures_job(results_dir, tmp_path / "bad", names=["heatmap"])
     assert not (tmp_path / "bad").exists()
-
-
-def test_each_figure_job_draws_from_the_csvs_it_waits_for_alone(results_dir, tmp_path):
-    """figures_plain waits only for the CSVs its figures declare (FigureSpec.reads), not for every result: a figure
-    that read another CSV could run before it exists. And the jobs split the figures by whether they need k."""
-    assert sorted(name for names in FIGURE_JOBS.values() for name in names) == sorted(F.FIGURES)
-    assert all(F.FIGURES[name].uses_k == (job == "figures_intervals") for job, names in FIGURE_JOBS.items()
-               for name in names)
-    for name, spec in F.FIGURES.items():
-        alone = tmp_path / name / "results"
-        alone.mkdir(parents=True)
-        for csv in spec.reads:
-            shutil.copy(results_dir / csv, alone / csv)
-        if spec.uses_k:  # k from the claims rule's table
-            shutil.copy(results_dir / "claims.csv", alone / "claims.csv")
-        J.figures_job(alone, tmp_path / name / "figures", names=[name])
-        assert (tmp_path / name / "figures" / f"{name}.png").read_bytes() == \
-            F.render(F.draw(name, Results(results_dir), C.read_claims(results_dir / "claims.csv").k
-                            if spec.uses_k else None), "png"), name
 
 
 def test_the_report_job_does_not_import_matplotlib():
