@@ -21,6 +21,9 @@ from sdpa_lab.results import COLUMNS
 from tests.conftest import TINY_CONFIG, write_run
 from tests.test_config import billion_laughs
 
+# On one test worker (pytest-xdist, --dist loadgroup): the tiny run's results, made once.
+pytestmark = pytest.mark.xdist_group("cli")
+
 
 @pytest.fixture(scope="module")
 def tiny_results(tmp_path_factory) -> Path:

@@ -56,6 +56,9 @@ from sdpa_lab.tables import csv_text
 
 from tests.conftest import lesson_rows, lesson_tables
 
+# On one test worker (pytest-xdist, --dist loadgroup): the small study, made once.
+pytestmark = pytest.mark.xdist_group("calibration")
+
 # The schema's smallest sizes (as config/calibration/smallest.yaml), a cheap run: what it changes from the
 # defaults, filled in.
 SMALLEST = check_config({

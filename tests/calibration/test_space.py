@@ -19,6 +19,9 @@ from sdpa_lab.io import write_csv
 
 from tests.conftest import lesson_tables
 
+# On one test worker (pytest-xdist, --dist loadgroup): the drawn configs' runs, made once.
+pytestmark = pytest.mark.xdist_group("calibration_space")
+
 
 def leaves(value, node, root, path=""):
     """(path, value) of every number a config holds, list items under path[] and list lengths under path#len."""

@@ -14,6 +14,9 @@ from sdpa_lab.cli import main
 
 from tests.conftest import TINY_CONFIG, write_run
 
+# On one test worker (pytest-xdist, --dist loadgroup): each broken run, made once.
+pytestmark = pytest.mark.xdist_group("broken_scale")
+
 CONFIG = copy.deepcopy(TINY_CONFIG)
 CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 4000}
 CONFIG["entropy_sweep"] = {"d_k": [4, 16, 64], "T": 8, "trials": 1000}

@@ -18,6 +18,9 @@ from sdpa_lab.results import COLUMNS, Results, read_table
 
 from tests.conftest import TINY_CONFIG, write_run
 
+# On one test worker (pytest-xdist, --dist loadgroup): results_dir, made once.
+pytestmark = pytest.mark.xdist_group("claims_registry")
+
 # Moderate sample sizes: every claim is decided (d_k = 1024 for B4), in a few seconds.
 CLAIMS_CONFIG = copy.deepcopy(TINY_CONFIG)
 CLAIMS_CONFIG["variance"] = {"d_k": [4, 16, 64, 256, 1024], "n_pairs": 20000}

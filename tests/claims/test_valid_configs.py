@@ -3,15 +3,14 @@ decided with the correct attention scale (no claim fails) and with each broken o
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from sdpa_lab import claims as C
-from sdpa_lab.calibration.runner import fixed_tables, run_rows
+from sdpa_lab.calibration.runner import run_rows
 from sdpa_lab.config import check_config, config_errors
 from sdpa_lab.results import Results
+
+from tests.conftest import lesson_tables as lesson_tables_made_once
 
 # A dozen configs run and decided three times each, in process: out of the fast lane.
 pytestmark = pytest.mark.pipeline
@@ -50,8 +49,7 @@ CONFIGS = {
 @pytest.fixture(scope="module")
 def lesson_tables():
     """The lesson replications' tables: the same whatever the config and the arm."""
-    with open(Path(__file__).resolve().parents[2] / "config" / "config.yaml") as f:
-        return fixed_tables(yaml.safe_load(f))
+    return lesson_tables_made_once()
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))

@@ -29,6 +29,11 @@ from tests.pipeline.conftest import snakemake as run_snakemake
 TARGETS = ["results/variance.csv", "results/entropy_sweep.csv", "results/forward_shape.csv"]
 SLOW_PAIRS = 400_000  # makes the variance job take a second or two
 
+# On one test worker (pytest-xdist, --dist loadgroup): the tests of the reference run, built once per worker, and
+# the test of the shared tiny run with the other tests that read it (tests/pipeline/test_run.py).
+ON_REFERENCE = pytest.mark.xdist_group("robustness")
+ON_TINY_RUN = pytest.mark.xdist_group("tiny_run")
+
 
 def robustness_config() -> dict:
     """The tiny config with a variance job slow enough to be interrupted."""
@@ -74,6 +79,7 @@ REFUSED = [
 ]
 
 
+@ON_REFERENCE
 @pytest.mark.pipeline
 @pytest.mark.parametrize("bad, line", [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
 def test_refused_run_touches_nothing(reference, tmp_path, bad, line):
@@ -128,6 +134,7 @@ def failing_env(tmp_path: Path, experiment: str) -> dict:
     return {**os.environ, "PYTHONPATH": str(hook), "SDPA_LAB_TEST_FAIL": experiment}
 
 
+@ON_REFERENCE
 @pytest.mark.pipeline
 def test_failed_rerun_removes_only_its_own_output_and_reruns_next_time(reference, tmp_path):
     work = copy_of(reference[0], tmp_path / "work")
@@ -153,6 +160,7 @@ def test_failed_rerun_removes_only_its_own_output_and_reruns_next_time(reference
     assert_clean_results(work)
 
 
+@ON_REFERENCE
 @pytest.mark.pipeline
 def test_a_settings_change_reruns_exactly_the_experiments_that_read_them(reference, tmp_path):
     work = copy_of(reference[0], tmp_path / "work")
@@ -234,6 +242,7 @@ def start_and_kill(work: Path, sig: signal.Signals, delay: float) -> None:
         time.sleep(0.1)
 
 
+@ON_REFERENCE
 @pytest.mark.pipeline
 @pytest.mark.parametrize("signame, delay", INTERRUPTS, ids=[f"{s}-after-{d}s" for s, d in INTERRUPTS])
 def test_interrupted_run_resumes_to_identical_results(reference, tmp_path, signame, delay):
@@ -253,6 +262,7 @@ def test_interrupted_run_resumes_to_identical_results(reference, tmp_path, signa
     assert_clean_results(work)
 
 
+@ON_REFERENCE
 @pytest.mark.pipeline
 def test_default_profile_reruns_an_output_marked_incomplete(reference, tmp_path):
     """A kill between a job's atomic write and Snakemake's bookkeeping leaves a complete file marked incomplete.
@@ -281,6 +291,7 @@ def test_default_profile_reruns_an_output_marked_incomplete(reference, tmp_path)
 SEEDED = [path for name, e in EXPERIMENTS.items() if e.section for path in output_paths(name).values()]
 
 
+@ON_TINY_RUN
 def test_same_bytes_across_cores_folders_and_touched_inputs(tiny_run, tmp_path):
     """The shared tiny run (`--cores 4`) against the same config run on one core in another folder."""
     one = make_workdir(tmp_path / "other folder", TINY_CONFIG)  # another path, with a space in it

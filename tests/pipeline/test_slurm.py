@@ -20,7 +20,8 @@ import pytest
 
 from sdpa_lab.calibration.studies import BROKEN_ARMS
 
-pytestmark = [pytest.mark.slurm, pytest.mark.pipeline]
+# On one test worker (pytest-xdist, --dist loadgroup): one cluster at a time (it links /etc/slurm/slurm.conf).
+pytestmark = [pytest.mark.slurm, pytest.mark.pipeline, pytest.mark.xdist_group("slurm")]
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER_SH = REPO / "tests" / "pipeline" / "slurm" / "cluster.sh"

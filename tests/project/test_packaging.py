@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import tomllib
 
+import pytest
 import yaml
 
 
@@ -52,3 +53,13 @@ def test_a_learners_install_pulls_no_linter(repo):
     learner = {_name(r) for r in [*project["dependencies"], *project["optional-dependencies"]["test"]]}
     linters = {_name(r) for r in project["optional-dependencies"]["dev"]}
     assert {"ruff", "snakefmt", "zizmor"} <= linters and not learner & linters
+
+
+@pytest.mark.xdist_group("packaging")
+def test_the_xdist_groups_reach_the_scheduler(request):
+    """Under pytest-xdist (pyproject's addopts), a test marked xdist_group runs with its group in its node id: the
+    scheduler keeps a group on one worker only then (a pytest that xdist cannot rename a node id under would
+    spread them silently)."""
+    if not getattr(request.config.option, "loadgroup", False):  # set in each worker under --dist loadgroup
+        pytest.skip("not run by a pytest-xdist worker under --dist loadgroup")
+    assert request.node.nodeid.endswith("@packaging"), request.node.nodeid

@@ -22,6 +22,9 @@ from sdpa_lab.results import Results
 
 from tests.report.conftest import BENCHMARK_TSV, REPORT_CONFIG
 
+# On one test worker (pytest-xdist, --dist loadgroup): the report run (tests/report/conftest.py), made once.
+pytestmark = pytest.mark.xdist_group("report")
+
 
 @pytest.fixture(scope="module")
 def report_html(run_dir) -> str:

@@ -16,6 +16,9 @@ from sdpa_lab.report import jobs as J
 from sdpa_lab.report.specs import FIGURE_JOBS
 from sdpa_lab.results import Results, read_table
 
+# On one test worker (pytest-xdist, --dist loadgroup): the report run (tests/report/conftest.py), made once.
+pytestmark = pytest.mark.xdist_group("report")
+
 
 @pytest.fixture(scope="module")
 def results_dir(run_dir) -> Path:
