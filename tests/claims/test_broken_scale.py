@@ -51,6 +51,7 @@ def broken_run(request, tmp_path_factory):
     return request.param, results
 
 
+@pytest.mark.pipeline  # two whole runs in process, each making the lesson replications again: not the fast lane
 def test_a_broken_scale_fails_the_claims_that_depend_on_it(broken_run, capsys):
     broken, results = broken_run
     decision = C.decide(results)

@@ -12,6 +12,8 @@ import pandas as pd
 from sdpa_lab import chunks
 from sdpa_lab.experiments import replication
 
+from tests.conftest import lesson_rows
+
 
 def test_streamed_legacy_draws_equal_the_lessons_global_stream(monkeypatch):
     monkeypatch.setattr(chunks, "CHUNK_ELEMENTS", 64)  # many chunks
@@ -27,7 +29,7 @@ def test_streamed_legacy_draws_equal_the_lessons_global_stream(monkeypatch):
 
 
 def test_a1_variance_table():
-    t = pd.DataFrame(replication.replicate_variance_rows())
+    t = pd.DataFrame(lesson_rows("lesson_variance")["table"])  # the experiment's table, made once per session
     v = t.set_index(["d_k", "quantity"])["value"]
     printed_raw = {4: 3.988, 16: 15.891, 64: 64.249, 256: 256.391}
     printed_scaled = {4: 0.9971, 16: 0.9932, 64: 1.0039, 256: 1.0015}
