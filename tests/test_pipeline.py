@@ -59,6 +59,8 @@ def test_experiment_jobs_never_import_pandas_nor_jsonschema(tmp_path, tiny_confi
         "import sys, yaml\n"
         "from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of\n"
         "from sdpa_lab.pipeline import run_job\n"
+        "from sdpa_lab.experiments import replication\n"
+        "replication.A1_N_SAMPLES = 500  # what the jobs import is checked, not the lesson's sample size\n"
         f"config = yaml.safe_load({yaml.safe_dump(tiny_config)!r})\n"
         "for name, e in EXPERIMENTS.items():\n"
         f"    run_job(name, settings_of(config, name), {{k: {str(tmp_path)!r} + '/' + k + name for k in e.outputs}})\n"
