@@ -190,6 +190,11 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
     work = make_workdir(tmp_path / "work", TINY_CONFIG)
     shutil.copytree(REPO / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     env = {**os.environ, "PYTHONPATH": str(work / "src")}  # this copy's package, not the installed one
+    # which jobs rerun is checked, not the numbers: in this copy, the lesson's Exercise 1 at 500 samples
+    lesson = work / "src" / "sdpa_lab" / "experiments" / "replication.py"
+    text = lesson.read_text()
+    assert "A1_N_SAMPLES = 100_000\n" in text
+    lesson.write_text(text.replace("A1_N_SAMPLES = 100_000\n", "A1_N_SAMPLES = 500\n"))
     tables = [path for name in EXPERIMENTS for path in output_paths(name).values()]  # no claims, figures, report
     proc = snakemake(work, env=env, targets=tables)
     assert proc.returncode == 0, proc.stderr[-3000:]
