@@ -4,22 +4,26 @@ refused before any job, every batch, the expectations and the report made, and n
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 import yaml
 
 from sdpa_lab.calibration.runner import read_expectations, study_expectations
 from sdpa_lab.calibration.studies import ARMS, BROKEN_ARMS, CORRECT_ARM, check_study
 
 from tests.calibration.test_calibration import study
-from tests.pipeline.conftest import make_workdir, snakemake
+from tests.pipeline.conftest import copy_of, snakemake
 
 
-def test_snakemake_calibration_target_with_a_tiny_study(tmp_path, tiny_config):
-    work = make_workdir(tmp_path / "work", tiny_config)
+# On the tiny run's worker (pytest-xdist, --dist loadgroup): a copy of it, whose lesson tables the batches read.
+@pytest.mark.xdist_group("tiny_run")
+def test_snakemake_calibration_target_with_a_tiny_study(tmp_path, tiny_run):
+    work = copy_of(tiny_run, tmp_path / "work")
     (work / "config" / "calibration").mkdir()
     (work / "config" / "calibration" / "tiny.yaml").write_text(yaml.safe_dump(study(4, 2, 2)))
 
-    dry = snakemake(work, "-n")  # the default target does not run the study
+    dry = snakemake(work, "-n", "--forceall")  # the default target, every job of it: none runs the study
     assert dry.returncode == 0, dry.stderr
+    assert "rule report:" in dry.stdout
     assert "calibration_batch" not in dry.stdout and "results/calibration" not in dry.stdout
 
     bad_study = work / "config" / "calibration" / "bad.yaml"
