@@ -106,6 +106,20 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
     return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
 
 
+def where_graded() -> str:
+    """The host, the SLURM job and step when the grade runs in one, and the memory cgroup its grade's cgroup is made
+    in: what an instructor needs to trace a grade on a cluster."""
+    import socket
+
+    from sdpa_lab.grading.sandbox import _own_cgroups
+
+    job, step = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_STEP_ID")
+    slurm = f", SLURM job {job} step {step}" if job else ""
+    own = _own_cgroups()
+    cgroup = f"memory:{own['memory']}" if "memory" in own else f"cgroup2:{own.get('', '/')}"
+    return f"{socket.gethostname()}{slurm}, grade cgroups under {cgroup}"
+
+
 def submission_job(path: str, learner: str, out: str, seed: int | None = None, time_limit: float = CLASS_TIME_LIMIT,
                    memory_mib: int = CLASS_MEMORY_MIB, n_samples: int = CLASS_N_SAMPLES,
                    log_path: str | None = None) -> None:
@@ -114,6 +128,7 @@ def submission_job(path: str, learner: str, out: str, seed: int | None = None, t
     from sdpa_lab.joblog import job_log
 
     with job_log("grade_submission", log_path) as logger:
+        logger.info("%s: grading on %s", learner, where_graded())
         record = grade_submission(path, learner, seed, time_limit, memory_mib, n_samples)
         write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", out)
         logger.info("%s: %d of %d pass, exit %d, seed %s, peak %.0f MiB, %.1f s: wrote %s", learner, record["passed"],
