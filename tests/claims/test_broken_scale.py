@@ -18,8 +18,8 @@ CONFIG = copy.deepcopy(TINY_CONFIG)
 CONFIG["variance"] = {"d_k": [4, 64, 1024], "n_pairs": 4000}
 CONFIG["entropy_sweep"] = {"d_k": [4, 16, 64], "T": 8, "trials": 1000}
 CONFIG["gradient"] = {"d_k": [4, 64], "T": 8, "trials": 1000}
-CONFIG["learning"] = {"d_k": [4, 64, 256], "T": 8, "runs": 64, "steps": 100, "learning_rates": [0.1, 1.0, 10.0],
-                      "loss_threshold": 0.1}
+CONFIG["learning"] = {"d_k": [4, 64, 256], "T": 8, "runs": 64, "steps": 100,
+                      "learning_rates": [0.1, 0.3, 1.0, 3.0, 10.0, 30.0], "loss_threshold": 0.1}
 
 BROKEN = {"none": lambda d_k: 1.0, "inv_dk": lambda d_k: 1.0 / d_k}
 
@@ -28,8 +28,9 @@ BROKEN = {"none": lambda d_k: 1.0, "inv_dk": lambda d_k: 1.0 / d_k}
 # scripts (A1, A2) divide by sqrt(d_k) themselves, as the lesson does; B1, B3 are raw scores; B6 ranks
 # logits; B9 checks shapes and row sums, which hold at any scale.
 # B10 compares the head without a scale with the attention's: with no default scale the two are one head, run by
-# run, and the gap the lesson's sentence is about is exactly 0: not shown (inconclusive), and not contradicted
-# either (only the unscaled head learning more would be); 1/d_k flattens the softmax instead, which a tuned
+# run, and the gap the lesson's sentence is about is exactly 0: not shown (inconclusive, or not measured where the
+# "scaled" head's best rate is the grid's edge), and not contradicted either (only the unscaled head learning more
+# would be); 1/d_k flattens the softmax instead, which a tuned
 # learning rate makes up for in this task.
 # B8 compares 1/d_k with the attention's scale: with the scale broken to 1/d_k the two are the same
 # (inconclusive); with no scale 1/d_k still flattens attention (holds).
@@ -53,7 +54,7 @@ def test_a_broken_scale_fails_the_claims_that_depend_on_it(broken_run, capsys):
     verdicts = {cid: C.claim_verdict([c for c in decision.checks if c.claim == cid]) for cid in C.registry()}
     assert {cid for cid, v in verdicts.items() if v == C.FAILS} >= SCALE_DEPENDENT | ALSO_FAILS[broken], verdicts
     assert all(verdicts[cid] == C.HOLDS for cid in SCALE_FREE), verdicts
-    assert all(verdicts[cid] == C.INCONCLUSIVE for cid in NOT_SHOWN[broken]), verdicts
+    assert all(verdicts[cid] in (C.INCONCLUSIVE, C.NOT_MEASURED) for cid in NOT_SHOWN[broken]), verdicts
     assert main(["check", str(results), "--no-config"]) == 1
     out = capsys.readouterr().out
     assert all(cid in out.split("FAILING: ")[1] for cid in SCALE_DEPENDENT)

@@ -23,8 +23,8 @@ CLAIMS_CONFIG = copy.deepcopy(TINY_CONFIG)
 CLAIMS_CONFIG["variance"] = {"d_k": [4, 16, 64, 256, 1024], "n_pairs": 20000}
 CLAIMS_CONFIG["entropy_sweep"] = {"d_k": [4, 16, 64, 256, 1024], "T": 8, "trials": 2000}
 CLAIMS_CONFIG["gradient"] = {"d_k": [4, 64, 1024], "T": 8, "trials": 1000}
-CLAIMS_CONFIG["learning"] = {"d_k": [4, 256], "T": 8, "runs": 64, "steps": 100, "learning_rates": [0.1, 1.0, 10.0],
-                             "loss_threshold": 0.1}
+CLAIMS_CONFIG["learning"] = {"d_k": [4, 256], "T": 8, "runs": 64, "steps": 100,
+                             "learning_rates": [0.1, 0.3, 1.0, 3.0, 10.0, 30.0], "loss_threshold": 0.1}
 
 
 @pytest.fixture(scope="session")

@@ -53,11 +53,28 @@ def decide_b10(R: Results) -> list[Check]:
     only = {d: tuple(int(R.value(src, d_k=d, scale="inv_sqrt_dk_minus_none", statistic=f"only_{sc}_succeeds"))
                      for sc in ("scaled", "unscaled")) for d in ds}
     wide = [d for d in ds if d >= WIDE_D_K]
+    # The lesson's experiment tunes the learning rate for each head. A scaled head whose best rate is the grid's
+    # smallest or largest may do better at a rate outside it: its success may be understated, and a comparison
+    # that needs it to lead cannot then be decided (with one rate, or one rate too small for one step, a correct
+    # run failed: a saturated unscaled head can jump onto its target in one large step where the scaled head
+    # with the same small rate cannot).
+    # (at a success fraction of 1 nothing is understated)
+    untuned = [d for d in wide
+               if success[d, "inv_sqrt_dk"][1] in (lrs[0], lrs[-1]) and success[d, "inv_sqrt_dk"][0] < 1]
+
+    def untuned_why(d_ks: list[int]) -> str:
+        rates = ", ".join(f"{success[d, 'inv_sqrt_dk'][1]:g} at d_k={d}" for d in d_ks)
+        return (f"the scaled head's best learning rate is at the edge of the grid ({rates}; grid {lrs[0]:g}.."
+                f"{lrs[-1]:g}): a better one may lie outside it, and the lesson's experiment tunes the rate for "
+                "each head; widen learning_rates")
+
     gap_check = "slope of scaled minus unscaled success fraction vs log d_k over the wide heads"
     out = []
     if len(wide) < 2:
         out.append(missing("B10", gap_check, f"d_k={ds[0]}..{ds[-1]}, runs={runs}", src,
                            f"needs at least two wide heads (d_k >= {WIDE_D_K}) in the sweep"))
+    elif untuned:
+        out.append(missing("B10", gap_check, f"d_k={wide[0]}..{wide[-1]}, runs={runs}", src, untuned_why(untuned)))
     else:  # the trend over every wide head, not only the end points
         gaps = [success[d, "inv_sqrt_dk"][0] - success[d, "none"][0] for d in wide]
         slope, se, reach = _gap_trend(wide, gaps, [only[d] for d in wide], runs)
@@ -74,11 +91,14 @@ def decide_b10(R: Results) -> list[Check]:
         out.append(missing("B10", widest_check, f"d_k={widest}, runs={runs}", src,
                            f"the widest head is not wide (d_k < {WIDE_D_K})"))
         return out
+    if widest in untuned:
+        out.append(missing("B10", widest_check, f"d_k={widest}, runs={runs}", src, untuned_why([widest])))
+        return out
     only_s, only_u = only[widest]
     on_target = R.value(src, d_k=widest, scale="none", lr=lr_u, statistic="starts_on_target")
     out.append(statistical("B10", widest_check, f"d_k={widest}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0,
                            paired_proportion_se(only_s, only_u, runs), "above", src, cell=s1.cell, reach=1.0,
                            note=f"paired: {only_s} runs only the scaled head learns, {only_u} only the unscaled; "
-                                f"{round(float(on_target) * runs)} unscaled runs start on their target (loss 0: a "
-                                "success at step 0)"))
+                                f"{round(float(on_target) * runs)} unscaled runs start on their target (loss 0: "
+                                "nothing to learn, not a success)"))
     return out

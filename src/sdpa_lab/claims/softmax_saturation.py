@@ -160,6 +160,10 @@ def decide_b7(R: Results) -> list[Check]:
     d = ds[-1]  # ... and far above the unscaled one at the widest head, in the mean and in the typical trial
     widest = "scaled minus unscaled Jacobian norm at the widest head"
     for quantity, check in (("jacobian_norm", f"mean {widest}"), ("log10_jacobian_norm", f"mean log10 {widest}")):
+        if d == 1:  # 1 / sqrt(1) = 1: the two heads are one head, and their difference is exactly 0 in every trial
+            out.append(missing("B7", check, f"d_k={d}, T={T}", src,
+                               "at d_k = 1 the scale is 1: the scaled and the unscaled head are the same head"))
+            continue
         scaled, unscaled = (_gradient(R, d, sc, quantity, "mean") for sc in ("inv_sqrt_dk", "none"))
         # same trials: the recorded per-trial difference and its own SE
         diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "mean")

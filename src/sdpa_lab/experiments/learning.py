@@ -26,9 +26,12 @@ Statistics per (d_k, scale, lr), over the runs:
 - mean_initial_loss, mean_final_loss: absolute losses, to show where the runs
   start (an unscaled wide head can start saturated on the right key, with a
   tiny loss it cannot improve on).
-A run whose initial loss is exactly 0 has relative loss 0 and succeeds at step 0:
-in float64 that happens when an unscaled head starts saturated on the target key
-(the output rounds to V[j*] once the top score leads by more than about 37).
+A run whose initial loss is exactly 0 never succeeds: its loss cannot fall, and
+it learned nothing (its relative loss is recorded as 0). In float64 that happens
+when an unscaled head starts saturated on the target key (the output rounds to
+V[j*] once the top score leads by more than about 37); counted as successes,
+such runs made the saturated head look as if it learned (with one step and a
+threshold near 0, only it could "succeed").
 
 At the larger learning rates of the grid the descent is chaotic: changing q0 by
 one part in 10^15 changes some runs' loss after the 200 steps by tens of percent
@@ -145,7 +148,7 @@ def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
 
 def follow(losses: Iterable[np.ndarray], loss_threshold: float, at: Sequence[int]) -> dict:
     """One pass over the losses (R, L) of steps 0, 1, ..., steps: per run the initial and final
-    loss and the first step with L(t) / L(0) < loss_threshold (steps + 1 if none), all (R, L);
+    loss and the first step with L(t) / L(0) < loss_threshold (steps + 1 if none, or if L(0) = 0), all (R, L);
     the number of steps; and the mean relative loss over the runs at each step of `at`
     (increasing), as (len(at), L). Memory does not grow with the number of steps."""
     wanted, curve = set(int(a) for a in at), []
@@ -153,7 +156,8 @@ def follow(losses: Iterable[np.ndarray], loss_threshold: float, at: Sequence[int
         if t == 0:
             loss0, reach = loss, np.full(loss.shape, -1)
         rel = relative_loss(loss, loss0)  # (R, L)
-        reach = np.where((reach < 0) & (rel < loss_threshold), t, reach)
+        # a run that starts on its target (L(0) = 0) has nothing to learn: never a success
+        reach = np.where((reach < 0) & (rel < loss_threshold) & (loss0 > 0), t, reach)
         if t in wanted:
             curve.append(rel.mean(axis=0))
     steps = t
@@ -179,7 +183,7 @@ def lr_statistics(track: dict) -> dict[str, np.ndarray]:
         "median_steps_to_threshold": np.median(track["reach"], axis=0),
         "mean_initial_loss": track["initial"].mean(axis=0),
         "mean_final_loss": track["final"].mean(axis=0),
-        "starts_on_target": np.mean(track["initial"] == 0, axis=0),  # succeed at step 0 (see the docstring)
+        "starts_on_target": np.mean(track["initial"] == 0, axis=0),  # never succeed (see the docstring)
     }
 
 
