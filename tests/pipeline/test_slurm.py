@@ -35,12 +35,15 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 RUN_TIMEOUT = 240
 EXAMPLES = REPO / "examples" / "solutions"
 # A small class graded within the same runs (one SLURM job per learner, beside the experiments' jobs): a correct
-# file, a classic mistake, and an attack (the harness's reply function replaced at import: a fake pass).
+# file, a classic mistake, and the attack that meets the job's own memory limit: three forked children of 400 MB,
+# which the grade's cgroup (1024 MiB for all the learner's processes) must stop before SLURM kills the job.
 CLASS = {
     "correct": (EXAMPLES / "correct.py").read_text(),
     "no_scale": (EXAMPLES / "no_scale.py").read_text(),
-    "harness": (EXAMPLES / "correct.py").read_text()
-    + '\n\nimport sys\nsys.modules["__main__"].answer = lambda *a: ({"status": "pass"}, b"")\n',
+    "forks": (EXAMPLES / "correct.py").read_text()
+    + "\n\ndef exercise_3(seed=42, d_k=256, T=8):\n    import os, time\n    for _ in range(3):\n"
+    "        if os.fork() == 0:\n            a = np.ones(400 * 2**20 // 8)\n            time.sleep(2)\n"
+    "            os._exit(0)\n    for _ in range(3):\n        os.wait()\n",
 }
 CLASS_CONFIG = ("grading_seed=1234", "grading_n_samples=2000")  # one seed: the same inputs locally and on the cluster
 
@@ -144,11 +147,13 @@ def test_a_class_is_graded_one_slurm_job_per_learner_into_the_local_gradebook(ru
         assert re.search(rf"{learner}: grading on \S+, SLURM job {submitted[0]} step \d+, grade cgroups under ", log)
         record = json.loads((work / "results" / "class" / "grades" / f"{learner}.json").read_text())
         assert record["isolation"] == "bubblewrap sandbox" and 0 < record["peak_mib"] <= record["memory_mib"]
-    totals = {r["learner"]: r for r in csv.DictReader(io.StringIO((work / gradebook).read_text()))
-              if r["part"] == "total"}
+    rows = list(csv.DictReader(io.StringIO((work / gradebook).read_text())))
+    totals = {r["learner"]: r for r in rows if r["part"] == "total"}
+    verdicts = {(r["learner"], r["part"]): r["verdict"] for r in rows if r["item"] == "verdict"}
     assert totals["correct"]["verdict"] == "5 of 5 pass" and totals["correct"]["seed"] == "1234"
     assert totals["no_scale"]["verdict"] == "4 of 5 pass" and totals["no_scale"]["mistakes"] == "no_scale"
-    assert totals["harness"]["verdict"] == "unusable" and "unknown status 'pass'" in totals["harness"]["detail"]
+    # The learner's cgroup stopped the forks inside the job; SLURM's limit for the job (mem_mb) was not reached.
+    assert totals["forks"]["verdict"] == "4 of 5 pass" and verdicts["forks", "exercise_3"] == "runs out of memory"
     assert sorted(p.name for p in (work / "reports" / "class").iterdir()) == sorted(f"{k}.html" for k in CLASS)
 
 
