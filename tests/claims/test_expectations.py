@@ -142,3 +142,55 @@ def test_draws_are_antithetic_pairs_filling_the_element_budget(T):
     # as many pairs as DRAW_ELEMENTS allows (the bound on memory and time), short of it by less than one pair
     assert E.DRAW_ELEMENTS - 2 * T < u.size <= E.DRAW_ELEMENTS
     assert np.array_equal(u, E._draws("entropy", 4, T, 0)) and not np.array_equal(u, E._draws("entropy", 4, T, 1))
+
+
+def _quadrature_law(d_k: int) -> np.ndarray:
+    """sd, skewness and excess kurtosis of the scaled Jacobian norm at T = 2 by a product Gauss rule, no draws:
+    there ||J||_F = 2 p (1 - p) with p = sigmoid(x), x = r v, v = u1 - u2 ~ N(0, 2) and r^2 = 2 X / d_k,
+    X ~ Gamma(d_k / 2) (Gauss-Laguerre on X, Gauss-Hermite on v)."""
+    gx, gw = E.gamma_rule(d_k / 2.0, 48)
+    hv, hw = np.polynomial.hermite_e.hermegauss(200)  # nodes of N(0, 1)
+    hw = hw / hw.sum()
+    x = np.sqrt(2.0 * gx / d_k)[:, None] * (math.sqrt(2.0) * hv)[None, :]
+    p = 0.5 * (1.0 + np.tanh(x / 2.0))  # sigmoid(x), without overflow at large |x|
+    h = 2.0 * p * (1.0 - p)
+    w = gw[:, None] * hw[None, :]
+    m = [float(np.sum(w * h**k)) for k in range(1, 5)]
+    var = m[1] - m[0] ** 2
+    c3 = m[2] - 3 * m[0] * m[1] + 2 * m[0] ** 3
+    c4 = m[3] - 4 * m[0] * m[2] + 6 * m[0] ** 2 * m[1] - 3 * m[0] ** 4
+    return np.array([math.sqrt(var), c3 / var**1.5, c4 / var**2 - 3.0])
+
+
+@pytest.mark.parametrize("d_k", [1, 4, 64])
+def test_law_of_one_trial_matches_an_exact_quadrature(d_k):
+    # the law's shape sets B5's and B7's tolerances (theory's sd, and the skewness and kurtosis for Cornish-Fisher)
+    got = E.law("scaled", "jacobian_norm", d_k, 2)
+    exact = _quadrature_law(d_k)
+    for (value, se), want in zip(got, exact, strict=True):
+        assert 0 < se and abs(value - want) < 5 * se + 1e-6, (got, exact)
+    assert exact[1] < -0.5  # bounded by 1/2 above, with a long tail toward 0: clearly skewed, the test can fail
+
+
+def test_law_of_a_difference_matches_a_simulation():
+    # the scaled minus unit-variance statistic of one trial, simulated as the experiment draws it
+    rng = np.random.default_rng(7)
+    n, d_k, T = 200_000, 2, 8
+    q, K = rng.standard_normal((n, d_k)), rng.standard_normal((n, T, d_k))
+    raw = np.einsum("ntd,nd->nt", K, q)
+    diff = E.softmax_statistic("entropy", raw / math.sqrt(d_k)) - E.softmax_statistic(
+        "entropy", raw / np.linalg.norm(q, axis=-1, keepdims=True))
+    c = diff - diff.mean()
+    sim = [c.std(), np.mean(c**3) / c.std() ** 3, np.mean(c**4) / c.std() ** 4 - 3]
+    got = E.law("scaled_minus_unit_variance", "entropy", d_k, T)
+    assert got[0][0] == pytest.approx(sim[0], rel=0.02)
+    assert got[1][0] == pytest.approx(sim[1], abs=0.1)
+    assert got[2][0] == pytest.approx(sim[2], abs=0.1 * max(1.0, abs(sim[2])))
+
+
+def test_expectation_gives_a_law_by_its_kind():
+    assert E.expectation("scaled:sd", "entropy", 4, 8) == E.law("scaled", "entropy", 4, 8)[0]
+    assert E.expectation("scaled_minus_unit_variance:excess_kurtosis", "entropy", 4, 8) == \
+        E.law("scaled_minus_unit_variance", "entropy", 4, 8)[2]
+    with pytest.raises(ValueError, match="unknown expectation 'unscaled:sd'"):
+        E.expectation("unscaled:sd", "entropy", 4, 8)

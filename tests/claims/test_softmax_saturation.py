@@ -11,7 +11,7 @@ import pytest
 
 from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims import model as M
-from sdpa_lab.claims.expectations import mean_statistic, scaled_minus_unit_variance
+from sdpa_lab.claims.expectations import law, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
 from sdpa_lab.results import Results
@@ -29,6 +29,18 @@ from tests.claims.tables import (
     gradient_table,
     variance_table,
 )
+
+
+def assert_spread(c, kind, name, d, T, trials, mc_se):
+    """The check's SE is theory's sd of one trial over sqrt(trials), its expectation's Monte Carlo SE added, and
+    its skewness and kurtosis those of the mean, thinned by that normal Monte Carlo part."""
+    (sd, _), (skewness, _), (kurtosis, _) = law(kind, name, d, T)
+    se_mean = sd / math.sqrt(trials)
+    se = math.hypot(se_mean, mc_se)
+    assert c.se == pytest.approx(se, rel=1e-12), c
+    assert c.skewness == pytest.approx(skewness / math.sqrt(trials) * (se_mean / se) ** 3, rel=1e-12), c
+    assert c.excess_kurtosis == pytest.approx(kurtosis / trials * (se_mean / se) ** 4, rel=1e-12), c
+
 
 # ---- entropy_sweep.csv: B5, B8
 
@@ -70,8 +82,9 @@ def test_b5_checks():
         paired = "inv_sqrt_dk_minus_unit_variance_reference"
         gap, gap_se = scaled_minus_unit_variance("entropy", d, E_T)
         c = b5["mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={E_T}"]
-        assert_check(c, measured=ent(t, d, paired, "mean"), expected=gap,
-                     se=math.hypot(ent(t, d, paired, "se"), gap_se), relation="within", cell=ecell(d, paired, "mean"))
+        assert_check(c, measured=ent(t, d, paired, "mean"), expected=gap, relation="within",
+                     cell=ecell(d, paired, "mean"))
+        assert_spread(c, "scaled_minus_unit_variance", "entropy", d, E_T, 100, gap_se)
         assert gap != 0 and gap_se > 0
         assert c.note == f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included)"
     literal = b5["fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every step "
@@ -201,14 +214,15 @@ def test_b7_checks():
     for i, d in enumerate(G_D_K):
         gap, gap_se = scaled_minus_unit_variance(J, d, 8)
         limit = b7["mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T=8"]
-        assert_check(limit, measured=-0.001 * (i + 1), expected=gap, se=math.hypot(0.002, gap_se),
-                     relation="within", cell=gcell(d, paired, J, "mean"))
+        assert_check(limit, measured=-0.001 * (i + 1), expected=gap, relation="within",
+                     cell=gcell(d, paired, J, "mean"))
+        assert_spread(limit, "scaled_minus_unit_variance", J, d, 8, 100, gap_se)
         assert limit.note.endswith("the limit itself: 0.6100")
         # the mean norm itself against theory's exact expectation of ||diag(p) - p p^T||_F, its Monte Carlo SE added
         mean, mean_se = mean_statistic(J, d, 8, True)
-        assert_check(b7["mean scaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={d}, T=8"], measured=0.6,
-                     expected=mean, se=math.hypot(0.01, mean_se), relation="within",
-                     cell=gcell(d, "inv_sqrt_dk", J, "mean"))
+        c = b7["mean scaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={d}, T=8"]
+        assert_check(c, measured=0.6, expected=mean, relation="within", cell=gcell(d, "inv_sqrt_dk", J, "mean"))
+        assert_spread(c, "scaled", J, d, 8, 100, mean_se)
     diff = "inv_sqrt_dk_minus_none"
     above = b7["mean scaled minus unscaled Jacobian norm at the widest head", "d_k=1024, T=8"]
     assert_check(above, measured=0.3, expected=0.0, se=0.004, relation="above", cell=gcell(1024, diff, J, "mean"))

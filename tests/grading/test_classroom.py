@@ -64,6 +64,34 @@ def test_a_file_that_is_not_a_notebook_is_unusable_in_one_line(tmp_path):
     assert "\n" not in record["unusable"]
 
 
+@needs_sandbox
+def test_a_file_that_raises_at_import_is_unusable_with_its_error_and_line(tmp_path):
+    path = tmp_path / "wen.py"
+    path.write_text("import numpy as np\n\n\ndef softmax(x, axis=-1):\n    return x\n\n\nraise RuntimeError('oops')\n")
+    record = classroom.grade_submission(path, "wen", seed=1)
+    assert record["exit_status"] == 2 and record["unusable"] == "RuntimeError: oops (wen.py, line 8)"
+
+
+def test_a_traceback_in_one_line_is_its_error_and_the_deepest_place_in_the_learners_file():
+    traceback = ('  File "zoe.py", line 3, in <module>\n    helper()\n  File "zoe.py", line 9, in helper\n'
+                 '    import sdpa_lab\nModuleNotFoundError: No module named \'sdpa_lab\'\n')
+    assert classroom.error_line(traceback) == "ModuleNotFoundError: No module named 'sdpa_lab' (zoe.py, line 9)"
+    assert classroom.error_line("ValueError: bad") == "ValueError: bad"
+    assert classroom.error_line("  \n") == "an error"
+
+
+def test_forged_replies_in_every_function_make_one_line_not_five():
+    from types import SimpleNamespace as NS
+
+    lost = [NS(lost=NS(message=f"unusable: the learner's process broke the grader's protocol while running {name}: "
+                                "unknown status 'pass'")) for name in classroom.PARTS]
+    g = NS(usable=True, load=NS(status="ready", message=""), forged=lost)
+    assert classroom.unusable_reason(g) == ("unusable: the learner's process broke the grader's protocol while running "
+                                            "softmax: unknown status 'pass' (and in 4 more functions)")
+    g.forged = lost[:1]
+    assert classroom.unusable_reason(g) == lost[0].lost.message
+
+
 def _record(learner, parts, exit_status=1, unusable=""):
     return {"learner": learner, "file": f"{learner}.py", "seed": 5, "n_samples": 2000, "exit_status": exit_status,
             "usable": exit_status != 2 or bool(parts), "unusable": unusable, "passed": sum(p["passed"] for p in parts),

@@ -7,7 +7,10 @@ afterwards, failed tests or not. Skipped where SLURM, munge or the plugin is not
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import os
 import re
 import shutil
@@ -19,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from sdpa_lab.calibration.studies import BROKEN_ARMS
+from sdpa_lab.grading import sandbox
 
 # On one test worker (pytest-xdist, --dist loadgroup): one cluster at a time (it links /etc/slurm/slurm.conf).
 pytestmark = [pytest.mark.slurm, pytest.mark.pipeline, pytest.mark.xdist_group("slurm")]
@@ -30,6 +34,19 @@ CALIBRATION_STUDY = REPO / "tests" / "pipeline" / "slurm" / "calibration.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # No run of the small config comes near this; a hung run (status polling gone wrong) fails instead of blocking CI.
 RUN_TIMEOUT = 240
+EXAMPLES = REPO / "examples" / "solutions"
+# A small class graded within the same runs (one SLURM job per learner, beside the experiments' jobs): a correct
+# file, a classic mistake, and the attack that meets the job's own memory limit: three forked children of 400 MB,
+# which the grade's cgroup (1024 MiB for all the learner's processes) must stop before SLURM kills the job.
+CLASS = {
+    "correct": (EXAMPLES / "correct.py").read_text(),
+    "no_scale": (EXAMPLES / "no_scale.py").read_text(),
+    "forks": (EXAMPLES / "correct.py").read_text()
+    + "\n\ndef exercise_3(seed=42, d_k=256, T=8):\n    import os, time\n    for _ in range(3):\n"
+    "        if os.fork() == 0:\n            a = np.ones(400 * 2**20 // 8)\n            time.sleep(2)\n"
+    "            os._exit(0)\n    for _ in range(3):\n        os.wait()\n",
+}
+CLASS_CONFIG = ("grading_seed=1234", "grading_n_samples=2000")  # one seed: the same inputs locally and on the cluster
 
 
 def _missing_requirements() -> str | None:
@@ -89,16 +106,23 @@ def digests(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, tmp_path_factory) -> dict[str, Path]:
-    """The small config run locally and on the cluster, each in its own copy of the workflow."""
+def runs(cluster, tmp_path_factory) -> dict:
+    """The small config run locally and on the cluster, each in its own copy of the workflow; with a small class
+    (CLASS) where the sandbox starts here (the cluster's node is this machine)."""
     base = tmp_path_factory.mktemp("slurm")
     local, remote = make_workdir(base / "local"), make_workdir(base / "cluster")
-    done = snakemake(local, "--cores", "2")
+    grading: tuple[str, ...] = ()
+    if sandbox.unavailable() is None:
+        (base / "class").mkdir()
+        for learner, code in CLASS.items():
+            (base / "class" / f"{learner}.py").write_text(code)
+        grading = ("--config", f"submissions={base / 'class'}", *CLASS_CONFIG)
+    done = snakemake(local, "--cores", "2", *grading)
     assert done.returncode == 0, done.stderr[-3000:]
-    done = snakemake(remote, "--profile", "profiles/slurm", env=cluster)
+    done = snakemake(remote, "--profile", "profiles/slurm", *grading, env=cluster)
     assert done.returncode == 0, done.stderr[-5000:]
     assert "submitted with SLURM jobid" in done.stderr  # the jobs did go through SLURM
-    return {"local": local, "cluster": remote}
+    return {"local": local, "cluster": remote, "submitted": done.stderr, "class": bool(grading)}
 
 
 def test_every_csv_is_byte_identical_to_a_local_run(runs):
@@ -107,6 +131,31 @@ def test_every_csv_is_byte_identical_to_a_local_run(runs):
     assert len(local) >= 12 and "claims.csv" in local
     assert remote == local
     assert (runs["cluster"] / "reports" / "report.html").stat().st_size > 0
+
+
+def test_a_class_is_graded_one_slurm_job_per_learner_into_the_local_gradebook(runs):
+    if not runs["class"]:
+        pytest.skip(f"no sandbox here: {sandbox.unavailable()}")
+    work, gradebook = runs["cluster"], "results/class/gradebook.csv"
+    assert (work / gradebook).read_bytes() == (runs["local"] / gradebook).read_bytes()
+    # One SLURM job per learner (the plugin names each job's log after its rule and learner).
+    for learner in CLASS:
+        submitted = re.findall(rf"submitted with SLURM jobid (\d+) \(log: \S+/rule_grade_submission/{learner}/",
+                               runs["submitted"])
+        assert len(submitted) == 1, learner
+        # ... and graded in that job's step, sandboxed, its memory read from the grade's own cgroup.
+        log = (work / "logs" / "grade_submission" / f"{learner}.log").read_text()
+        assert re.search(rf"{learner}: grading on \S+, SLURM job {submitted[0]} step \d+, grade cgroups under ", log)
+        record = json.loads((work / "results" / "class" / "grades" / f"{learner}.json").read_text())
+        assert record["isolation"] == "bubblewrap sandbox" and 0 < record["peak_mib"] <= record["memory_mib"]
+    rows = list(csv.DictReader(io.StringIO((work / gradebook).read_text())))
+    totals = {r["learner"]: r for r in rows if r["part"] == "total"}
+    verdicts = {(r["learner"], r["part"]): r["verdict"] for r in rows if r["item"] == "verdict"}
+    assert totals["correct"]["verdict"] == "5 of 5 pass" and totals["correct"]["seed"] == "1234"
+    assert totals["no_scale"]["verdict"] == "4 of 5 pass" and totals["no_scale"]["mistakes"] == "no_scale"
+    # The learner's cgroup stopped the forks inside the job; SLURM's limit for the job (mem_mb) was not reached.
+    assert totals["forks"]["verdict"] == "4 of 5 pass" and verdicts["forks", "exercise_3"] == "runs out of memory"
+    assert sorted(p.name for p in (work / "reports" / "class").iterdir()) == sorted(f"{k}.html" for k in CLASS)
 
 
 def test_calibration_target_runs_on_the_cluster(runs, cluster):

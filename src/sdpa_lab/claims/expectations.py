@@ -131,6 +131,49 @@ def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, floa
     return _pair_mean(mixed - at_one)
 
 
+# What `law` gives of a trial's statistic (scaled, or scaled minus unit-variance): its standard deviation, skewness
+# and excess kurtosis, for the exact law of a mean of many trials (its SE sd / sqrt(n), its skewness skewness /
+# sqrt(n), its excess kurtosis excess_kurtosis / n).
+SHAPES = ("sd", "skewness", "excess_kurtosis")
+
+# Blocks of draws for a law's shape, each of SHAPE_ELEMENTS (draws * T): each block's moments give one estimate,
+# their spread its Monte Carlo SE. The shape only corrects a tolerance (the sd scales it, to about 1% here; the
+# skewness and kurtosis move it by terms of order 1 / sqrt(trials)), so it needs less precision than a mean.
+SHAPE_BLOCKS = 2
+SHAPE_ELEMENTS = 1 << 14
+
+
+def _shape(raw: np.ndarray) -> np.ndarray:
+    """sd, skewness and excess kurtosis (3,) from the raw moments E X, E X^2, E X^3, E X^4 (4,)."""
+    m1, m2, m3, m4 = raw
+    var = m2 - m1**2
+    c3 = m3 - 3 * m1 * m2 + 2 * m1**3
+    c4 = m4 - 4 * m1 * m3 + 6 * m1**2 * m2 - 3 * m1**4
+    return np.array([np.sqrt(var), c3 / var**1.5, c4 / var**2 - 3.0])
+
+
+@lru_cache(maxsize=256)
+def law(kind: str, name: str, d_k: int, T: int) -> tuple[tuple[float, float], ...]:
+    """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled softmax (kind
+    "scaled") or of the scaled minus the unit-variance softmax on the same trial (kind
+    "scaled_minus_unit_variance"), each with its Monte Carlo SE: ((value, se), ...) in SHAPES order.
+    The moments over |q| are the Gauss rule's (exact for the law of |q|), over u seeded draws."""
+    x, w = gamma_rule(d_k / 2.0)
+    r = np.sqrt(2.0 * x / d_k)  # (nodes,) values of |q| / sqrt(d_k)
+    shapes = []
+    for block in range(SHAPE_BLOCKS):
+        rows = max(512, SHAPE_ELEMENTS // T)
+        u = np.random.default_rng([d_k, T, STATISTICS.index(name), 3, block]).standard_normal((rows, T))
+        base = softmax_statistic(name, u) if kind == "scaled_minus_unit_variance" else 0.0
+        powers = np.arange(1, 5)[:, None]  # (4, 1)
+        raw = sum(wj * (softmax_statistic(name, rj * u) - base)[None, :] ** powers
+                  for rj, wj in zip(r, w, strict=True)).mean(axis=1)  # (4,) E X^m over the trials' law
+        shapes.append(_shape(raw))
+    shapes = np.array(shapes)  # (blocks, 3)
+    mean, se = shapes.mean(axis=0), shapes.std(axis=0, ddof=1) / np.sqrt(SHAPE_BLOCKS)
+    return tuple((float(m), float(e)) for m, e in zip(mean, se, strict=True))
+
+
 def expectation(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
     """Expectation `kind` (KINDS) of statistic `name` at head size d_k over T keys, and its Monte Carlo standard
     error: what the claims compare with (sdpa_lab.results.Results.expectation)."""
@@ -138,4 +181,8 @@ def expectation(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
         return scaled_minus_unit_variance(name, d_k, T)
     if kind in ("scaled", "unscaled"):
         return mean_statistic(name, d_k, T, scaled=kind == "scaled")
-    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}")
+    base, _, shape = kind.rpartition(":")  # e.g. "scaled:sd": the law's sd (law)
+    if base in ("scaled", "scaled_minus_unit_variance") and shape in SHAPES:
+        return law(base, name, d_k, T)[SHAPES.index(shape)]
+    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of them but 'unscaled' with "
+                     f":{'/:'.join(SHAPES)}")

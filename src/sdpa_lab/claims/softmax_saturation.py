@@ -13,6 +13,7 @@ from itertools import pairwise
 import numpy as np
 
 from sdpa_lab.claims.dot_product_growth import raw_variance_check, variance_points, variance_shape
+from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.claims.model import Check, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import paired_ratio_se, variance_se
 from sdpa_lab.results import Results
@@ -33,10 +34,23 @@ def _entropy_d_k(R: Results) -> list[int]:
     return [int(d) for d in R.levels("entropy_sweep.csv", "d_k")]
 
 
+def theory_spread(R: Results, base: str, name: str, d: int, T: int, trials: int, mc_se: float) -> dict:
+    """The SE, skewness and excess kurtosis of a mean over `trials` trials of statistic `name` (kind `base` of
+    expectations.law) less its expectation (Monte Carlo SE `mc_se`), from theory's law of one trial: its exact sd
+    (not the sample's: a sample sd of few trials of a skewed statistic moves with the mean and makes the
+    studentized deviation skewed the other way), and its skewness and kurtosis for the Cornish-Fisher tolerance."""
+    sd, skewness, kurtosis = (R.expectation(f"{base}:{shape}", name, d, T)[0] for shape in SHAPES)
+    se_mean = sd / math.sqrt(trials)
+    se = math.hypot(se_mean, mc_se)
+    share = se_mean / se  # the Monte Carlo part adds a normal error, which thins the mean's cumulants
+    return {"se": se, "skewness": skewness / math.sqrt(trials) * share**3,
+            "excess_kurtosis": kurtosis / trials * share**4}
+
+
 def decide_b5(R: Results) -> list[Check]:
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
-    T = int(R.first(src, "T"))
+    T, trials = int(R.first(src, "T")), int(R.first(src, "trials"))
     out = []
     for a, b in pairwise(ds):  # the unscaled entropy falls at every step of the sweep
         later = _entropy(R, b, "none", "mean")
@@ -78,9 +92,9 @@ def decide_b5(R: Results) -> list[Check]:
     paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")  # same trials: the per-trial difference
     for d in ds:  # the scaled entropy sits at its exact finite-d_k value relative to unit-variance scores
         gap, gap_se = R.expectation("scaled_minus_unit_variance", "entropy", d, T)
+        spread = theory_spread(R, "scaled_minus_unit_variance", "entropy", d, T, trials, gap_se)
         out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
-                               _entropy(R, d, paired, "mean"), gap, math.hypot(_entropy(R, d, paired, "se"), gap_se),
-                               "within", src,
+                               _entropy(R, d, paired, "mean"), gap, spread.pop("se"), "within", src, **spread,
                                note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included)"))
     # Exercise 2 literally: the lesson's own single draw (one continuing seed-42 stream) is reported as what it
     # is, one sample; what a learner doing the exercise sees is measured over many fresh one-draw sequences
@@ -141,9 +155,10 @@ def decide_b7(R: Results) -> list[Check]:
     for d in ds:
         gap, gap_se = R.expectation("scaled_minus_unit_variance", "jacobian_norm", d, T)
         limit = _gradient(R, d, "unit_variance_reference", "jacobian_norm", "mean")
+        spread = theory_spread(R, "scaled_minus_unit_variance", "jacobian_norm", d, T, trials, gap_se)
         out.append(statistical("B7", "mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T={T}",
-                               _gradient(R, d, paired, "jacobian_norm", "mean"), gap,
-                               math.hypot(_gradient(R, d, paired, "jacobian_norm", "se"), gap_se), "within", src,
+                               _gradient(R, d, paired, "jacobian_norm", "mean"), gap, spread.pop("se"), "within",
+                               src, **spread,
                                note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included); "
                                     f"the limit itself: {float(limit):.4f}"))
     # The norm measured is the one the lesson writes ("proportional to p_i(1 - p_i) and cross-terms -p_i p_j"): the
@@ -152,10 +167,11 @@ def decide_b7(R: Results) -> list[Check]:
     # fails here, whatever it does to the comparisons above, which hold a difference of two of its norms.
     for d in ds:
         mean, mean_se = R.expectation("scaled", "jacobian_norm", d, T)
+        spread = theory_spread(R, "scaled", "jacobian_norm", d, T, trials, mean_se)
         out.append(statistical("B7", "mean scaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={d}, T={T}",
-                               _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean"), mean,
-                               math.hypot(_gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "se"), mean_se), "within",
-                               src, note=f"expected: its exact finite-d_k value (Monte Carlo SE {mean_se:.2g}, "
+                               _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean"), mean, spread.pop("se"),
+                               "within", src, **spread,
+                               note=f"expected: its exact finite-d_k value (Monte Carlo SE {mean_se:.2g}, "
                                          "included)"))
     d = ds[-1]  # ... and far above the unscaled one at the widest head, in the mean and in the typical trial
     widest = "scaled minus unscaled Jacobian norm at the widest head"
@@ -198,10 +214,12 @@ def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
     entropy, gradient = config["entropy_sweep"], config["gradient"]
     ds, T = sorted(set(gradient["d_k"])), gradient["T"]
     jacobian = ("jacobian_norm", "log10_jacobian_norm")
-    return ([("scaled_minus_unit_variance", "entropy", d, entropy["T"]) for d in sorted(set(entropy["d_k"]))]
+    laws = ["", *(f":{shape}" for shape in SHAPES)]  # the expectation, then its law's shape (theory_spread)
+    return ([("scaled_minus_unit_variance" + law, "entropy", d, entropy["T"]) for law in laws
+             for d in sorted(set(entropy["d_k"]))]
             + [("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
-            + [("scaled_minus_unit_variance", "jacobian_norm", d, T) for d in ds]
-            + [("scaled", "jacobian_norm", d, T) for d in ds]  # the widest's too
+            + [(kind + law, "jacobian_norm", d, T) for kind in ("scaled_minus_unit_variance", "scaled")
+               for law in laws for d in ds]  # the widest's too
             + [("scaled", "log10_jacobian_norm", ds[-1], T)])
 
 

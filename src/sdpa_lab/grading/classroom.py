@@ -62,6 +62,28 @@ def submissions(folder: str | os.PathLike) -> dict[str, Path]:
 
 # -- one learner ------------------------------------------------------------------
 
+def unusable_reason(g: Grade) -> str:
+    """Why a grade could not use the file, in one line: the load's error (an exception raised at import as its
+    last line and where), or the first reply that broke the protocol and in how many more functions one did."""
+    if not g.usable and g.load.message:
+        return error_line(g.load.message) if g.load.status == "error" else g.load.message.splitlines()[0]
+    forged = [p.lost.message for p in g.forged]
+    if not forged:
+        return g.load.status
+    more = len(forged) - 1
+    return forged[0] + (f" (and in {more} more function{'s' if more > 1 else ''})" if more else "")
+
+
+def error_line(traceback: str) -> str:
+    """A learner's traceback in one line: its exception, and the file and line it was raised at."""
+    lines = [line for line in traceback.strip().splitlines() if line.strip()]
+    if not lines:
+        return "an error"
+    places = [m for line in lines if (m := re.match(r'\s*File "([^"]+)", line (\d+)', line))]
+    where = f" ({places[-1][1]}, line {places[-1][2]})" if places else ""
+    return lines[-1].strip() + where
+
+
 def grade_record(g: Grade, learner: str) -> dict:
     """A grade as plain data (the JSON a submission's job writes)."""
     from sdpa_lab.grading import mistakes as M
@@ -76,9 +98,7 @@ def grade_record(g: Grade, learner: str) -> dict:
             "notes": list(p.notes), "error": p.error, "diagnosis": list(p.diagnosis), "mistakes": list(p.mistakes),
             "reread": [M.MISTAKES[k].reread for k in p.mistakes if k in M.MISTAKES],
         })
-    unusable = "" if g.exit_status != UNUSABLE else (
-        g.load.message.splitlines()[0] if not g.usable and g.load.message else
-        "; ".join(p.lost.message for p in g.forged) or g.load.status)
+    unusable = "" if g.exit_status != UNUSABLE else unusable_reason(g)
     return {"learner": learner, "file": g.path.name, "seed": g.seed, "isolation": g.isolation,
             "time_limit": g.time_limit, "memory_mib": g.memory_mib, "peak_mib": round(g.peak_mib, 1),
             "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
@@ -106,6 +126,20 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
     return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
 
 
+def where_graded() -> str:
+    """The host, the SLURM job and step when the grade runs in one, and the memory cgroup its grade's cgroup is made
+    in: what an instructor needs to trace a grade on a cluster."""
+    import socket
+
+    from sdpa_lab.grading.sandbox import _own_cgroups
+
+    job, step = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_STEP_ID")
+    slurm = f", SLURM job {job} step {step}" if job else ""
+    own = _own_cgroups()
+    cgroup = f"memory:{own['memory']}" if "memory" in own else f"cgroup2:{own.get('', '/')}"
+    return f"{socket.gethostname()}{slurm}, grade cgroups under {cgroup}"
+
+
 def submission_job(path: str, learner: str, out: str, seed: int | None = None, time_limit: float = CLASS_TIME_LIMIT,
                    memory_mib: int = CLASS_MEMORY_MIB, n_samples: int = CLASS_N_SAMPLES,
                    log_path: str | None = None) -> None:
@@ -114,6 +148,7 @@ def submission_job(path: str, learner: str, out: str, seed: int | None = None, t
     from sdpa_lab.joblog import job_log
 
     with job_log("grade_submission", log_path) as logger:
+        logger.info("%s: grading on %s", learner, where_graded())
         record = grade_submission(path, learner, seed, time_limit, memory_mib, n_samples)
         write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", out)
         logger.info("%s: %d of %d pass, exit %d, seed %s, peak %.0f MiB, %.1f s: wrote %s", learner, record["passed"],

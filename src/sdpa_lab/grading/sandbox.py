@@ -27,6 +27,7 @@ into a MemoryError the learner can read, but it cannot bound three forked proces
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
 import shutil
@@ -78,7 +79,7 @@ class Cgroup:
         own = _own_cgroups()
         if "memory" in own:  # cgroup v1: the memory hierarchy
             path = Path("/sys/fs/cgroup/memory") / own["memory"].lstrip("/") / name
-            path.mkdir()
+            _make_cgroup(path)
             group = cls(path, 1)
             group._write("memory.limit_in_bytes", limit_bytes)
             with contextlib.suppress(OSError):  # present only with swap accounting: swap counts too
@@ -94,19 +95,30 @@ class Cgroup:
                 cpu.mkdir()
                 group.cpu = cpu
             return group
-        root = _cgroup2_root()
-        path = root / own.get("", "/").lstrip("/") / name
-        path.mkdir()
+        parent = _cgroup2_root() / own.get("", "/").lstrip("/")
+        path = parent / name
+        _make_cgroup(path)
         group = cls(path, 2)
         group.pids = group.cpu = None
+        if not (path / "memory.max").exists():  # the parent does not hand the memory controller to its children
+            _remove_cgroup(path)
+            raise OSError(errno.EACCES, f"cgroup v2: {parent}/cgroup.subtree_control does not enable memory for the "
+                                        "cgroups under it (a cgroup delegated with memory is needed)")
         group._write("memory.max", limit_bytes)
-        group._write("memory.swap.max", 0)
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError):  # present only with swap accounting: no swap for the grade then
+            group._write("memory.swap.max", 0)
+        with contextlib.suppress(OSError):  # present where the pids controller is enabled too
             group._write("pids.max", PIDS_MAX)
         return group
 
     def _write(self, name: str, value) -> None:
-        (self.path / name).write_text(str(value))
+        """Write to one of the cgroup's interface files, which the kernel made with the cgroup (never created
+        here: a missing file is an OSError, as a controller that is not enabled)."""
+        fd = os.open(self.path / name, os.O_WRONLY | os.O_TRUNC)  # as a shell's `>` (no O_CREAT)
+        try:
+            os.write(fd, str(value).encode())
+        finally:
+            os.close(fd)
 
     def _read(self, name: str) -> str:
         return (self.path / name).read_text()
@@ -116,7 +128,7 @@ class Cgroup:
         self._write("cgroup.procs", os.getpid())
         for extra in (self.pids, self.cpu):
             if extra is not None:
-                (extra / "cgroup.procs").write_text(str(os.getpid()))
+                Cgroup(extra, 1)._write("cgroup.procs", os.getpid())
 
     def processes(self) -> list[int]:
         try:
@@ -165,21 +177,32 @@ class Cgroup:
         for path in (self.path, self.pids, self.cpu):
             if path is not None:
                 with contextlib.suppress(OSError):
-                    path.rmdir()
+                    _remove_cgroup(path)
 
 
-def _own_cgroups() -> dict[str, str]:
+def _make_cgroup(path: Path) -> None:
+    """mkdir in a cgroup file system: the kernel makes the new cgroup's interface files."""
+    path.mkdir()
+
+
+def _remove_cgroup(path: Path) -> None:
+    """rmdir in a cgroup file system (refused while a process is in it)."""
+    path.rmdir()
+
+
+def _own_cgroups(proc_cgroup: Path = Path("/proc/self/cgroup")) -> dict[str, str]:
     """{controller: this process's cgroup path}, from /proc/self/cgroup ("" for the v2 unified hierarchy)."""
     out = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
+    for line in proc_cgroup.read_text().splitlines():
         _, controllers, path = line.split(":", 2)
         for c in controllers.split(","):
             out[c] = path
     return out
 
 
-def _cgroup2_root() -> Path:
-    for line in Path("/proc/self/mounts").read_text().splitlines():
+def _cgroup2_root(mounts: Path = Path("/proc/self/mounts")) -> Path:
+    """Where the cgroup v2 hierarchy is mounted, if the memory controller is in it (else OSError)."""
+    for line in mounts.read_text().splitlines():
         fields = line.split()
         if len(fields) > 2 and fields[2] == "cgroup2":
             root = Path(fields[1])
