@@ -46,6 +46,14 @@ CONFIGS = {
 }
 
 
+# What a break must fail: the scaled variance (B2), the entropy (B5) and the Jacobian (B7) see any scale but
+# 1/sqrt(d_k), except where a config is too small for B5 and B7 to resolve it. With heads of 1 and 2 at T = 2 and
+# 100 trials, 1/d_k is the right scale at d_k = 1 and a factor sqrt(2) toward uniform at 2, where the bounded
+# entropy and Jacobian norm sit near their ceilings: margins 0.92 and 0.96 (holds), with theory's sd of one trial.
+# (With the sample's sd they failed, by the same skew that failed correct runs at these sizes.) B2 fails it.
+MUST_FAIL = {("two small heads, T=2", "inv_dk"): {"B2"}}
+
+
 @pytest.fixture(scope="module")
 def lesson_tables():
     """The lesson replications' tables: the same whatever the config and the arm."""
@@ -61,5 +69,5 @@ def test_a_valid_config_holds_with_the_right_scale_and_fails_with_a_broken_one(n
         failing = sorted({c.claim for c in C.decide(Results("mem", tables)).checks if c.verdict == C.FAILS})
         if arm == "inv_sqrt_dk":
             assert failing == [], (name, arm)
-        else:  # the scaled variance (B2), the entropy (B5) and the Jacobian (B7) see any scale but 1/sqrt(d_k)
-            assert {"B2", "B5", "B7"} <= set(failing), (name, arm, failing)
+        else:
+            assert MUST_FAIL.get((name, arm), {"B2", "B5", "B7"}) <= set(failing), (name, arm, failing)
