@@ -57,8 +57,7 @@ def decide_b10(R: Results) -> list[Check]:
     # smallest or largest may do better at a rate outside it: its success may be understated, and a comparison
     # that needs it to lead cannot then be decided (with one rate, or one rate too small for one step, a correct
     # run failed: a saturated unscaled head can jump onto its target in one large step where the scaled head
-    # with the same small rate cannot).
-    # (at a success fraction of 1 nothing is understated)
+    # with the same small rate cannot). At a success fraction of 1 nothing is understated.
     untuned = [d for d in wide
                if success[d, "inv_sqrt_dk"][1] in (lrs[0], lrs[-1]) and success[d, "inv_sqrt_dk"][0] < 1]
 
