@@ -106,29 +106,49 @@ def _mean_se(v: np.ndarray) -> tuple[float, float]:
     return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v)))
 
 
+def _raw_moments(w: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per antithetic pair of draws, the Gauss rule's E_r X^m for m = 1..4 of values X (nodes, 2 pairs) at the
+    nodes of weights w (nodes,): (4, pairs)."""
+    return np.stack([_pair_means(w @ values**m) for m in range(1, 5)])
+
+
 @lru_cache(maxsize=256)
-def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, float]:
-    """E h(softmax(K q)) (unscaled) or E h(softmax(K q / sqrt(d_k))) (scaled) at head size d_k over T keys,
-    and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2)."""
+def _scaled_draws(name: str, d_k: int, T: int, scaled: bool) -> tuple[tuple[float, float], np.ndarray]:
+    """mean_statistic's mean and SE, and the raw moments of one trial's statistic per pair of its draws (law)."""
     x, w = gamma_rule(d_k / 2.0)
     c = np.sqrt(2.0 * x / d_k) if scaled else np.sqrt(2.0 * x)  # (nodes,)
     blocks = DIRECT_BLOCKS if scaled and name == "jacobian_norm" else 1
-    means = []  # per block, the pair means (pairs,): memory stays that of one block's draws
+    means, moments = [], []  # per block: memory stays that of one block's draws, and the moments' (4, pairs)
     for block in range(blocks):
         u = _draws(name, d_k, T, 1 + scaled, block)
-        means.append(_pair_means(sum(wj * softmax_statistic(name, cj * u) for cj, wj in zip(c, w, strict=True))))
-    return _mean_se(np.concatenate(means))
+        values = [softmax_statistic(name, cj * u) for cj in c]
+        means.append(_pair_means(sum(wj * v for wj, v in zip(w, values, strict=True))))
+        moments.append(_raw_moments(w, np.stack(values)))
+    return _mean_se(np.concatenate(means)), np.concatenate(moments, axis=1)
+
+
+def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, float]:
+    """E h(softmax(K q)) (unscaled) or E h(softmax(K q / sqrt(d_k))) (scaled) at head size d_k over T keys,
+    and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2)."""
+    return _scaled_draws(name, d_k, T, scaled)[0]
 
 
 @lru_cache(maxsize=256)
-def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, float]:
-    """E h(scaled) - E h(unit-variance) at head size d_k over T keys, and its Monte Carlo standard error."""
+def _gap_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.ndarray]:
+    """scaled_minus_unit_variance's mean and SE, and the raw moments of one trial's difference per pair of its
+    draws (law)."""
     x, w = gamma_rule(d_k / 2.0)
     r = np.sqrt(2.0 * x / d_k)  # (nodes,) values of |q| / sqrt(d_k)
     u = _draws(name, d_k, T, 0)
     at_one = softmax_statistic(name, u)  # (2 pairs,)
-    mixed = sum(wj * softmax_statistic(name, rj * u) for rj, wj in zip(r, w, strict=True))  # (2 pairs,)
-    return _pair_mean(mixed - at_one)
+    values = [softmax_statistic(name, rj * u) for rj in r]
+    mixed = sum(wj * v for wj, v in zip(w, values, strict=True))  # (2 pairs,)
+    return _pair_mean(mixed - at_one), _raw_moments(w, np.stack(values) - at_one)
+
+
+def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, float]:
+    """E h(scaled) - E h(unit-variance) at head size d_k over T keys, and its Monte Carlo standard error."""
+    return _gap_draws(name, d_k, T)[0]
 
 
 # What `law` gives of a trial's statistic (scaled, or scaled minus unit-variance): its standard deviation, skewness
@@ -136,11 +156,8 @@ def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, floa
 # sqrt(n), its excess kurtosis excess_kurtosis / n).
 SHAPES = ("sd", "skewness", "excess_kurtosis")
 
-# Blocks of draws for a law's shape, each of SHAPE_ELEMENTS (draws * T): each block's moments give one estimate,
-# their spread its Monte Carlo SE. The shape only corrects a tolerance (the sd scales it, to about 1% here; the
-# skewness and kurtosis move it by terms of order 1 / sqrt(trials)), so it needs less precision than a mean.
-SHAPE_BLOCKS = 2
-SHAPE_ELEMENTS = 1 << 14
+# Groups of the draws' pairs whose shapes' spread gives a shape's Monte Carlo SE.
+SHAPE_GROUPS = 4
 
 
 def _shape(raw: np.ndarray) -> np.ndarray:
@@ -157,21 +174,11 @@ def law(kind: str, name: str, d_k: int, T: int) -> tuple[tuple[float, float], ..
     """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled softmax (kind
     "scaled") or of the scaled minus the unit-variance softmax on the same trial (kind
     "scaled_minus_unit_variance"), each with its Monte Carlo SE: ((value, se), ...) in SHAPES order.
-    The moments over |q| are the Gauss rule's (exact for the law of |q|), over u seeded draws."""
-    x, w = gamma_rule(d_k / 2.0)
-    r = np.sqrt(2.0 * x / d_k)  # (nodes,) values of |q| / sqrt(d_k)
-    shapes = []
-    for block in range(SHAPE_BLOCKS):
-        rows = max(512, SHAPE_ELEMENTS // T)
-        u = np.random.default_rng([d_k, T, STATISTICS.index(name), 3, block]).standard_normal((rows, T))
-        base = softmax_statistic(name, u) if kind == "scaled_minus_unit_variance" else 0.0
-        powers = np.arange(1, 5)[:, None]  # (4, 1)
-        raw = sum(wj * (softmax_statistic(name, rj * u) - base)[None, :] ** powers
-                  for rj, wj in zip(r, w, strict=True)).mean(axis=1)  # (4,) E X^m over the trials' law
-        shapes.append(_shape(raw))
-    shapes = np.array(shapes)  # (blocks, 3)
-    mean, se = shapes.mean(axis=0), shapes.std(axis=0, ddof=1) / np.sqrt(SHAPE_BLOCKS)
-    return tuple((float(m), float(e)) for m, e in zip(mean, se, strict=True))
+    From the same draws and Gauss rule as the expectation itself (mean_statistic, scaled_minus_unit_variance)."""
+    moments = _scaled_draws(name, d_k, T, True)[1] if kind == "scaled" else _gap_draws(name, d_k, T)[1]  # (4, P)
+    groups = np.array([_shape(g.mean(axis=1)) for g in np.array_split(moments, SHAPE_GROUPS, axis=1)])
+    value, se = _shape(moments.mean(axis=1)), groups.std(axis=0, ddof=1) / np.sqrt(SHAPE_GROUPS)
+    return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True))
 
 
 def expectation(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
