@@ -1,16 +1,20 @@
-"""Shared fixtures: a tiny, fast configuration and the repository root."""
+"""Shared fixtures: a tiny, fast configuration, the repository root, and what the test workers make once per session."""
 
 from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import pickle
 from pathlib import Path
 
 import pytest
 import yaml
+from filelock import FileLock
 from hypothesis import Phase, settings
 
 from sdpa_lab import attention
+from sdpa_lab.claims import expectations
 from sdpa_lab.config import check_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,6 +49,69 @@ def default_config() -> dict:
     return yaml.safe_load((REPO / "config" / "config.yaml").read_text())
 
 
+# The folder every test worker of this session shares (pytest-xdist: the parent of each worker's basetemp), set by
+# the fixture below; None outside a session (made_once then makes its value in process).
+_SHARED: Path | None = None
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_folder(tmp_path_factory, worker_id):
+    """The session's folder shared by its workers, for made_once (pytest-xdist's documented pattern)."""
+    global _SHARED
+    base = tmp_path_factory.getbasetemp()
+    _SHARED = base if worker_id == "master" else base.parent
+    yield
+    _SHARED = None
+
+
+def made_once(key: tuple, make):
+    """make(), computed once per session whatever the number of test workers: the first worker to ask makes it
+    and pickles it (exactly: floats included) under a lock in the session's shared folder, the others wait and read
+    it. For a value that depends only on `key` and the code as shipped: a test that changes the code makes its own."""
+    if _SHARED is None:
+        return make()
+    path = _SHARED / "made_once" / hashlib.sha256(repr(key).encode()).hexdigest()
+    path.parent.mkdir(exist_ok=True)
+    with FileLock(f"{path}.lock"):
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        value = make()
+        path.write_bytes(pickle.dumps(value))
+        return value
+
+
+# The expectations module as shipped, before a test changes its Gauss rule (claims/test_expectations.py).
+_SHIPPED_EXPECTATIONS = dict(vars(expectations))
+
+
+def _draws_made_once(draws):
+    """expectations' cached draws function `draws` (_scaled_draws, _gap_draws: the Monte Carlo averages every
+    expectation comes from), its values made once per session (made_once) while the module is as shipped, else by
+    `draws` itself; cache_clear clears both."""
+    @functools.lru_cache(maxsize=256)
+    def shared(*args):
+        return made_once(("expectations", draws.__name__, args), lambda: draws.__wrapped__(*args))
+
+    @functools.wraps(draws)
+    def made(*args):
+        if all(vars(expectations).get(key) is value for key, value in _SHIPPED_EXPECTATIONS.items()
+               if key not in ("_scaled_draws", "_gap_draws")):
+            return shared(*args)
+        return draws(*args)
+
+    made.cache_clear = lambda: (draws.cache_clear(), shared.cache_clear())
+    return made
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _expectations_made_once(_shared_folder):
+    """The finite-d_k expectations (a few seconds each) computed once per session, not once per test worker."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("_scaled_draws", "_gap_draws"):
+            mp.setattr(expectations, name, _draws_made_once(getattr(expectations, name)))
+        yield
+
+
 # The attention module as shipped, before any test breaks it on purpose (monkeypatch, calibration's arms).
 _SHIPPED_ATTENTION = dict(vars(attention))
 
@@ -53,12 +120,13 @@ _SHIPPED_ATTENTION = dict(vars(attention))
 def _lesson_rows(name: str) -> dict:
     from sdpa_lab.pipeline import run_experiment
 
-    return run_experiment(name, {})
+    return made_once(("lesson_rows", name), lambda: run_experiment(name, {}))
 
 
 def lesson_rows(name: str) -> dict:
     """The rows of lesson replication `name` (an experiment without a config section: the same in every run,
-    settings {}), made once per session while the attention is as shipped, else made again."""
+    settings {}), made once per session (by one test worker for all) while the attention is as shipped, else made
+    again."""
     from sdpa_lab.pipeline import run_experiment
 
     if all(getattr(attention, key, None) is value for key, value in _SHIPPED_ATTENTION.items()):
