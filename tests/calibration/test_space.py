@@ -180,6 +180,7 @@ def test_the_worst_run_figure_plots_only_checks_that_can_fail(two, tmp_path):
 
 def test_the_rate_bound_is_the_one_sided_clopper_pearson_bound():
     assert upper_bound(0, 30_000) <= 1e-4 < upper_bound(0, 29_900)  # 0 fails in 30,000: the promise shown
+    assert upper_bound(1, 47_500) <= 1e-4 < upper_bound(1, 47_400)  # one fail takes 47,500 runs
     assert upper_bound(0, 1000) == pytest.approx(3 / 1000, rel=0.01)
     for failures, n in ((2, 1000), (5, 300)):
         p = upper_bound(failures, n)

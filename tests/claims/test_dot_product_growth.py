@@ -14,7 +14,12 @@ from sdpa_lab.claims import model as M
 from sdpa_lab.claims.dot_product_growth import decide_b1, decide_b2, decide_b3, decide_b4
 from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.softmax_saturation import decide_b8
-from sdpa_lab.claims.standard_errors import log_std_skewness, variance_excess_kurtosis, variance_skewness
+from sdpa_lab.claims.standard_errors import (
+    log_std_excess_kurtosis,
+    log_std_skewness,
+    variance_excess_kurtosis,
+    variance_skewness,
+)
 from sdpa_lab.results import Results, ResultsError
 
 from tests.claims.tables import (
@@ -130,6 +135,9 @@ def test_b3_slope_and_std_ratios(ds):
     k3 = [log_std_skewness(d, 500) * log_std_var(d, 500) ** 1.5 for d in ds]
     assert b3["slope of log std vs log d_k", f"d_k={ds[0]}..{ds[-1]}"].skewness == pytest.approx(
         sum(wi**3 * k for wi, k in zip(w, k3, strict=True)) / se**3, rel=1e-9)
+    k4 = [log_std_excess_kurtosis(d, 500) * log_std_var(d, 500) ** 2 for d in ds]  # fourth cumulants: weights^4
+    assert b3["slope of log std vs log d_k", f"d_k={ds[0]}..{ds[-1]}"].excess_kurtosis == pytest.approx(
+        sum(wi**4 * k for wi, k in zip(w, k4, strict=True)) / se**4, rel=1e-9)
     steps = list(pairwise(ds))
     if 16 in ds and 256 in ds and (16, 256) not in steps:
         steps.append((16, 256))  # the lesson's own comparison
@@ -142,9 +150,13 @@ def test_b3_slope_and_std_ratios(ds):
         v = log_std_var(a, 500) + log_std_var(b, 500)  # the ratio is exp(log std_b - log std_a)
         k3_diff = (log_std_skewness(b, 500) * log_std_var(b, 500) ** 1.5
                    - log_std_skewness(a, 500) * log_std_var(a, 500) ** 1.5)
-        # skewness of exp(X) for a nearly normal X of sd s: skew(X) + 3 s to first order
-        assert b3["std ratio", f"d_k={a}->{b}"].skewness == pytest.approx(k3_diff / v**1.5 + 3 * math.sqrt(v),
-                                                                         rel=1e-9)
+        k4_sum = (log_std_excess_kurtosis(b, 500) * log_std_var(b, 500) ** 2
+                  + log_std_excess_kurtosis(a, 500) * log_std_var(a, 500) ** 2)
+        # exp(X) for a nearly normal X of sd s: skewness skew(X) + 3 s, kurtosis kurt(X) + 12 skew(X) s + 16 s^2
+        skew_x, sd_x = k3_diff / v**1.5, math.sqrt(v)
+        ratio = b3["std ratio", f"d_k={a}->{b}"]
+        assert ratio.skewness == pytest.approx(skew_x + 3 * sd_x, rel=1e-9)
+        assert ratio.excess_kurtosis == pytest.approx(k4_sum / v**2 + 12 * skew_x * sd_x + 16 * v, rel=1e-9)
 
 
 def test_b3_needs_two_d_k():

@@ -51,6 +51,39 @@ def test_log_std_skewness_is_the_delta_method_one():
                                                        rel=1e-12)
 
 
+def test_log_std_kurtosis_tends_to_a_log_chi_squares():
+    from sdpa_lab.claims.standard_errors import log_std_excess_kurtosis
+
+    # at large d a score is normal and s^2 a scaled chi-square: the log of a gamma of shape n / 2 has excess
+    # kurtosis trigamma''(n/2) / trigamma(n/2)^2, which is 4 / n to order 1/n
+    for n in (100, 1000, 10**6):
+        assert log_std_excess_kurtosis(1e9, n) == pytest.approx(4.0 / n, rel=1e-6)
+    # a head of 1: the score's long tail (its fourth cumulant 6d) makes it larger; it still shrinks as 1/n
+    assert log_std_excess_kurtosis(1, 1000) > 4.0 / 1000
+    assert log_std_excess_kurtosis(1, 10_000) == pytest.approx(log_std_excess_kurtosis(1, 1000) / 10, rel=1e-12)
+
+
+def test_exp_shape_matches_a_lognormal():
+    from sdpa_lab.claims.standard_errors import exp_shape
+
+    # exp of a normal of sd s: skewness (e^{s^2} + 2) sqrt(e^{s^2} - 1), excess kurtosis
+    # e^{4s^2} + 2e^{3s^2} + 3e^{2s^2} - 6; to first order in s, 3s and 16 s^2
+    for s in (0.001, 0.01, 0.03):
+        w = math.exp(s * s)
+        skew, kurt = exp_shape(s, 0.0, 0.0)
+        assert skew == pytest.approx((w + 2) * math.sqrt(w - 1), rel=3 * s * s)
+        assert kurt == pytest.approx(w**4 + 2 * w**3 + 3 * w**2 - 6, rel=10 * s * s)
+
+
+def test_cornish_fisher_is_never_inside_k():
+    from sdpa_lab.claims.standard_errors import cornish_fisher
+
+    # at k = 5, skewness 1: the expansion gives 5 + 4 - 6.25 = 2.75 on the long side and 5 - 4 - 6.25 on the
+    # other; both inside k, where a skewed statistic's tail is not
+    assert cornish_fisher(5.0, 1.0) == 5.0 and cornish_fisher(5.0, -1.0) == 5.0
+    assert cornish_fisher(5.0, 0.3) > 5.0  # a moderate skewness still widens it
+
+
 def test_cornish_fisher_widens_the_long_side():
     from sdpa_lab.claims.standard_errors import cornish_fisher
 

@@ -11,6 +11,8 @@ import numpy as np
 
 from sdpa_lab.claims.model import Check, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import (
+    exp_shape,
+    log_std_excess_kurtosis,
     log_std_skewness,
     log_std_var,
     variance_excess_kurtosis,
@@ -70,12 +72,13 @@ def decide_b3(R: Results) -> list[Check]:
     stds = [R.value(src, d_k=int(di), scale="none", statistic="std") for di in d]
     x, y = np.log(d), np.log(stds)
     c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # OLS slope = sum c_i y_i
-    # third cumulants of each log std, for the skewness of the slope and of the ratios
+    # third and fourth cumulants of each log std: the slope's and the ratios' are sums of them
     k3 = np.array([log_std_skewness(*p) * log_std_var(*p) ** 1.5 for p in points])
+    k4 = np.array([log_std_excess_kurtosis(*p) * log_std_var(*p) ** 2 for p in points])
     se_slope = math.sqrt(float(c**2 @ var_log))
     out = [statistical("B3", "slope of log std vs log d_k", f"d_k={int(d[0])}..{int(d[-1])}",
                        float(c @ y), 0.5, se_slope, "within", src, cell=stds[-1].cell,
-                       skewness=float(c**3 @ k3) / se_slope**3)]
+                       skewness=float(c**3 @ k3) / se_slope**3, excess_kurtosis=float(c**4 @ k4) / se_slope**4)]
     pairs = list(pairwise(points))  # each step of the sweep, plus the lesson's 16 -> 256
     n_of = dict(points)
     if {16, 256} <= set(n_of) and (16, 256) not in {(a[0], b[0]) for a, b in pairs}:
@@ -88,10 +91,13 @@ def decide_b3(R: Results) -> list[Check]:
         se = expected * math.sqrt(var_log_ratio)
         k3_log_ratio = (log_std_skewness(db, nb) * log_std_var(db, nb) ** 1.5
                         - log_std_skewness(da, na) * log_std_var(da, na) ** 1.5)
-        # the ratio is exp(log ratio): its skewness is the log ratio's plus 3 times the log ratio's sd
-        skew = k3_log_ratio / var_log_ratio**1.5 + 3.0 * math.sqrt(var_log_ratio)
+        k4_log_ratio = (log_std_excess_kurtosis(db, nb) * log_std_var(db, nb) ** 2
+                        + log_std_excess_kurtosis(da, na) * log_std_var(da, na) ** 2)
+        # the ratio is exp(log ratio)
+        skew, kurt = exp_shape(math.sqrt(var_log_ratio), k3_log_ratio / var_log_ratio**1.5,
+                               k4_log_ratio / var_log_ratio**2)
         out.append(statistical("B3", "std ratio", f"d_k={da}->{db}", ratio, expected, se, "within", src,
-                               cell=std_b.cell, skewness=skew))
+                               cell=std_b.cell, skewness=skew, excess_kurtosis=kurt))
     return out
 
 

@@ -61,15 +61,33 @@ def log_std_skewness(d: float, n: int) -> float:
     return variance_skewness(d, n) - 3.0 * math.sqrt((2.0 + 6.0 / d) / n)
 
 
+def log_std_excess_kurtosis(d: float, n: int) -> float:
+    """Excess kurtosis of log(sample std) of n scores, to order 1/n: with Y = S^2 of variance v, third and
+    fourth central moments m3, m4, log(1 + e) of a mean e of n values (Y - d) / d has
+    (m4 / v^2 - 3 - 12 m3 / (d v) + 20 v / d^2) / n (the expansion of log to fourth order, cumulant by cumulant).
+    At large d it is 4 / n, the log of a chi-square's."""
+    var_y, c3, c4 = _score_square_moments(d)
+    return (c4 / var_y**2 - 3.0 - 12.0 * c3 / (d * var_y) + 20.0 * var_y / d**2) / n
+
+
+def exp_shape(sd: float, skewness: float, excess_kurtosis: float) -> tuple[float, float]:
+    """Skewness and excess kurtosis of exp(X) for a nearly normal X of this sd, skewness and excess kurtosis,
+    to the same order: skew + 3 sd, and kurtosis + 12 skew sd + 16 sd^2 (the exponential's series, cumulant by
+    cumulant)."""
+    return skewness + 3.0 * sd, excess_kurtosis + 12.0 * skewness * sd + 16.0 * sd**2
+
+
 def cornish_fisher(k: float, skewness: float = 0.0, excess_kurtosis: float = 0.0) -> float:
     """Standard errors to allow either side so that a statistic with this skewness and excess kurtosis leaves
     each tail with the normal tail beyond k: the Cornish-Fisher quantiles at +-k, the wider side (k when both
-    are 0)."""
+    are 0), and never less than k. The floor matters where the skewness is large (above about 0.7 at k = 5):
+    there the expansion's skewness-squared term pulls both quantiles inside k, which no statistic with a long
+    tail has; the expansion has stopped being accurate, and k is the least a tolerance may be."""
     def quantile(z: float) -> float:
         return (z + (z * z - 1) * skewness / 6 + (z**3 - 3 * z) * excess_kurtosis / 24
                 - (2 * z**3 - 5 * z) * skewness**2 / 36)
 
-    return max(quantile(k), -quantile(-k))
+    return max(k, quantile(k), -quantile(-k))
 
 
 # --------------------------------------------------------------------------
