@@ -6,6 +6,7 @@ import copy
 import functools
 import hashlib
 import pickle
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -145,8 +146,10 @@ def lesson_tables() -> dict:
             for key, rows in lesson_rows(name).items()}
 
 
-def write_run(root: Path, config: dict) -> Path:
-    """Every experiment's CSVs for `config` under root/results, as the rules write them; returns that folder."""
+def write_run(root: Path, config: dict, as_shipped: Collection[str] = ()) -> Path:
+    """Every experiment's CSVs for `config` under root/results, as the rules write them; returns that folder.
+    The lesson replications named in `as_shipped` are those made with the attention as shipped (once per session),
+    for a test that breaks the attention where tests/experiments/test_contracts.py shows it does not reach them."""
     from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths, settings_of
     from sdpa_lab.io import write_csv
     from sdpa_lab.pipeline import run_experiment
@@ -154,7 +157,10 @@ def write_run(root: Path, config: dict) -> Path:
     config = check_config(config)
     for name in EXPERIMENTS:
         section = EXPERIMENTS[name].section
-        tables = run_experiment(name, settings_of(config, name)) if section else lesson_rows(name)
+        if section:
+            tables = run_experiment(name, settings_of(config, name))
+        else:
+            tables = _lesson_rows(name) if name in as_shipped else lesson_rows(name)
         for key, rel in output_paths(name).items():
             write_csv(tables[key], root / rel)
     return root / "results"

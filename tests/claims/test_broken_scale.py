@@ -47,11 +47,14 @@ SCALE_FREE = {"A1", "A2", "B1", "B3", "B6", "B9"}
 def broken_run(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(attention, "default_scale", BROKEN[request.param])  # the forward's own scale
-        results = write_run(tmp_path_factory.mktemp(f"broken_{request.param}"), CONFIG)
+        # Exercise 1's replication (A1) as shipped, made once per session: a broken default scale does not reach
+        # it (tests/experiments/test_contracts.py, REACHED, with the calibration's same two breaks), and making it
+        # again is most of a run; the lesson's forward (A3), which the break does reach, is made again
+        results = write_run(tmp_path_factory.mktemp(f"broken_{request.param}"), CONFIG, as_shipped={"lesson_variance"})
     return request.param, results
 
 
-@pytest.mark.pipeline  # two whole runs in process, each making the lesson replications again: not the fast lane
+@pytest.mark.pipeline  # two whole runs in process: not the fast lane
 def test_a_broken_scale_fails_the_claims_that_depend_on_it(broken_run, capsys):
     broken, results = broken_run
     decision = C.decide(results)
