@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import os
 import pickle
 from collections.abc import Collection
 from pathlib import Path
@@ -56,11 +57,11 @@ _SHARED: Path | None = None
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _shared_folder(tmp_path_factory, worker_id):
+def _shared_folder(tmp_path_factory):
     """The session's folder shared by its workers, for made_once (pytest-xdist's documented pattern)."""
     global _SHARED
     base = tmp_path_factory.getbasetemp()
-    _SHARED = base if worker_id == "master" else base.parent
+    _SHARED = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base  # a worker's: <basetemp>/popen-gw<n>
     yield
     _SHARED = None
 
