@@ -39,7 +39,7 @@ def write(tmp_path, text: str, name: str = "solutions.py") -> Path:
 def grades_dirs() -> list[Path]:
     """The cgroups of this process's grades left under its memory cgroup (named for the grading process: another
     process's grades, a test worker's beside this one, are theirs to remove)."""
-    own = sandbox._own_cgroups()
+    own = sandbox.own_cgroups()
     base = Path("/sys/fs/cgroup/memory") / own["memory"].lstrip("/") if "memory" in own else None
     return sorted(base.glob(f"sdpa-lab-grade-{os.getpid()}-*")) if base is not None else []
 

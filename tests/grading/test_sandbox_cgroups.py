@@ -26,7 +26,7 @@ from sdpa_lab.grading.sandbox import PIDS_MAX, Cgroup
 
 OWN = "/user.slice/grader.scope"  # the grader's cgroup in the fake tree
 # The real parsers of /proc/self/cgroup and /proc/self/mounts, given the fake machine's files instead.
-OWN_CGROUPS, CGROUP2_ROOT = sandbox._own_cgroups, sandbox._cgroup2_root
+OWN_CGROUPS, CGROUP2_ROOT = sandbox.own_cgroups, sandbox._cgroup2_root
 
 
 class FakeKernel:
@@ -80,7 +80,7 @@ def fake_machine(tmp_path, monkeypatch, subtree_control: str) -> FakeKernel:
     kernel = FakeKernel(tmp_path / "cgroup", subtree_control)
     (tmp_path / "cgroup_of_self").write_text(f"0::{OWN}\n")
     (tmp_path / "mounts").write_text(f"cgroup2 {kernel.root} cgroup2 rw,nosuid,nodev,noexec,relatime 0 0\n")
-    monkeypatch.setattr(sandbox, "_own_cgroups", lambda: OWN_CGROUPS(tmp_path / "cgroup_of_self"))
+    monkeypatch.setattr(sandbox, "own_cgroups", lambda: OWN_CGROUPS(tmp_path / "cgroup_of_self"))
     monkeypatch.setattr(sandbox, "_cgroup2_root", lambda: CGROUP2_ROOT(tmp_path / "mounts"))
     monkeypatch.setattr(sandbox, "_make_cgroup", kernel.mkdir)
     monkeypatch.setattr(sandbox, "_remove_cgroup", kernel.rmdir)

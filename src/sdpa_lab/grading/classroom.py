@@ -131,11 +131,11 @@ def where_graded() -> str:
     in: what an instructor needs to trace a grade on a cluster."""
     import socket
 
-    from sdpa_lab.grading.sandbox import _own_cgroups
+    from sdpa_lab.grading.sandbox import own_cgroups
 
     job, step = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_STEP_ID")
     slurm = f", SLURM job {job} step {step}" if job else ""
-    own = _own_cgroups()
+    own = own_cgroups()
     cgroup = f"memory:{own['memory']}" if "memory" in own else f"cgroup2:{own.get('', '/')}"
     return f"{socket.gethostname()}{slurm}, grade cgroups under {cgroup}"
 

@@ -76,7 +76,7 @@ class Cgroup:
     def create(cls, limit_bytes: int) -> Cgroup:
         """A new cgroup under this process's own, limited to `limit_bytes` (OSError where the machine refuses)."""
         name = f"sdpa-lab-grade-{os.getpid()}-{next(_serial)}"
-        own = _own_cgroups()
+        own = own_cgroups()
         if "memory" in own:  # cgroup v1: the memory hierarchy
             path = Path("/sys/fs/cgroup/memory") / own["memory"].lstrip("/") / name
             _make_cgroup(path)
@@ -190,7 +190,7 @@ def _remove_cgroup(path: Path) -> None:
     path.rmdir()
 
 
-def _own_cgroups(proc_cgroup: Path = Path("/proc/self/cgroup")) -> dict[str, str]:
+def own_cgroups(proc_cgroup: Path = Path("/proc/self/cgroup")) -> dict[str, str]:
     """{controller: this process's cgroup path}, from /proc/self/cgroup ("" for the v2 unified hierarchy)."""
     out = {}
     for line in proc_cgroup.read_text().splitlines():
