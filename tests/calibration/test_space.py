@@ -82,6 +82,10 @@ def test_drawn_configs_are_valid_under_the_budget_and_the_same_for_the_same_seed
     assert json.dumps(list(again)) == json.dumps(configs)
     assert space.draw_configs(6, 20, 0.6) != configs
     assert len({json.dumps(c) for c in configs}) == 20
+    # no two configs share a seed, the root of their runs' seeds: their runs are independent draws
+    many = space.draw_configs(5, 60, 0.6)
+    assert len({c["seed"] for c in many}) == 60
+    assert {0, 2**64 - 1} <= {c["seed"] for c in many}  # the edges still drawn, once each
     with pytest.raises(ConfigError, match="cheapest config"):
         space.draw_configs(5, 1, 0.01)
 

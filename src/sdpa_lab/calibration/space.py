@@ -174,8 +174,14 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
 @cache
 def _draw(seed: int, configs: int, max_cpu_s: float) -> tuple[tuple[dict, ...], int]:
     rng = random.Random(seed)
+    # A config's seed is the root of its runs' seeds (seeding.calibration_seed(seed, i)), and the edges make
+    # some roots common (0 and 2^64 - 1): two configs with one root would draw the same numbers wherever their
+    # settings meet, so their runs would not be independent. A root already taken is drawn again, from a
+    # stream of its own (the other settings stay as the main stream draws them).
+    roots = random.Random(f"config-space roots {seed}")
     root = load_schema()
     kept: list[dict] = []
+    taken: set[int] = set()
     refused = 0
     while len(kept) < configs:
         config, n = draw_config(rng, root, max_cpu_s)
@@ -183,6 +189,9 @@ def _draw(seed: int, configs: int, max_cpu_s: float) -> tuple[tuple[dict, ...], 
         if config_errors(config):  # a limit across settings (T x d_k per trial): drawn again
             refused += 1
             continue
+        while config["seed"] in taken:
+            config["seed"] = draw_value(roots, root["properties"]["seed"], root, "seed")
+        taken.add(config["seed"])
         kept.append(config)
     return tuple(kept), refused
 
