@@ -337,6 +337,7 @@ def test_a_batch_job_writes_the_batch_a_run_at_a_time_as_one_table(tmp_path, les
 
 # ---- a small study end to end ---------------------------------------------------------------------
 
+@pytest.mark.pipeline  # reads the small study (a statistical study in process)
 def test_the_checks_table_has_one_row_per_run_and_check(small):
     out = small.out
     checks = pd.read_csv(out / "checks.csv")
@@ -358,6 +359,7 @@ def test_the_checks_table_has_one_row_per_run_and_check(small):
     assert (checks.k > 4).all() and checks.groupby("seed_index").k.nunique().max() == 1
 
 
+@pytest.mark.pipeline  # reads the small study (a statistical study in process)
 def test_the_summary_tables(small):
     out = small.out
     for name in TABLES:
@@ -385,6 +387,7 @@ def test_the_summary_tables(small):
     assert all(power.loc[("no_pp_term", claim), "fails"] == 0 for claim in ("B1", "B2", "B5", "B8"))
 
 
+@pytest.mark.pipeline  # reads the small study (a statistical study in process)
 def test_z_of_a_check_with_an_exact_se_is_standard_normal(small):
     """B1's mean of raw scores has SE sqrt(d / n) exactly: its z has mean 0 and sd 1. The bounds fail
     if the SE were 1.5x too large (sd 0.67) or too small (sd 1.5): 300 z's give sd within about 0.04."""
@@ -398,6 +401,7 @@ def test_z_of_a_check_with_an_exact_se_is_standard_normal(small):
         assert not 0.85 < (z / wrong).std() < 1.18
 
 
+@pytest.mark.pipeline  # reads the small study (a statistical study in process)
 def test_the_calibration_report_is_self_contained(small, tmp_path):
     out = small.out
     html_path = tmp_path / "calibration.html"
@@ -409,6 +413,7 @@ def test_the_calibration_report_is_self_contained(small, tmp_path):
     assert "broken: no scale" in html
 
 
+@pytest.mark.pipeline  # reads the small study (a statistical study in process)
 def test_the_main_report_quotes_the_study_only_when_it_exists(small, tmp_path):
     out = small.out
     assert main_report_summary(tmp_path) is None
@@ -417,6 +422,7 @@ def test_the_main_report_quotes_the_study_only_when_it_exists(small, tmp_path):
     assert 0 <= wilson(0, 100)[0] == 0 and wilson(100, 100)[1] == 1
 
 
+@pytest.mark.pipeline  # reads the small study (a statistical study in process)
 def test_the_main_report_links_and_quotes_the_study(small, tmp_path):
     from sdpa_lab.report.html import render_report
     from sdpa_lab.report.provenance import provenance

@@ -106,6 +106,7 @@ def test_b10_holds_at_small_heads_where_both_heads_learn_more_as_d_k_grows():
     assert [c.verdict for c in checks] == [M.HOLDS] * 2, checks
 
 
+@pytest.mark.pipeline  # 1,000 learning runs per seed at a config once failed: a config study, as test_valid_configs
 @pytest.mark.parametrize("seed", [7, 8])
 def test_b10_does_not_fail_where_both_heads_learn_less_as_d_k_grows(seed):
     # d_k 1, 2, 4 against 64 keys, a new user's sweep: both heads' success falls as d_k (and the values' width)
