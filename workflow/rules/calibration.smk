@@ -25,7 +25,7 @@ rule calibration_sweeps:
         ENVIRONMENT
     threads: 1
     resources:
-        mem_mb=256,
+        mem_mb=job_mem_mb(100),  # measured peak 45 MiB
         runtime=5,
     params:
         settings=lambda wildcards: calibration_study(wildcards).settings(),
@@ -50,7 +50,7 @@ rule calibration_expectations:
         ENVIRONMENT
     threads: 1
     resources:
-        mem_mb=256,
+        mem_mb=job_mem_mb(150),  # measured peak 113 MiB (smallest; its benchmark file)
         runtime=5,
     params:
         # The expectations depend on the sweep alone: editing a study's counts does not recompute them.
@@ -90,7 +90,7 @@ rule calibration_batch:
     resources:
         # measured peak 131-139 MiB at the fixed studies, whatever the runs per job (benchmarks/README.md);
         # 327-1786 MiB at config_space's drawn configs (its first 8 batches: a forward of up to 2^23 weights)
-        mem_mb=lambda wildcards: 2048 if calibration_study(wildcards).space else 256,
+        mem_mb=lambda wildcards: job_mem_mb(2048 if calibration_study(wildcards).space else 150),
         runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
     params:
         # What the rows depend on (Snakemake's params trigger): editing a study's counts or sweep reruns
