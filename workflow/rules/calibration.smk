@@ -90,7 +90,9 @@ rule calibration_batch:
     resources:
         # measured peak 131-139 MiB at the fixed studies, whatever the runs per job (benchmarks/README.md);
         # 327-1786 MiB at config_space's drawn configs (its first 8 batches: a forward of up to 2^23 weights)
-        mem_mb=lambda wildcards: job_mem_mb(2048 if calibration_study(wildcards).space else 150),
+        mem_mb=lambda wildcards: job_mem_mb(
+            2048 if calibration_study(wildcards).space else 150
+        ),
         runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
     params:
         # What the rows depend on (Snakemake's params trigger): editing a study's counts or sweep reruns
