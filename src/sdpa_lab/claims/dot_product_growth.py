@@ -12,9 +12,7 @@ import numpy as np
 from sdpa_lab.claims.model import Check, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import (
     exp_shape,
-    log_std_excess_kurtosis,
-    log_std_skewness,
-    log_std_var,
+    log_std_cumulants,
     variance_excess_kurtosis,
     variance_se,
     variance_skewness,
@@ -68,13 +66,12 @@ def decide_b3(R: Results) -> list[Check]:
     if len(points) < 2:
         return [missing("B3", "slope of log std vs log d_k", "", src, "needs at least two d_k values")]
     d = np.array([p[0] for p in points], dtype=float)
-    var_log = np.array([log_std_var(*p) for p in points])
+    cumulants = {p: log_std_cumulants(*p) for p in points}  # of each log std
+    var_log, k3, k4 = (np.array(column) for column in zip(*(cumulants[p] for p in points), strict=True))
     stds = [R.value(src, d_k=int(di), scale="none", statistic="std") for di in d]
     x, y = np.log(d), np.log(stds)
     c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # OLS slope = sum c_i y_i
-    # third and fourth cumulants of each log std: the slope's and the ratios' are sums of them
-    k3 = np.array([log_std_skewness(*p) * log_std_var(*p) ** 1.5 for p in points])
-    k4 = np.array([log_std_excess_kurtosis(*p) * log_std_var(*p) ** 2 for p in points])
+    # the slope's cumulants are sums of the log stds', weighted by c^2, c^3, c^4
     se_slope = math.sqrt(float(c**2 @ var_log))
     out = [statistical("B3", "slope of log std vs log d_k", f"d_k={int(d[0])}..{int(d[-1])}",
                        float(c @ y), 0.5, se_slope, "within", src, cell=stds[-1].cell,
@@ -83,16 +80,15 @@ def decide_b3(R: Results) -> list[Check]:
     n_of = dict(points)
     if {16, 256} <= set(n_of) and (16, 256) not in {(a[0], b[0]) for a, b in pairs}:
         pairs.append(((16, n_of[16]), (256, n_of[256])))
-    for (da, na), (db, nb) in pairs:
+    for a, b in pairs:
+        da, db = a[0], b[0]
         std_b = R.value(src, d_k=db, scale="none", statistic="std")
         ratio = std_b / R.value(src, d_k=da, scale="none", statistic="std")
         expected = math.sqrt(db / da)
-        var_log_ratio = log_std_var(da, na) + log_std_var(db, nb)
+        # log ratio = log std_b - log std_a, independent: its cumulants add, the odd ones with b's sign
+        (var_a, k3_a, k4_a), (var_b, k3_b, k4_b) = cumulants[a], cumulants[b]
+        var_log_ratio, k3_log_ratio, k4_log_ratio = var_a + var_b, k3_b - k3_a, k4_a + k4_b
         se = expected * math.sqrt(var_log_ratio)
-        k3_log_ratio = (log_std_skewness(db, nb) * log_std_var(db, nb) ** 1.5
-                        - log_std_skewness(da, na) * log_std_var(da, na) ** 1.5)
-        k4_log_ratio = (log_std_excess_kurtosis(db, nb) * log_std_var(db, nb) ** 2
-                        + log_std_excess_kurtosis(da, na) * log_std_var(da, na) ** 2)
         # the ratio is exp(log ratio)
         skew, kurt = exp_shape(math.sqrt(var_log_ratio), k3_log_ratio / var_log_ratio**1.5,
                                k4_log_ratio / var_log_ratio**2)

@@ -70,6 +70,12 @@ def log_std_excess_kurtosis(d: float, n: int) -> float:
     return (c4 / var_y**2 - 3.0 - 12.0 * c3 / (d * var_y) + 20.0 * var_y / d**2) / n
 
 
+def log_std_cumulants(d: float, n: int) -> tuple[float, float, float]:
+    """Second, third and fourth cumulants of log(sample std) of n scores (a slope's and a ratio's add up)."""
+    var = log_std_var(d, n)
+    return var, log_std_skewness(d, n) * var**1.5, log_std_excess_kurtosis(d, n) * var**2
+
+
 def exp_shape(sd: float, skewness: float, excess_kurtosis: float) -> tuple[float, float]:
     """Skewness and excess kurtosis of exp(X) for a nearly normal X of this sd, skewness and excess kurtosis,
     to the same order: skew + 3 sd, and kurtosis + 12 skew sd + 16 sd^2 (the exponential's series, cumulant by
