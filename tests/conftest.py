@@ -16,7 +16,6 @@ from filelock import FileLock
 from hypothesis import Phase, settings
 
 from sdpa_lab import attention
-from sdpa_lab.claims import expectations
 from sdpa_lab.config import check_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,38 +79,6 @@ def made_once(key: tuple, make):
         value = make()
         path.write_bytes(pickle.dumps(value))
         return value
-
-
-# The expectations module as shipped, before a test changes its Gauss rule (claims/test_expectations.py).
-_SHIPPED_EXPECTATIONS = dict(vars(expectations))
-
-
-def _draws_made_once(draws):
-    """expectations' cached draws function `draws` (_scaled_draws, _gap_draws: the Monte Carlo averages every
-    expectation comes from), its values made once per session (made_once) while the module is as shipped, else by
-    `draws` itself; cache_clear clears both."""
-    @functools.lru_cache(maxsize=256)
-    def shared(*args):
-        return made_once(("expectations", draws.__name__, args), lambda: draws.__wrapped__(*args))
-
-    @functools.wraps(draws)
-    def made(*args):
-        if all(vars(expectations).get(key) is value for key, value in _SHIPPED_EXPECTATIONS.items()
-               if key not in ("_scaled_draws", "_gap_draws")):
-            return shared(*args)
-        return draws(*args)
-
-    made.cache_clear = lambda: (draws.cache_clear(), shared.cache_clear())
-    return made
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _expectations_made_once(_shared_folder):
-    """The finite-d_k expectations (a few seconds each) computed once per session, not once per test worker."""
-    with pytest.MonkeyPatch.context() as mp:
-        for name in ("_scaled_draws", "_gap_draws"):
-            mp.setattr(expectations, name, _draws_made_once(getattr(expectations, name)))
-        yield
 
 
 # The attention module as shipped, before any test breaks it on purpose (monkeypatch, calibration's arms).
