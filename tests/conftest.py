@@ -65,6 +65,11 @@ def _shared_folder(tmp_path_factory):
     _SHARED = None
 
 
+def session_folder() -> Path | None:
+    """The folder every test worker of this session shares (None outside a session)."""
+    return _SHARED
+
+
 def made_once(key: tuple, make):
     """make(), computed once per session whatever the number of test workers: the first worker to ask makes it
     and pickles it (exactly: floats included) under a lock in the session's shared folder, the others wait and read

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from filelock import FileLock
 
-from tests.conftest import REPO, TINY_CONFIG
+from tests.conftest import REPO, TINY_CONFIG, session_folder
 
 HERE = Path(__file__).resolve().parent
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -70,8 +71,15 @@ def copy_of(work: Path, dest: Path) -> Path:
 def tiny_run(tmp_path_factory) -> Path:
     """The tiny config, run by `snakemake --cores 4` to the default target: every CSV, figure and the report.
 
-    Shared: read it, never change it (copy_of it first)."""
-    work = make_workdir(tmp_path_factory.mktemp("tiny_run") / "work", TINY_CONFIG)
-    proc = snakemake(work, cores=4)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    Built once per session for every test worker (the first to ask runs it under a lock in the session's shared
+    folder, the others wait and read it). Shared: read it, never change it (copy_of it first)."""
+    root = session_folder() or tmp_path_factory.getbasetemp()
+    work, done = root / "tiny_run" / "work", root / "tiny_run" / "done"
+    with FileLock(root / "tiny_run.lock"):
+        if not done.is_file():
+            shutil.rmtree(work.parent, ignore_errors=True)  # what a worker's failed build left
+            make_workdir(work, TINY_CONFIG)
+            proc = snakemake(work, cores=4)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            done.touch()
     return work

@@ -4,7 +4,6 @@ refused before any job, every batch, the expectations and the report made, and n
 from __future__ import annotations
 
 import pandas as pd
-import pytest
 import yaml
 
 from sdpa_lab.calibration.runner import read_expectations, study_expectations
@@ -14,8 +13,7 @@ from tests.calibration.test_calibration import study
 from tests.pipeline.conftest import copy_of, snakemake
 
 
-# On the tiny run's worker (pytest-xdist, --dist loadgroup): a copy of it, whose lesson tables the batches read.
-@pytest.mark.xdist_group("tiny_run")
+# On a copy of the tiny run, whose lesson tables the batches read.
 def test_snakemake_calibration_target_with_a_tiny_study(tmp_path, tiny_run):
     work = copy_of(tiny_run, tmp_path / "work")
     (work / "config" / "calibration").mkdir()

@@ -29,10 +29,8 @@ from tests.pipeline.conftest import snakemake as run_snakemake
 TARGETS = ["results/variance.csv", "results/entropy_sweep.csv", "results/forward_shape.csv"]
 SLOW_PAIRS = 400_000  # makes the variance job take a second or two
 
-# On one test worker (pytest-xdist, --dist loadgroup): the tests of the reference run, built once per worker, and
-# the test of the shared tiny run with the other tests that read it (tests/pipeline/test_run.py).
+# On one test worker (pytest-xdist, --dist loadgroup): the tests of the reference run, built once per worker.
 ON_REFERENCE = pytest.mark.xdist_group("robustness")
-ON_TINY_RUN = pytest.mark.xdist_group("tiny_run")
 
 
 def robustness_config() -> dict:
@@ -296,7 +294,6 @@ def test_default_profile_reruns_an_output_marked_incomplete(reference, tmp_path)
 SEEDED = [path for name, e in EXPERIMENTS.items() if e.section for path in output_paths(name).values()]
 
 
-@ON_TINY_RUN
 def test_same_bytes_across_cores_folders_and_touched_inputs(tiny_run, tmp_path):
     """The shared tiny run (`--cores 4`) against the same config run on one core in another folder."""
     one = make_workdir(tmp_path / "other folder", TINY_CONFIG)  # another path, with a space in it

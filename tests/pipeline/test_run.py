@@ -9,16 +9,12 @@ import re
 import zipfile
 
 import pandas as pd
-import pytest
 
 from sdpa_lab.experiments.registry import EXPERIMENTS, output_paths
 from sdpa_lab.report import figures as F
 from sdpa_lab.report.specs import FIGURE_JOBS
 
 from tests.pipeline.conftest import copy_of, snakemake
-
-# On one test worker (pytest-xdist, --dist loadgroup): the tiny run (tests/pipeline/conftest.py), built once.
-pytestmark = pytest.mark.xdist_group("tiny_run")
 
 
 def test_snakemake_builds_every_csv(tiny_run):
