@@ -206,11 +206,12 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
 
     def planned_after_editing(module: str) -> set[str]:
         path = work / "src" / "sdpa_lab" / module
-        path.write_text(path.read_text() + "\n# an edit\n")  # new content: Snakemake ignores a bare touch
+        text, stat = path.read_bytes(), path.stat()
+        path.write_bytes(text + b"\n# an edit\n")  # new content: Snakemake ignores a bare touch
         dry = snakemake(work, "--dry-run", "--quiet", "rules", env=env, targets=tables)
         assert dry.returncode == 0, dry.stderr[-3000:]
-        rerun = snakemake(work, env=env, targets=tables)  # up to date again for the next edit
-        assert rerun.returncode == 0, rerun.stderr[-3000:]
+        path.write_bytes(text)  # the edit undone, mtime too: up to date again for the next edit
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         return set(re.findall(r"^(\w+)\s+\d+$", dry.stdout, re.M)) & experiments
 
     assert planned_after_editing("experiments/learning.py") == {"learning"}
@@ -218,6 +219,9 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
         "trial_scores", "entropy_sweep", "ranking_invariance", "gradient"}
     # The one module every experiment imports reruns them all.
     assert planned_after_editing("seeding.py") == experiments
+    assert planned_after_editing("experiments/registry.py") == set()  # only declares: reruns nothing
+    dry = snakemake(work, "--dry-run", env=env, targets=tables)  # each edit undone: nothing to do
+    assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
 
 
 # ---- 3. an interrupted run resumes to the same bytes ----------------------------------------------
