@@ -1,4 +1,5 @@
-"""Nothing lost, nothing wrong: refused, failed, interrupted and repeated runs, through real Snakemake.
+"""Nothing lost, nothing wrong: failed, interrupted and repeated runs, through real Snakemake (a refused run:
+test_config_refusals.py).
 
 Every pipeline test works on a copy of the workflow in a temporary folder, on
 a small config whose variance job takes a second or two (so a kill can land
@@ -66,49 +67,7 @@ def reference(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return work, sums
 
 
-# ---- 1. a refused run touches nothing -----------------------------------------------------------
-
-REFUSED = [
-    ("string d_k", lambda c: c["variance"]["d_k"].__setitem__(1, "wide"), "variance.d_k[1]: got 'wide'"),
-    ("typo", lambda c: c["entropy_sweep"].__setitem__("trails", 300), "entropy_sweep.trails: unknown setting"),
-    ("seed", lambda c: c.__setitem__("seed", -1), "config setting seed: got -1"),
-    ("syntax", "seed: [7\nvariance: {\n", "not valid YAML at line 2"),
-    ("not a mapping", "- 7\n- 8\n", "holds a list"),
-]
-
-
-@ON_REFERENCE
-@pytest.mark.pipeline
-@pytest.mark.parametrize("bad, line", [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
-def test_refused_run_touches_nothing(reference, tmp_path, bad, line):
-    work = copy_of(reference[0], tmp_path / "work")
-    if isinstance(bad, str):
-        text = bad
-    else:
-        config = robustness_config()
-        bad(config)
-        text = yaml.safe_dump(config)
-    (work / "config" / "config.yaml").write_text(text)
-    before = {folder: files_under(work, folder) for folder in ("results", "logs", ".snakemake/metadata")}
-    proc = snakemake(work)
-    assert proc.returncode != 0
-    assert line in proc.stderr, proc.stderr[-2000:]
-    after = {folder: files_under(work, folder) for folder in ("results", "logs", ".snakemake/metadata")}
-    assert after == before  # same files, same bytes, same mtimes
-
-
-@pytest.mark.pipeline
-def test_refused_run_in_a_fresh_folder_creates_no_results(tmp_path):
-    config = robustness_config()
-    config["ranking_invariance"]["T"] = 1
-    work = make_workdir(tmp_path / "work", config)
-    proc = snakemake(work)
-    assert proc.returncode != 0
-    assert "config setting ranking_invariance.T: got 1; must be at least 2" in proc.stderr
-    assert not (work / "results").exists() and not (work / "logs").exists()
-
-
-# ---- 2. a failed run loses nothing and leaves nothing stale ---------------------------------------
+# ---- 1. a failed run loses nothing and leaves nothing stale ---------------------------------------
 
 FAIL_HOOK = '''
 import os
@@ -224,7 +183,7 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
 
 
-# ---- 3. an interrupted run resumes to the same bytes ----------------------------------------------
+# ---- 2. an interrupted run resumes to the same bytes ----------------------------------------------
 
 # Kill points: while Snakemake starts / the first jobs run, and in the middle of the slow variance job.
 INTERRUPTS = [("SIGINT", 1.0), ("SIGINT", 2.5), ("SIGKILL", 1.0), ("SIGKILL", 2.5)]
@@ -291,7 +250,7 @@ def test_default_profile_reruns_an_output_marked_incomplete(reference, tmp_path)
     assert "rule variance:" in with_profile.stdout
 
 
-# ---- 4. the same bytes whatever the cores, the folder, or touched files -------------------------
+# ---- 3. the same bytes whatever the cores, the folder, or touched files -------------------------
 
 
 # Every experiment drawing from the configured seed.
