@@ -67,6 +67,7 @@ def test_a_broken_scale_fails_the_claims_that_depend_on_it(broken_run, capsys):
     assert all(cid in out.split("FAILING: ")[1] for cid in SCALE_DEPENDENT)
 
 
+@pytest.mark.pipeline  # a statistical study in process: five seeds at each T, broken and correct
 @pytest.mark.parametrize("T", [2, 8, 64])
 def test_a_jacobian_without_its_pp_term_fails_b7_in_every_seed(T):
     """The calibration's broken Jacobian (attention.softmax_backward without its -p p^T term) at the schema's fewest

@@ -21,6 +21,10 @@ from tests.conftest import TINY_CONFIG, write_run
 # On one test worker (pytest-xdist, --dist loadgroup): results_dir, made once.
 pytestmark = pytest.mark.xdist_group("claims_registry")
 
+# The tests that decide results_dir: every experiment run in process and every claim decided, end to end (the
+# claims' unit tests decide small hand-made tables: tests/claims/test_<claim module>.py, test_deciding.py).
+WHOLE_RUN = pytest.mark.pipeline
+
 # Moderate sample sizes: every claim is decided (d_k = 1024 for B4), in a few seconds.
 CLAIMS_CONFIG = copy.deepcopy(TINY_CONFIG)
 CLAIMS_CONFIG["variance"] = {"d_k": [4, 16, 64, 256, 1024], "n_pairs": 20000}
@@ -36,11 +40,24 @@ def results_dir(tmp_path_factory) -> Path:
     return write_run(tmp_path_factory.mktemp("run"), CLAIMS_CONFIG)
 
 
+@pytest.fixture(scope="module")
+def decision(results_dir) -> C.Decision:
+    """results_dir decided, once for the module (a test that changes a table decides its own copy)."""
+    return C.decide(results_dir)
+
+
 @pytest.fixture
 def results_copy(results_dir, tmp_path) -> Path:
     dst = tmp_path / "results"
     shutil.copytree(results_dir, dst)
     return dst
+
+
+@pytest.fixture(scope="module")
+def tiny_results(tmp_path_factory) -> Path:
+    """Every experiment's CSVs for the tiny config: a results folder for the checker's refusals, which come before
+    any claim is decided."""
+    return write_run(tmp_path_factory.mktemp("tiny"), TINY_CONFIG)
 
 
 def load_tables(results_dir: Path) -> dict[str, pd.DataFrame]:
@@ -106,22 +123,24 @@ def test_every_claim_in_the_inventory_is_registered():
         assert set(claim.reads) <= set(COLUMNS) | {"gradient.csv", "learning.csv", "learning_curves.csv"}
 
 
-def test_every_check_quotes_the_lesson_sentence_it_decides(results_dir, tmp_path):
+@WHOLE_RUN
+def test_every_check_quotes_the_lesson_sentence_it_decides(decision, tmp_path):
     """Every check a run makes, decided or not measured, has the lesson's sentence it decides in the registry (a
     check decides that sentence and nothing more), and the registry quotes no sentence for a check no run makes."""
     narrow = copy.deepcopy(TINY_CONFIG)  # one d_k everywhere: the checks that need two say they are not measured
     for section in ("variance", "entropy_sweep", "ranking_invariance", "gradient"):
         narrow[section]["d_k"] = [4]
     narrow["learning"]["d_k"] = [2]
-    checks = [*C.decide(results_dir).checks, *C.decide(write_run(tmp_path, narrow)).checks]
+    checks = [*decision.checks, *C.decide(write_run(tmp_path, narrow)).checks]
     assert any(c.verdict == C.NOT_MEASURED for c in checks)
     assert {(c.claim, c.check) for c in checks} == set(C.LESSON_SENTENCES)
     for c in checks:
         assert C.lesson_sentence(c.claim, c.check).strip(), (c.claim, c.check)
 
 
-def test_a_correct_run_holds(results_dir):
-    d = C.decide(results_dir)
+@WHOLE_RUN
+def test_a_correct_run_holds(decision):
+    d = decision
     verdicts = {c.verdict for c in d.checks if not c.literal}
     assert verdicts == {C.HOLDS}, [c for c in d.checks if c.verdict != C.HOLDS and not c.literal]
     (literal,) = [c for c in d.checks if c.literal]
@@ -157,6 +176,7 @@ def _representative_checks(decision):
     return out
 
 
+@WHOLE_RUN
 def test_each_check_fails_at_twice_its_tolerance_and_holds_at_half(results_dir):
     tables = load_tables(results_dir)
     decision = C.decide(Results(results_dir, tables))
@@ -183,9 +203,9 @@ def _perturb_csv(results: Path, check: C.Check, factor: float, k: float) -> None
     write_csv(moved[name], results / name)
 
 
+@WHOLE_RUN
 @pytest.mark.parametrize("claim_id", ["A1", "A2", "B1", "B2", "B3", "B4", "B5", "B7", "B8", "B9", "B10"])
-def test_checker_exit_status_names_the_claim(results_dir, tmp_path, claim_id, capsys):
-    decision = C.decide(results_dir)
+def test_checker_exit_status_names_the_claim(results_dir, decision, tmp_path, claim_id, capsys):
     check = next(c for c in decision.checks if c.claim == claim_id and c.tolerance > 0 and c.cell)
     fail, hold = FAIL_HOLD[check.relation]
     for factor, status in ((hold, 0), (fail, 1)):
@@ -201,9 +221,9 @@ def test_checker_exit_status_names_the_claim(results_dir, tmp_path, claim_id, ca
             assert "claims hold" in out and "FAILING" not in out
 
 
+@WHOLE_RUN
 @pytest.mark.parametrize("claim_id", ["A3", "B6"])
-def test_checker_fails_exact_claims(results_dir, results_copy, claim_id, capsys):
-    decision = C.decide(results_dir)
+def test_checker_fails_exact_claims(decision, results_copy, claim_id, capsys):
     check = next(c for c in decision.checks if c.claim == claim_id and c.tolerance == 0)
     tables = load_tables(results_copy)
     for step in (1.0, -1.0):
@@ -217,6 +237,7 @@ def test_checker_fails_exact_claims(results_dir, results_copy, claim_id, capsys)
     assert f"FAILING: {claim_id}" in capsys.readouterr().out
 
 
+@WHOLE_RUN
 def test_checker_passes_on_a_correct_run(results_dir, capsys):
     assert main(["check", str(results_dir), "--no-config"]) == 0
     out = capsys.readouterr().out
@@ -245,12 +266,15 @@ def _edit(path: Path, column: str, row: int, value: str) -> None:
         (lambda r: (r / "forward_shape.csv").write_text(""), "forward_shape.csv: not a readable CSV"),
     ],
 )
-def test_checker_errors_name_file_and_column(results_copy, mutate, message, capsys):
-    mutate(results_copy)
-    assert main(["check", str(results_copy), "--no-config"]) == 2
+def test_checker_errors_name_file_and_column(tiny_results, tmp_path, mutate, message, capsys):
+    results = tmp_path / "results"
+    shutil.copytree(tiny_results, results)
+    mutate(results)
+    assert main(["check", str(results), "--no-config"]) == 2
     assert message in capsys.readouterr().err
 
 
+@WHOLE_RUN
 def test_checker_refuses_results_of_another_config(results_copy, tmp_path, capsys):
     import yaml
 
@@ -266,6 +290,7 @@ def test_checker_refuses_results_of_another_config(results_copy, tmp_path, capsy
     assert main(["check", str(results_copy), "--config", str(same)]) == 0
 
 
+@WHOLE_RUN
 def test_checker_never_trusts_claims_csv(results_copy, capsys):
     (results_copy / "claims.csv").write_text("id,verdict\nA1,holds\n")
     _edit(results_copy / "lesson_variance.csv", "value", 0, "3.99")
@@ -278,11 +303,12 @@ def test_missing_results_folder(tmp_path, capsys):
     assert "no such results folder" in capsys.readouterr().err
 
 
-def test_derived_checks_repeat_their_source_and_are_counted_once(results_dir):
+@WHOLE_RUN
+def test_derived_checks_repeat_their_source_and_are_counted_once(decision):
     # variance.csv's scaled variances are the raw ones times c^2: B2, B4 and B8's variance checks are B1's
     # evidence again (B4's Exercise-1 scaled variance: B4's own raw one), so they move with their source's
     # margin and stay out of the Bonferroni count.
-    d = C.decide(results_dir)
+    d = decision
     derived = [c for c in d.checks if c.basis == "derived"]
     assert {c.claim for c in derived} == {"B2", "B4", "B8"}
     assert d.n_statistical == sum(c.basis == "statistical" for c in d.checks)
@@ -328,13 +354,15 @@ def test_cornish_fisher_tolerance_keeps_the_tail_rate_of_a_small_sample_variance
     assert cornish_fisher(k) == k
 
 
-def test_entropy_exponent_is_reported_with_its_interval(results_dir):
-    (c,) = [c for c in C.decide(results_dir).checks if c.check.startswith("power-law exponent")]
+@WHOLE_RUN
+def test_entropy_exponent_is_reported_with_its_interval(decision):
+    (c,) = [c for c in decision.checks if c.check.startswith("power-law exponent")]
     se = c.se
     assert f"fitted exponent {c.measured:.3f}, 95% interval {c.measured - 1.96 * se:.3f}" in c.note
     assert "theory: -1/2" in c.note
 
 
+@WHOLE_RUN
 def test_b10_says_when_its_runs_are_too_few_to_decide(results_dir):
     tables = load_tables(results_dir)
     d = C.decide(Results("mem", tables), claims=[C.registry()["B10"]], k=4.8)

@@ -32,6 +32,8 @@ from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.results import COLUMNS
 from sdpa_lab.seeding import stream
 
+from tests.conftest import TINY_CONFIG
+
 SMALL = {  # file -> rows of a small run
     "variance.csv": lambda: variance.variance_rows(7, [4, 9], 50),
     "entropy_sweep.csv": lambda: entropy_sweep.entropy_sweep_rows(7, [4], 4, 5),
@@ -437,19 +439,32 @@ REACHED = {"none": SCALE_REACHES | {"ranking_invariance"}, "inv_dk": SCALE_REACH
            "no_pp_term": {"gradient", "learning"}}
 
 
+def break_settings(config: dict) -> dict:
+    """Every experiment's settings for `config`, the ranking's at heads wide enough that float32 weights underflow to
+    ties unscaled, and the scaled ones do not."""
+    from sdpa_lab.experiments.registry import settings_of
+
+    settings = {name: settings_of(config, name) for name in EXPERIMENTS}
+    settings["ranking_invariance"] = {**settings["ranking_invariance"], "d_k": [4096], "T": 8}
+    return settings
+
+
+@pytest.fixture(scope="module")
+def unbroken_rows() -> dict:
+    """Every experiment's rows at break_settings(the tiny config), the attention as shipped: made once for the arms."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(replication, "A1_N_SAMPLES", 1000)  # A3's forward is what is asked here (seconds)
+        return {name: run_experiment(name, s) for name, s in break_settings(TINY_CONFIG).items()}
+
+
 @pytest.mark.parametrize("arm", sorted(REACHED))
-def test_a_break_of_the_attention_reaches_every_experiment_that_measures_it(tiny_config, arm, monkeypatch):
+def test_a_break_of_the_attention_reaches_every_experiment_that_measures_it(unbroken_rows, arm, monkeypatch):
     """A broken arm breaks sdpa_lab.attention itself, in one place; every experiment that measures what that
     place computes changes its rows, and no other does."""
     from sdpa_lab.calibration.runner import attention_of
-    from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
-    from sdpa_lab.pipeline import run_experiment
 
     monkeypatch.setattr(replication, "A1_N_SAMPLES", 1000)  # A3's forward is what is asked here (seconds)
-    settings = {name: settings_of(tiny_config, name) for name in EXPERIMENTS}
-    # wide enough heads that float32 weights underflow to ties unscaled, and the scaled ones do not
-    settings["ranking_invariance"] = {**settings["ranking_invariance"], "d_k": [4096], "T": 8}
-    correct = {name: run_experiment(name, s) for name, s in settings.items()}
+    settings, correct = break_settings(TINY_CONFIG), unbroken_rows
     with attention_of(arm):
         broken = {name: run_experiment(name, s) for name, s in settings.items()}
     assert {name for name in EXPERIMENTS if broken[name] != correct[name]} == REACHED[arm]

@@ -222,7 +222,7 @@ def test_three_forked_children_share_one_memory_limit(tmp_path):
                 pid = os.fork()
                 if pid == 0:
                     hoard = np.ones({MEMORY_MIB // 2} * 2**20 // 8)  # touched: resident
-                    time.sleep(3)
+                    time.sleep(1.5)  # long enough for the three to hold their hoards at once
                     os._exit(0)
                 children.append(pid)
             for pid in children:
@@ -264,11 +264,10 @@ def test_nothing_outlives_the_grade_setsid_and_new_sessions_included(tmp_path):
                 if os.fork() == 0:
                     os.execv(sys.executable, [sys.executable, "-c", "import time; time.sleep(600)", "{marker}"])
                 os._exit(0)
-            time.sleep(1)
-            while True:
-                pass
+            while True:  # a hang (asleep: it burns no core while the limit runs out)
+                time.sleep(1)
         """))
-    g, _ = sandboxed(path, time_limit=4)
+    g, _ = sandboxed(path, time_limit=2.5)
     assert g.parts[4].verdict == "hangs"
     assert running_with(marker) == []
 

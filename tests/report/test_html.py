@@ -25,10 +25,20 @@ from tests.report.conftest import BENCHMARK_TSV, REPORT_CONFIG
 # On one test worker (pytest-xdist, --dist loadgroup): the report run (tests/report/conftest.py), made once.
 pytestmark = pytest.mark.xdist_group("report")
 
+# The tests that read the report run: a whole run made in process, every experiment, claim and figure (the
+# figures' unit tests on hand-made tables: tests/report/test_figures.py).
+WHOLE_RUN = pytest.mark.pipeline
+
 
 @pytest.fixture(scope="module")
 def report_html(run_dir) -> str:
     return (run_dir / "reports" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def decision(run_dir) -> C.Decision:
+    """The report run's claims decided afresh from its CSVs (not read from its claims.csv), once for the module."""
+    return C.decide(run_dir / "results")
 
 
 class Tags(HTMLParser):
@@ -69,6 +79,7 @@ def section(html: str, anchor: str) -> str:
 # --------------------------------------------------------------------------
 # Figures
 
+@WHOLE_RUN
 @pytest.mark.parametrize("name", list(F.FIGURES))
 def test_each_figure_draws_with_labelled_axes(run_dir, name):
     fig = F.draw(name, Results(run_dir / "results"), 4.0)
@@ -80,6 +91,7 @@ def test_each_figure_draws_with_labelled_axes(run_dir, name):
     assert fig.axes[0].get_ylabel(), name
 
 
+@WHOLE_RUN
 def test_the_report_shows_the_claims_csv_exactly_as_deciding_again_would(run_dir):
     """The report reads results/claims.csv instead of deciding the claims again: the same page either way."""
     results = run_dir / "results"
@@ -90,6 +102,7 @@ def test_the_report_shows_the_claims_csv_exactly_as_deciding_again_would(run_dir
     assert "k = " in page and "Figure 1" in page
 
 
+@WHOLE_RUN
 def test_figures_carry_no_date_or_version(run_dir):
     """Nothing in a figure's bytes changes from one run to the next (drawn again, each gives the same bytes:
     tests/report/test_jobs.py)."""
@@ -100,6 +113,7 @@ def test_figures_carry_no_date_or_version(run_dir):
         assert b"Software" not in png and b"matplotlib" not in png.lower(), name
 
 
+@WHOLE_RUN
 def test_saved_figures_are_png_and_svg_at_fixed_size(run_dir):
     for name in F.FIGURES:
         png = (run_dir / "reports" / "figures" / f"{name}.png").read_bytes()
@@ -128,6 +142,7 @@ def test_band_words_say_which_interval():
 # --------------------------------------------------------------------------
 # The HTML report
 
+@WHOLE_RUN
 def test_report_parses_and_is_self_contained(report_html):
     tags = parse(report_html)
     names = [t for t, _ in tags.tags]
@@ -147,8 +162,8 @@ def test_report_parses_and_is_self_contained(report_html):
     assert "@media print" in css and "overflow-x: auto" in css and "max-width" in css
 
 
-def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(run_dir, report_html):
-    decision = C.decide(run_dir / "results")
+@WHOLE_RUN
+def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(decision, report_html):
     ids = list(C.registry())
     positions = [report_html.index(f'id="{cid}"') for cid in ids]
     assert positions == sorted(positions)
@@ -164,8 +179,8 @@ def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(ru
             assert f'id="fig-{spec.name}"' in body or f'href="#fig-{spec.name}"' in body, (cid, spec.name)
 
 
-def test_long_check_lists_fold_with_the_closest_first(run_dir, report_html):
-    decision = C.decide(run_dir / "results")
+@WHOLE_RUN
+def test_long_check_lists_fold_with_the_closest_first(decision, report_html):
     for cid in C.registry():
         checks = sorted((c for c in decision.checks if c.claim == cid), key=H.closeness, reverse=True)
         body = section(report_html, cid)
@@ -177,16 +192,17 @@ def test_long_check_lists_fold_with_the_closest_first(run_dir, report_html):
             assert "<details" not in body, cid
 
 
-def test_summary_counts_claims_by_verdict(run_dir, report_html):
+@WHOLE_RUN
+def test_summary_counts_claims_by_verdict(decision, report_html):
     views_total = len(C.registry())
     summary = section(report_html, "summary")
     held = int(re.search(r"(\d+) of (\d+) claims hold", summary).group(1))
-    decision = C.decide(run_dir / "results")
     expected = sum(H.claim_verdict([c for c in decision.checks if c.claim == cid]) == C.HOLDS
                    for cid in C.registry())
     assert held == expected and f"of {views_total} claims hold" in summary
 
 
+@WHOLE_RUN
 def test_a_failing_claim_is_shown_as_failing_prominently(run_dir, tmp_path):
     results = tmp_path / "results"
     shutil.copytree(run_dir / "results", results)
@@ -211,6 +227,7 @@ def test_config_strings_are_escaped():
     parse(html)
 
 
+@WHOLE_RUN
 def test_provenance_section(report_html):
     prov = section(report_html, "provenance")
     for package, version in P.package_versions().items():
@@ -271,7 +288,8 @@ def run_chromium(exe: str, profile: Path, *args: str) -> subprocess.CompletedPro
                           text=True, timeout=120)
 
 
-def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
+@WHOLE_RUN
+def test_report_in_a_headless_browser(decision, run_dir, report_html, tmp_path):
     exe = chromium()
     # The shipped report is script-free (and its CSP forbids scripts); only this copy runs the probe.
     probed = report_html.replace("script-src 'none'", "script-src 'unsafe-inline'")
@@ -283,7 +301,6 @@ def test_report_in_a_headless_browser(run_dir, report_html, tmp_path):
     assert 'data-probe="done"' in dom, proc.stderr[-2000:]
     widths = [int(w) for w in re.findall(r'data-natural-width="(\d+)"', dom)]
     assert len(widths) == len(F.FIGURES) and all(w > 0 for w in widths), widths
-    decision = C.decide(run_dir / "results")
     for cid in C.registry():
         assert f'id="{cid}"' in dom, cid
         verdict = H.claim_verdict([c for c in decision.checks if c.claim == cid])
@@ -325,9 +342,9 @@ def test_margin_has_one_meaning_fails_above_1(relation, deviation, margin, verdi
     assert (row.margin, row.verdict) == (margin, verdict)
 
 
-def test_a_verdict_that_is_not_fails_is_never_styled_as_one(run_dir, tmp_path):
+@WHOLE_RUN
+def test_a_verdict_that_is_not_fails_is_never_styled_as_one(decision, tmp_path):
     # The default run's B5 holds on average, not per draw: a caveat in a neutral box, with why in words.
-    decision = C.decide(run_dir / "results")
     html = H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path))
     summary = section(html, "summary")
     assert 'class="attention"' not in summary  # the red box is for failing claims only
@@ -338,6 +355,7 @@ def test_a_verdict_that_is_not_fails_is_never_styled_as_one(run_dir, tmp_path):
     assert "fails above 1" in section(html, "B1").split("</thead>")[0]
 
 
+@WHOLE_RUN
 def test_each_tolerance_paragraph_opens_with_a_plain_sentence(report_html):
     for cid in C.registry():
         tolerance = section(report_html, cid).split('<p class="tolerance"><strong>Tolerance:</strong> ')[1]
@@ -345,14 +363,14 @@ def test_each_tolerance_paragraph_opens_with_a_plain_sentence(report_html):
         assert plain.strip() and any(p.split(",")[0] in plain for p in H.PLAIN_TOLERANCE.values()), cid
 
 
-def test_the_learners_verdicts_open_the_summary_and_link_their_section(run_dir, tmp_path):
+@WHOLE_RUN
+def test_the_learners_verdicts_open_the_summary_and_link_their_section(decision, tmp_path):
     csv_path = tmp_path / "solutions.csv"
     rows = [{"part": "softmax", "item": "verdict", "claim": "", "verdict": "FAIL (1 of 4 checks)",
              "detail": "whole_array_sum"},
             {"part": "softmax", "item": "x", "claim": "B9", "verdict": "FAIL", "detail": "d"},
             {"part": "exercise_1", "item": "verdict", "claim": "", "verdict": "not written yet", "detail": ""}]
     write_csv(pd.DataFrame(rows), csv_path)
-    decision = C.decide(run_dir / "results")
     html = H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path),
                            solutions=H.solutions_view(csv_path))
     summary = section(html, "summary")

@@ -19,6 +19,10 @@ from sdpa_lab.results import Results, read_table
 # On one test worker (pytest-xdist, --dist loadgroup): the report run (tests/report/conftest.py), made once.
 pytestmark = pytest.mark.xdist_group("report")
 
+# The tests that read the report run: a whole run made in process, every experiment, claim and figure (the
+# figures' and the figures job's unit tests on hand-made tables: tests/report/test_figures.py).
+WHOLE_RUN = pytest.mark.pipeline
+
 
 @pytest.fixture(scope="module")
 def results_dir(run_dir) -> Path:
@@ -48,6 +52,7 @@ def drawn_alone(results_dir, tmp_path_factory) -> Path:
     return root / "figures"
 
 
+@WHOLE_RUN
 def test_no_figure_modifies_the_tables_it_shares(results_dir):
     R = Results(results_dir)
     for name, spec in F.FIGURES.items():
@@ -56,6 +61,7 @@ def test_no_figure_modifies_the_tables_it_shares(results_dir):
             pd.testing.assert_frame_equal(R[csv], read_table(results_dir, csv), obj=f"{name}: {csv}")
 
 
+@WHOLE_RUN
 def test_each_figure_drawn_alone_from_the_csvs_it_waits_for_gives_the_jobs_bytes(job_figures, drawn_alone,
                                                                                 results_dir):
     """figures_plain waits only for the CSVs its figures declare (FigureSpec.reads), not for every result: a figure
@@ -68,6 +74,7 @@ def test_each_figure_drawn_alone_from_the_csvs_it_waits_for_gives_the_jobs_bytes
             assert written == (drawn_alone / name / f"{name}.{fmt}").read_bytes(), (name, fmt)
 
 
+@WHOLE_RUN
 def test_the_figures_with_intervals_are_drawn_with_the_runs_k(job_figures, results_dir):
     k = C.decide(results_dir).k  # decided afresh; the jobs read it from claims.csv
     for name, spec in F.FIGURES.items():
@@ -82,17 +89,7 @@ def test_the_figure_jobs_split_the_figures_by_whether_they_need_k():
                for name in names)
 
 
-def test_layout_is_solved_once_and_does_not_depend_on_the_order_of_formats(results_dir):
-    R = Results(results_dir)
-    for name in ("variance", "forward_heatmap"):  # two panels; a colorbar
-        first, second = F.draw(name, R, 4.0), F.draw(name, R, 4.0)
-        assert first.get_layout_engine() is not None  # drawn with constrained layout ...
-        png, svg = F.render(first, "png"), F.render(first, "svg")
-        assert first.get_layout_engine() is None  # ... solved by the first render and kept
-        assert (F.render(second, "svg"), F.render(second, "png")) == (svg, png), name
-        assert F.render(first, "png") == png, name
-
-
+@WHOLE_RUN
 def test_a_figure_job_draws_exactly_its_figures(results_dir, job_figures, tmp_path):
     names = ["softmax_collapse", "forward_heatmap", "learning_success", "learning_curves"]
     J.figures_job(results_dir, tmp_path / "part", names=names)
