@@ -85,6 +85,32 @@ def test_an_empty_cell_is_called_empty(results, capsys):
     assert "variance.csv, column 'value': empty in row 4" in err and "nan" not in err, err
 
 
+def edit_cell(path: Path, column: str, row: int, value: str) -> None:
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table.loc[row, column] = value
+    table.to_csv(path, index=False)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda r: (r / "variance.csv").unlink(), "variance.csv: missing"),
+        (lambda r: pd.read_csv(r / "variance.csv").drop(columns="value").to_csv(r / "variance.csv", index=False),
+         "column 'value' is missing"),
+        (lambda r: edit_cell(r / "variance.csv", "value", 3, "nan"), "variance.csv, column 'value': 'nan' in row 5"),
+        (lambda r: edit_cell(r / "variance.csv", "value", 0, "inf"), "not a finite number"),
+        (lambda r: edit_cell(r / "lesson_variance.csv", "value", 1, "big"), "lesson_variance.csv, column 'value': "
+                                                                            "'big' in row 3 is not a number"),
+        (lambda r: edit_cell(r / "variance.csv", "d_k", 1, "4.5"), "column 'd_k': '4.5' in row 3 is not an integer"),
+        (lambda r: (r / "forward_shape.csv").write_text(""), "forward_shape.csv: not a readable CSV"),
+    ],
+)
+def test_checker_errors_name_file_and_column(results, mutate, message, capsys):
+    mutate(results)
+    assert main(["check", str(results), "--no-config"]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_a_stale_seed_is_named_as_the_top_level_seed(results, tmp_path, capsys):
     other = copy.deepcopy(TINY_CONFIG)
     other["seed"] = 8

@@ -53,13 +53,6 @@ def results_copy(results_dir, tmp_path) -> Path:
     return dst
 
 
-@pytest.fixture(scope="module")
-def tiny_results(tmp_path_factory) -> Path:
-    """Every experiment's CSVs for the tiny config: a results folder for the checker's refusals, which come before
-    any claim is decided."""
-    return write_run(tmp_path_factory.mktemp("tiny"), TINY_CONFIG)
-
-
 def load_tables(results_dir: Path) -> dict[str, pd.DataFrame]:
     return {p.name: read_table(results_dir, p.name) for p in results_dir.glob("*.csv")}
 
@@ -250,28 +243,6 @@ def _edit(path: Path, column: str, row: int, value: str) -> None:
     t = pd.read_csv(path, dtype=str, keep_default_na=False)
     t.loc[row, column] = value
     t.to_csv(path, index=False)
-
-
-@pytest.mark.parametrize(
-    "mutate, message",
-    [
-        (lambda r: (r / "variance.csv").unlink(), "variance.csv: missing"),
-        (lambda r: pd.read_csv(r / "variance.csv").drop(columns="value").to_csv(r / "variance.csv", index=False),
-         "column 'value' is missing"),
-        (lambda r: _edit(r / "variance.csv", "value", 3, "nan"), "variance.csv, column 'value': 'nan' in row 5"),
-        (lambda r: _edit(r / "variance.csv", "value", 0, "inf"), "not a finite number"),
-        (lambda r: _edit(r / "lesson_variance.csv", "value", 1, "big"), "lesson_variance.csv, column 'value': "
-                                                                        "'big' in row 3 is not a number"),
-        (lambda r: _edit(r / "variance.csv", "d_k", 1, "4.5"), "column 'd_k': '4.5' in row 3 is not an integer"),
-        (lambda r: (r / "forward_shape.csv").write_text(""), "forward_shape.csv: not a readable CSV"),
-    ],
-)
-def test_checker_errors_name_file_and_column(tiny_results, tmp_path, mutate, message, capsys):
-    results = tmp_path / "results"
-    shutil.copytree(tiny_results, results)
-    mutate(results)
-    assert main(["check", str(results), "--no-config"]) == 2
-    assert message in capsys.readouterr().err
 
 
 @WHOLE_RUN
