@@ -46,7 +46,7 @@ from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_min
 from sdpa_lab.claims.softmax_saturation import expectations_asked
 from sdpa_lab.config import ConfigError, check_config
 from sdpa_lab.experiments import gradient, learning, trial_scores
-from sdpa_lab.experiments.registry import settings_of
+from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
 from sdpa_lab.experiments.variance import variance_rows
 from sdpa_lab.io import write_csv
 from sdpa_lab.pipeline import run_experiment
@@ -54,7 +54,8 @@ from sdpa_lab.results import Results, ResultsError, column_of
 from sdpa_lab.seeding import calibration_seed
 from sdpa_lab.tables import csv_text
 
-from tests.conftest import lesson_rows, lesson_tables
+from tests.claims.tables import lesson_csvs
+from tests.conftest import lesson_tables
 
 # On one test worker (pytest-xdist, --dist loadgroup): the small study, made once.
 pytestmark = pytest.mark.xdist_group("calibration")
@@ -86,16 +87,26 @@ def lesson_dir(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def hand_made_lesson_dir(tmp_path_factory):
+    """The hand-made lesson tables (tests.claims.tables.lesson_csvs) written as the workflow gives a batch the
+    replications': for the tests of a batch's own work, which takes those tables as given."""
+    out = tmp_path_factory.mktemp("hand_made_lesson")
+    for name, table in lesson_csvs().items():
+        write_csv(table, out / name)
+    return out
+
+
 @pytest.fixture
-def lessons_made_once(monkeypatch):
-    """The runner's run_experiment, with the lesson replications' rows (settings {}, the same in every run) made once
-    per session (tests.conftest.lesson_rows) instead of at each call: a batch without a `fixed_dir` makes them."""
+def lessons_hand_made(monkeypatch):
+    """The runner's run_experiment, with the lesson replications' rows (settings {}, the same in every run) those of
+    hand_made_lesson_dir instead of the lesson's draws: a batch without a `fixed_dir` makes them."""
     real = runner.run_experiment
 
     def run_experiment(name, settings, **kwargs):
         if name in fixed_experiments():
             assert settings == {} and not kwargs, (name, settings)
-            return lesson_rows(name)
+            return {key: lesson_csvs()[table_file(name, key)].to_dict("records") for key in EXPERIMENTS[name].outputs}
         return real(name, settings, **kwargs)
 
     monkeypatch.setattr(runner, "run_experiment", run_experiment)
@@ -203,7 +214,7 @@ def test_the_broken_jacobian_arm_drops_the_pp_term_wherever_a_gradient_is_taken(
 def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     config = run_config(SMALLEST, 3)
     tables = run_rows(config, CORRECT_ARM, tmp_path)
-    fixed = lesson_tables()
+    fixed = lesson_csvs()  # hand-made: the same tables either way is what is asked
     for name, table in {**fixed, **tables}.items():  # the seeded tables as rows, as a batch decides them
         write_csv(table, tmp_path / "r" / name)
     seeded = set(tables)
@@ -291,7 +302,7 @@ def test_a_decision_asks_for_exactly_the_expectations_a_study_computes(sweep, ar
     # from the claims: a whole decision must find every expectation it asks for there, and ask for each
     keys = expectations_asked(sweep)
     given = Asked(study_expectations(sweep))
-    R = Results("mem", {**lesson_tables(), **run_rows(run_config(sweep, 0), arm, tmp_path)}, given)
+    R = Results("mem", {**lesson_csvs(), **run_rows(run_config(sweep, 0), arm, tmp_path)}, given)
     decide(R)
     assert len(set(keys)) == len(keys) and given.asked == set(keys)
 
@@ -319,24 +330,24 @@ def test_the_expectations_table_reads_back_the_same_floats(tmp_path):
     assert pd.read_csv(path).columns.tolist() == ["kind", "statistic", "d_k", "T", "mean", "se"]
 
 
-def test_a_batch_decides_with_the_expectations_it_is_given(tmp_path, lesson_dir, lessons_made_once):
+def test_a_batch_decides_with_the_expectations_it_is_given(tmp_path, hand_made_lesson_dir, lessons_hand_made):
     s = check_study(study(2, 2, 2), "small")
     path = tmp_path / "expectations.csv"
     expectations_job(SMALLEST, path)
     computed = run_batch(s, CORRECT_ARM, 0)  # expectations computed, lesson tables made (no fixed_dir)
-    given = run_batch(s, CORRECT_ARM, 0, expectations=read_expectations(path), fixed_dir=lesson_dir)
+    given = run_batch(s, CORRECT_ARM, 0, expectations=read_expectations(path), fixed_dir=hand_made_lesson_dir)
     assert pd.DataFrame(given).equals(pd.DataFrame(computed))  # nan (a z without an SE) equal to nan
     shifted = {key: (mean + 1.0, se) for key, (mean, se) in read_expectations(path).items()}
-    changed = run_batch(s, CORRECT_ARM, 0, expectations=shifted, fixed_dir=lesson_dir)
+    changed = run_batch(s, CORRECT_ARM, 0, expectations=shifted, fixed_dir=hand_made_lesson_dir)
     assert {r["expected"] for r in changed} != {r["expected"] for r in computed}
 
 
-def test_a_batch_job_writes_the_batch_a_run_at_a_time_as_one_table(tmp_path, lesson_dir):
+def test_a_batch_job_writes_the_batch_a_run_at_a_time_as_one_table(tmp_path, hand_made_lesson_dir):
     s = check_study(study(4, 2, 2), "small")
     expectations_job(SMALLEST, tmp_path / "expectations.csv")
     batch_job("small", s.settings(), CORRECT_ARM, 1, tmp_path / "batch.csv", tmp_path / "expectations.csv",
-              lesson_dir, str(tmp_path / "batch.log"))
-    table = run_batch(s, CORRECT_ARM, 1, fixed_dir=lesson_dir,
+              hand_made_lesson_dir, str(tmp_path / "batch.log"))
+    table = run_batch(s, CORRECT_ARM, 1, fixed_dir=hand_made_lesson_dir,
                       expectations=read_expectations(tmp_path / "expectations.csv"))
     assert (tmp_path / "batch.csv").read_text() == csv_text(table)
     assert sorted({r["seed_index"] for r in table}) == [2, 3]

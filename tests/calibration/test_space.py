@@ -17,6 +17,7 @@ from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
 from sdpa_lab.config import ConfigError, check_config, load_schema
 from sdpa_lab.io import write_csv
 
+from tests.claims.tables import lesson_csvs
 from tests.conftest import lesson_tables
 
 # On one test worker (pytest-xdist, --dist loadgroup): the drawn configs' runs, made once.
@@ -115,12 +116,14 @@ def test_a_bad_space_study_is_refused_naming_the_setting(change, words):
         check_study(space_study(**change), "bad")
 
 
-def space_run(tmp_path_factory, configs: int, seed: int = 20261201) -> tuple[list[dict], pd.DataFrame]:
-    """`configs` drawn configs, one run each, decided as the workflow does: the configs and the checks table."""
+def space_run(tmp_path_factory, configs: int, seed: int = 20261201, lessons=lesson_tables) -> tuple[list[dict],
+                                                                                                  pd.DataFrame]:
+    """`configs` drawn configs, one run each, decided as the workflow does, with the lesson tables `lessons()`: the
+    configs and the checks table."""
     s = check_study(space_study(configs=configs, seed=seed), "cs")
     sweeps = s.sweeps()
     out = tmp_path_factory.mktemp("lesson")
-    for name, table in lesson_tables().items():  # the same for every config
+    for name, table in lessons().items():  # the same for every config
         write_csv(table, out / name)
     rows = run_batch(s, CORRECT_ARM, 0, fixed_dir=out, sweeps=sweeps)
     return sweeps, pd.DataFrame(rows)
@@ -128,9 +131,9 @@ def space_run(tmp_path_factory, configs: int, seed: int = 20261201) -> tuple[lis
 
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
-    """Two drawn configs' checks (a space seed whose first two are quick): what the summaries and the report make of
-    a space study's table."""
-    return space_run(tmp_path_factory, 2, seed=2)
+    """Two drawn configs' checks (a space seed whose first two are quick), on the hand-made lesson tables: what the
+    summaries and the report make of a space study's table."""
+    return space_run(tmp_path_factory, 2, seed=2, lessons=lesson_csvs)
 
 
 @pytest.mark.pipeline  # a statistical study: twenty configs

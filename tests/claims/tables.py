@@ -201,3 +201,11 @@ def lesson_variance_1024(raw=1030.0, n=100000):
 W6 = ((0.057, 0.41, 0.13, 0.21, 0.104, 0.09), (0.072, 0.606, 0.025, 0.089, 0.079, 0.128),
       (0.172, 0.162, 0.096, 0.093, 0.185, 0.291), (0.116, 0.108, 0.216, 0.123, 0.173, 0.263),
       (0.056, 0.104, 0.27, 0.301, 0.05, 0.219), (0.1, 0.083, 0.496, 0.134, 0.107, 0.081))
+
+
+def lesson_csvs() -> dict[str, pd.DataFrame]:
+    """Every lesson replication's table by file name, hand-made: the lesson's printed numbers, Exercise 1's d_k = 1024
+    rows and Exercise 3's argsort rows, for a test that needs a whole run's fixed tables but not the lesson's draws
+    (tests/conftest.py's lesson_tables(), the slowest experiment)."""
+    return {**lesson_tables(), "lesson_variance.csv": lesson_variance_1024(),
+            "lesson_softmax_collapse.csv": argsort_rows()}
