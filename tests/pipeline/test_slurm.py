@@ -34,8 +34,9 @@ REPO = Path(__file__).resolve().parents[2]
 CLUSTER_SH = REPO / "tests" / "pipeline" / "slurm" / "cluster.sh"
 CALIBRATION_STUDY = REPO / "tests" / "pipeline" / "slurm" / "calibration.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-# No run of the small config comes near this; a hung run (status polling gone wrong) fails instead of blocking CI.
-RUN_TIMEOUT = 240
+# The runs here take a few minutes under a loaded CI machine; a hung run (status polling gone wrong) fails instead
+# of blocking CI.
+RUN_TIMEOUT = 600
 EXAMPLES = REPO / "examples" / "solutions"
 # A small class graded within the same runs (one SLURM job per learner, beside the experiments' jobs): a correct
 # file, a classic mistake, and the attack that meets the job's own memory limit: three forked children of 400 MB,

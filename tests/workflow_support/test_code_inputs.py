@@ -45,6 +45,18 @@ def test_relative_imports_are_followed(tmp_path):
         "sdpa_lab.late"}
 
 
+def test_an_import_in_any_block_of_code_is_found(tmp_path):
+    """In a class, a method, an if, a try's every part, a with, a loop's else, a match case: each found."""
+    (tmp_path / "m.py").write_text(
+        "class C:\n    def f(self):\n        if x:\n            import sdpa_lab.a\n"
+        "try:\n    import sdpa_lab.b\nexcept ImportError:\n    import sdpa_lab.c\nelse:\n    import sdpa_lab.d\n"
+        "finally:\n    import sdpa_lab.e\n"
+        "with open(p) as f:\n    for i in f:\n        pass\n    else:\n        import sdpa_lab.f\n"
+        "match x:\n    case 1:\n        while y:\n            import sdpa_lab.g\n"
+        "f = lambda: __import__('sdpa_lab.h')\n")  # a call, not an import statement: not followed
+    assert imported_modules(tmp_path / "m.py", "sdpa_lab.m") == {f"sdpa_lab.{c}" for c in "abcdefg"}
+
+
 def test_the_package_has_no_import_cycle(repo):
     """No module imports, at any depth of its code (inside functions too), a module that imports it back."""
     src = repo / "src"

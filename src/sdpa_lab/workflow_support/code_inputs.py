@@ -47,6 +47,20 @@ def _module_file(module: str, root: Path) -> Path | None:
     return None
 
 
+# The fields of a statement that hold statements: an import is a statement, so the walk skips every expression.
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module):
+    """Every statement of `tree`, at any depth (inside functions, classes, ifs, trys, withs, loops, matches)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for block in _BLOCKS:
+            todo.extend(getattr(node, block, ()))
+
+
 @cache
 def imported_modules(path: Path, module: str) -> frozenset[str]:
     """The sdpa_lab modules that file `path` (module `module`) imports, at any depth of its code.
@@ -56,7 +70,7 @@ def imported_modules(path: Path, module: str) -> frozenset[str]:
     """
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in _statements(ast.parse(path.read_bytes(), filename=str(path))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
