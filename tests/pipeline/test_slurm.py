@@ -97,12 +97,12 @@ def digests(folder: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, tiny_run, tmp_path_factory) -> dict:
+def runs(cluster, request, tmp_path_factory) -> dict:
     """The tiny config run on the cluster, its default target and the calibration target (a tiny study) in one
     Snakemake run, against the session's local run of it (tiny_run); with a small class (CLASS) graded in both
     where the sandbox starts here (the cluster's node is this machine)."""
     base = tmp_path_factory.mktemp("slurm")
-    local, remote = copy_of(tiny_run, base / "local"), make_workdir(base / "cluster", TINY_CONFIG)
+    remote = make_workdir(base / "cluster", TINY_CONFIG)
     (remote / "config" / "calibration").mkdir()
     shutil.copy(CALIBRATION_STUDY, remote / "config" / "calibration" / "tiny.yaml")
     grading: tuple[str, ...] = ()
@@ -111,17 +111,19 @@ def runs(cluster, tiny_run, tmp_path_factory) -> dict:
         for learner, code in CLASS.items():
             (base / "class" / f"{learner}.py").write_text(code)
         grading = ("--config", f"submissions={base / 'class'}", *CLASS_CONFIG)
-    # The local grading beside the cluster run, which mostly waits for SLURM's status checks.
+    # The local side (the tiny run, made here if no other test has made it yet, and the class graded in a copy of
+    # it) beside the cluster run, which mostly waits for SLURM's status checks.
     on_cluster = subprocess.Popen([*SNAKEMAKE, "all", "calibration", "--profile", "profiles/slurm", *grading],
                                   cwd=remote, env=cluster, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        local = copy_of(request.getfixturevalue("tiny_run"), base / "local")
         if grading:
             done = snakemake(local, "--cores", "2", *grading)
             assert done.returncode == 0, done.stderr[-3000:]
         _, submitted = on_cluster.communicate(timeout=RUN_TIMEOUT)
     finally:
         if on_cluster.poll() is None:
-            on_cluster.kill()  # a failed local grading or a hung cluster run: no Snakemake left behind
+            on_cluster.kill()  # a failed local side or a hung cluster run: no Snakemake left behind
             on_cluster.wait()
     assert on_cluster.returncode == 0, submitted[-5000:]
     assert "submitted with SLURM jobid" in submitted  # the jobs did go through SLURM
