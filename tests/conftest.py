@@ -34,6 +34,22 @@ TINY_CHANGES = {
 TINY_CONFIG = check_config(TINY_CHANGES)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """The order pytest-xdist hands out work (pyproject's --no-loadscope-reorder keeps this one): the SLURM tests
+    first, since they mostly wait on their cluster and so overlap best with the other workers' computing; then,
+    as pytest-xdist's own reordering would, the groups with more tests before those with fewer, and the single
+    tests last, evening out the workers at the end."""
+    def group(item) -> str:
+        mark = item.get_closest_marker("xdist_group")
+        return mark.args[0] if mark else item.nodeid
+
+    sizes = {}
+    for item in items:
+        sizes[group(item)] = sizes.get(group(item), 0) + 1
+    items.sort(key=lambda item: (item.get_closest_marker("slurm") is None, -sizes[group(item)]))  # stable
+
+
 @pytest.fixture
 def repo() -> Path:
     return REPO
