@@ -34,8 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 CLUSTER_SH = REPO / "tests" / "pipeline" / "slurm" / "cluster.sh"
 CALIBRATION_STUDY = REPO / "tests" / "pipeline" / "slurm" / "calibration.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-# The runs here take a few minutes under a loaded CI machine; a hung run (status polling gone wrong) fails instead
-# of blocking CI.
+# As every Snakemake run of the tests: a hung run (status polling gone wrong) fails instead of blocking CI.
 RUN_TIMEOUT = 600
 EXAMPLES = REPO / "examples" / "solutions"
 # A small class graded within the same runs (one SLURM job per learner, beside the experiments' jobs): a correct

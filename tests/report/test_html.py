@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from matplotlib.figure import Figure
 
 from sdpa_lab import claims as C
 from sdpa_lab.io import write_csv
@@ -21,6 +20,7 @@ from sdpa_lab.report.rendering import png_size
 from sdpa_lab.results import Results
 
 from tests.report.conftest import BENCHMARK_TSV, REPORT_CONFIG
+from tests.report.test_figures import assert_labelled
 
 # On one test worker (pytest-xdist, --dist loadgroup): the report run (tests/report/conftest.py), made once.
 pytestmark = pytest.mark.xdist_group("report")
@@ -82,13 +82,7 @@ def section(html: str, anchor: str) -> str:
 @WHOLE_RUN
 @pytest.mark.parametrize("name", list(F.FIGURES))
 def test_each_figure_draws_with_labelled_axes(run_dir, name):
-    fig = F.draw(name, Results(run_dir / "results"), 4.0)
-    assert isinstance(fig, Figure)
-    for ax in fig.axes:
-        if ax.get_label() == "<colorbar>":
-            continue
-        assert ax.get_xlabel() or ax.get_ylabel() or ax.get_title(), f"{name}: an axis says nothing"
-    assert fig.axes[0].get_ylabel(), name
+    assert_labelled(F.draw(name, Results(run_dir / "results"), 4.0), name)
 
 
 @WHOLE_RUN
