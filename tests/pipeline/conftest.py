@@ -5,10 +5,15 @@ makes. Every test under tests/pipeline/ is marked `pipeline` (the fast lane, `-m
 
 from __future__ import annotations
 
+import atexit
+import functools
 import hashlib
+import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,11 +45,50 @@ def make_workdir(dest: Path, config: dict | str) -> Path:
     return dest
 
 
-def snakemake(work: Path, *args: str, cores: int = 2, env: dict | None = None,
-              targets: list[str] | tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """Run Snakemake in `work` on `targets` (none: the default target), plus `args`, and wait for it."""
-    return subprocess.run([*SNAKEMAKE, "--cores", str(cores), *targets, *args], cwd=work, capture_output=True,
-                          text=True, env=env, timeout=600)
+def snakemake(work: Path, *args: str, cores: int | None = 2, env: dict | None = None,
+              targets: list[str] | tuple[str, ...] = (), timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run Snakemake in `work` on `targets` (none: the default target), plus `args` (and `--cores`, unless None), as
+    the `snakemake` command would, and wait for it. A run over `timeout` seconds is killed (a hung run fails)."""
+    argv = [*(["--cores", str(cores)] if cores is not None else []), *targets, *args]
+    env = dict(os.environ if env is None else env)
+    if env.get("PYTHONPATH") != os.environ.get("PYTHONPATH"):  # read at start-up: a fresh process
+        return subprocess.run([*SNAKEMAKE, *argv], cwd=work, capture_output=True, text=True, env=env, timeout=timeout)
+    return _server().run(argv, work, env, timeout)
+
+
+class _Server:
+    """This test worker's Snakemake server (snakemake_server.py): one process that imported Snakemake once and
+    forks a child per run."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, str(HERE / "snakemake_server.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.folder = Path(tempfile.mkdtemp(prefix="sdpa-snakemake-"))
+
+    def run(self, argv: list[str], work: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
+        out, err = self.folder / "stdout", self.folder / "stderr"
+        out.write_bytes(b"")
+        err.write_bytes(b"")
+        request = {"argv": argv, "cwd": str(work), "env": env, "stdout": str(out), "stderr": str(err),
+                   "timeout": timeout}
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        assert answer, "the Snakemake server stopped"
+        return subprocess.CompletedProcess(["snakemake", *argv], json.loads(answer)["returncode"],
+                                           out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@functools.cache
+def _server() -> _Server:
+    server = _Server()
+    atexit.register(server.close)
+    return server
 
 
 def files_under(work: Path, folder: str = "results") -> dict[str, tuple[str, int]]:
