@@ -146,7 +146,9 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
     """A rule's code inputs are its experiment's modules and what they import, not the whole package."""
     work = make_workdir(tmp_path / "work", TINY_CONFIG)
     shutil.copytree(REPO / "src", work / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    env = {**os.environ, "PYTHONPATH": str(work / "src")}  # this copy's package, not the installed one
+    # The jobs run this copy's package, not the installed one (PYTHONPATH). The dry runs below need not: they
+    # read the copy's files as the code inputs, since the code inputs name the workflow's own src/ when it has one.
+    env = {**os.environ, "PYTHONPATH": str(work / "src")}
     # which jobs rerun is checked, not the numbers: in this copy, the lesson's Exercise 1 at 500 samples
     lesson = work / "src" / "sdpa_lab" / "experiments" / "replication.py"
     text = lesson.read_text()
@@ -159,7 +161,7 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
 
     # Moving or copying the checkout (mtimes kept) reruns nothing: the code inputs are paths relative to it.
     moved = shutil.copytree(work, tmp_path / "elsewhere" / "work", symlinks=True)
-    dry = snakemake(moved, "--dry-run", env={**os.environ, "PYTHONPATH": str(moved / "src")}, targets=tables)
+    dry = snakemake(moved, "--dry-run", targets=tables)
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
     shutil.rmtree(moved)
 
@@ -167,7 +169,7 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
         path = work / "src" / "sdpa_lab" / module
         text, stat = path.read_bytes(), path.stat()
         path.write_bytes(text + b"\n# an edit\n")  # new content: Snakemake ignores a bare touch
-        dry = snakemake(work, "--dry-run", "--quiet", "rules", env=env, targets=tables)
+        dry = snakemake(work, "--dry-run", "--quiet", "rules", targets=tables)
         assert dry.returncode == 0, dry.stderr[-3000:]
         path.write_bytes(text)  # the edit undone, mtime too: up to date again for the next edit
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
@@ -179,7 +181,7 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
     # The one module every experiment imports reruns them all.
     assert planned_after_editing("seeding.py") == experiments
     assert planned_after_editing("experiments/registry.py") == set()  # only declares: reruns nothing
-    dry = snakemake(work, "--dry-run", env=env, targets=tables)  # each edit undone: nothing to do
+    dry = snakemake(work, "--dry-run", targets=tables)  # each edit undone: nothing to do
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
 
 
