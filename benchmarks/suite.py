@@ -1,5 +1,6 @@
 """The test suite's time: the fast lane (`python -m pytest -m "not pipeline"`) and the whole suite (`python -m pytest`),
-each run as a contributor runs it (pyproject's addopts: a pytest-xdist worker per core), one after another.
+each run as a contributor runs it (pyproject's addopts: a pytest-xdist worker per core, one more
+where the SLURM tests run), one after another.
 
 Per run: wall time, the CPU time of pytest and every process it waited for (workers, Snakemake, the sandbox), the
 tests passed, skipped and failed, and the 1-minute load before it. Writes benchmarks/suite.csv and prints each row.
