@@ -52,6 +52,9 @@ def run_lane(lane: str) -> dict:
         proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
         wall, cpu = time.monotonic() - wall, children_cpu() - cpu
     last = (proc.stdout.strip().splitlines() or [""])[-1]
+    for line in proc.stdout.splitlines():  # which tests failed (addopts' -ra summary): a failed run is no timing
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(f"  {line}", flush=True)
     return {"lane": lane, "command": "python -m pytest" + "".join(f' {a if " " not in a else repr(a)}'
                                                                    for a in LANES[lane]),
             "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **counts(last), "exit_code": proc.returncode,

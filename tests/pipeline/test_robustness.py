@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -203,6 +204,12 @@ if os.environ.get("SDPA_LAB_TEST_HANG"):  # test-only: the named experiment's jo
 '''
 
 
+# Runs the command in its arguments with SIGINT at its default and no signal blocked (exec keeps an ignored or
+# blocked signal so).
+AS_FROM_A_TERMINAL = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                      "signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])")
+
+
 def killed_mid_job(tmp_path: Path, sig: signal.Signals) -> Path:
     """A fresh workdir whose run `sig` interrupted in the middle of the variance job.
 
@@ -215,14 +222,22 @@ def killed_mid_job(tmp_path: Path, sig: signal.Signals) -> Path:
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(HANG_HOOK)
     env = {**os.environ, "PYTHONPATH": str(hook), "SDPA_LAB_TEST_HANG": "variance"}
-    proc = subprocess.Popen([*SNAKEMAKE, "--cores", "2", *TARGETS], cwd=work, start_new_session=True, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # Started as from a terminal: SIGINT neither ignored nor blocked, whatever this test worker has inherited or
+    # set (both pass to a child; under the whole suite, a worker's Snakemake once ignored a Ctrl-C).
+    proc = subprocess.Popen([sys.executable, "-c", AS_FROM_A_TERMINAL, *SNAKEMAKE, "--cores", "2", *TARGETS],
+                            cwd=work, start_new_session=True, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     log, deadline = work / "logs" / "variance.log", time.monotonic() + 120
     while not log.is_file():  # the job's log is created when the job starts (sdpa_lab.joblog)
         assert proc.poll() is None and time.monotonic() < deadline, "the variance job never started"
         time.sleep(0.01)
     os.killpg(proc.pid, sig)
-    proc.wait(timeout=120)
+    try:
+        proc.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise AssertionError(f"{sig.name} did not stop Snakemake; here SIGINT is {signal.getsignal(signal.SIGINT)}, "
+                             f"blocked: {signal.pthread_sigmask(signal.SIG_BLOCK, [])}") from None
     deadline = time.time() + 30
     while time.time() < deadline:  # wait until every job of the group is gone
         try:
