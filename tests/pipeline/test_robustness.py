@@ -28,16 +28,16 @@ from tests.pipeline.conftest import SNAKEMAKE, copy_of, digests, files_under, ma
 from tests.pipeline.conftest import snakemake as run_snakemake
 
 TARGETS = ["results/variance.csv", "results/entropy_sweep.csv", "results/forward_shape.csv"]
-SLOW_PAIRS = 100_000  # a variance job of its own settings (the failed-rerun test changes them)
+VARIANCE_PAIRS = 100_000  # not the tiny config's: the failed-rerun test changes the settings back to those
 
 # On one test worker (pytest-xdist, --dist loadgroup): the tests of the reference run, built once per worker.
 ON_REFERENCE = pytest.mark.xdist_group("robustness")
 
 
 def robustness_config() -> dict:
-    """The tiny config with more variance pairs."""
+    """The tiny config with variance settings of its own."""
     config = copy.deepcopy(TINY_CONFIG)
-    config["variance"]["n_pairs"] = SLOW_PAIRS
+    config["variance"]["n_pairs"] = VARIANCE_PAIRS
     return config
 
 
@@ -69,26 +69,33 @@ def reference(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 
 # ---- 1. a failed run loses nothing and leaves nothing stale ---------------------------------------
 
-FAIL_HOOK = '''
+FAULT_HOOK = '''
 import os
-if os.environ.get("SDPA_LAB_TEST_FAIL"):  # test-only fault injection, loaded by every Python started
+if os.environ.get("SDPA_LAB_TEST_FAULT"):  # test-only fault injection, loaded by every Python started
+    import time
     from sdpa_lab import pipeline
 
-    def _fail(*args, _name=os.environ["SDPA_LAB_TEST_FAIL"]):
-        raise RuntimeError(f"injected failure in {_name}")
-
+    _fault, _name = os.environ["SDPA_LAB_TEST_FAULT"].split(":")
     _run = pipeline.run_experiment
-    pipeline.run_experiment = lambda name, *args: _fail() if name == os.environ["SDPA_LAB_TEST_FAIL"] else _run(
-        name, *args)
+
+    def _injected(name, *args):
+        if name == _name:
+            if _fault == "hang":
+                time.sleep(600)
+            raise RuntimeError(f"injected failure in {name}")
+        return _run(name, *args)
+
+    pipeline.run_experiment = _injected
 '''
 
 
-def failing_env(tmp_path: Path, experiment: str) -> dict:
-    """An environment in which experiment `experiment` raises when its job runs (via sitecustomize)."""
+def fault_env(tmp_path: Path, experiment: str, fault: str = "fail") -> dict:
+    """An environment in which experiment `experiment`'s job, once it runs, raises ("fail") or blocks ("hang"),
+    through a sitecustomize."""
     hook = tmp_path / "hook"
     hook.mkdir()
-    (hook / "sitecustomize.py").write_text(FAIL_HOOK)
-    return {**os.environ, "PYTHONPATH": str(hook), "SDPA_LAB_TEST_FAIL": experiment}
+    (hook / "sitecustomize.py").write_text(FAULT_HOOK)
+    return {**os.environ, "PYTHONPATH": str(hook), "SDPA_LAB_TEST_FAULT": f"{fault}:{experiment}"}
 
 
 @ON_REFERENCE
@@ -99,7 +106,7 @@ def test_failed_rerun_removes_only_its_own_output_and_reruns_next_time(reference
     config = robustness_config()
     config["variance"]["n_pairs"] = 2000  # a settings change: the variance job must rerun...
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
-    proc = snakemake(work, env=failing_env(tmp_path, "variance"))  # ... and it fails
+    proc = snakemake(work, env=fault_env(tmp_path, "variance"))  # ... and it fails
     assert proc.returncode != 0
     assert "injected failure in variance" in (work / "logs" / "variance.log").read_text()
     # Nothing wrong: Snakemake removed the failed job's output (no CSV of the old settings under the
@@ -187,23 +194,6 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
 
 # ---- 2. an interrupted run resumes to the same bytes ----------------------------------------------
 
-HANG_HOOK = '''
-import os
-if os.environ.get("SDPA_LAB_TEST_HANG"):  # test-only: the named experiment's job blocks once it runs
-    import time
-    from sdpa_lab import pipeline
-
-    _run = pipeline.run_experiment
-
-    def _hang(name, *args, _name=os.environ["SDPA_LAB_TEST_HANG"]):
-        if name == _name:
-            time.sleep(600)
-        return _run(name, *args)
-
-    pipeline.run_experiment = _hang
-'''
-
-
 # Runs the command in its arguments with SIGINT at its default and no signal blocked (exec keeps an ignored or
 # blocked signal so).
 AS_FROM_A_TERMINAL = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
@@ -214,16 +204,13 @@ def killed_mid_job(tmp_path: Path, sig: signal.Signals) -> Path:
     """A fresh workdir whose run `sig` interrupted in the middle of the variance job.
 
     Snakemake starts in its own process group, with the variance job made to block once it runs (a
-    sitecustomize, as failing_env's): however loaded the machine, the kill lands while the job runs, before its
+    fault_env's sitecustomize): however loaded the machine, the kill lands while the job runs, before its
     tables exist. Once the job's log exists, `sig` goes to the whole group (as Ctrl-C or a crash would), and the
     test waits until every process of it is gone."""
     work = make_workdir(tmp_path / "work", robustness_config())
-    hook = tmp_path / "hang"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(HANG_HOOK)
-    env = {**os.environ, "PYTHONPATH": str(hook), "SDPA_LAB_TEST_HANG": "variance"}
+    env = fault_env(tmp_path, "variance", "hang")
     # Started as from a terminal: SIGINT neither ignored nor blocked, whatever this test worker has inherited or
-    # set (both pass to a child; under the whole suite, a worker's Snakemake once ignored a Ctrl-C).
+    # set (both pass to a child: under the whole suite, a worker's Snakemake ignored the Ctrl-C).
     proc = subprocess.Popen([sys.executable, "-c", AS_FROM_A_TERMINAL, *SNAKEMAKE, "--cores", "2", *TARGETS],
                             cwd=work, start_new_session=True, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 from sdpa_lab.grading import sandbox
 
 from tests.conftest import TINY_CONFIG
-from tests.pipeline.conftest import copy_of, make_workdir
+from tests.pipeline.conftest import SNAKEMAKE, copy_of, make_workdir
 from tests.pipeline.conftest import snakemake as run_snakemake
 
 # On one test worker (pytest-xdist, --dist loadgroup): one cluster at a time (it links /etc/slurm/slurm.conf).
@@ -33,7 +32,6 @@ pytestmark = [pytest.mark.slurm, pytest.mark.pipeline, pytest.mark.xdist_group("
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER_SH = REPO / "tests" / "pipeline" / "slurm" / "cluster.sh"
 CALIBRATION_STUDY = REPO / "tests" / "pipeline" / "slurm" / "calibration.yaml"
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # As every Snakemake run of the tests: a hung run (status polling gone wrong) fails instead of blocking CI.
 RUN_TIMEOUT = 600
 EXAMPLES = REPO / "examples" / "solutions"
