@@ -3,7 +3,8 @@ each run as a contributor runs it (pyproject's addopts: a pytest-xdist worker pe
 where the SLURM tests run), one after another.
 
 Per run: wall time, the CPU time of pytest and every process it waited for (workers, Snakemake, the sandbox), the
-tests passed, skipped and failed, and the 1-minute load before it. Writes benchmarks/suite.csv and prints each row.
+tests passed, skipped and failed, and the 1-minute load before it. Writes benchmarks/suite.csv and prints each row;
+for a run that failed, the failed tests and a file holding pytest's output.
 Measure on an idle machine: the workers and Snakemake's jobs take every core.
 
     python benchmarks/suite.py [--repeats 1] [--lane fast --lane whole]
@@ -55,6 +56,11 @@ def run_lane(lane: str) -> dict:
     for line in proc.stdout.splitlines():  # which tests failed (addopts' -ra summary): a failed run is no timing
         if line.startswith(("FAILED ", "ERROR ")):
             print(f"  {line}", flush=True)
+    if proc.returncode != 0:  # and why: pytest's whole output, kept outside the deleted basetemp
+        fd, kept = tempfile.mkstemp(prefix=f"sdpa-suite-{lane}-", suffix=".log")
+        with os.fdopen(fd, "w") as f:
+            f.write(proc.stdout + proc.stderr)
+        print(f"  pytest's output: {kept}", flush=True)
     return {"lane": lane, "command": "python -m pytest" + "".join(f' {a if " " not in a else repr(a)}'
                                                                    for a in LANES[lane]),
             "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), **counts(last), "exit_code": proc.returncode,

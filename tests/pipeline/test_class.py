@@ -36,7 +36,8 @@ ATTACKS = {  # learner: code appended to the correct solution
     "forks": "def exercise_3(seed=42, d_k=256, T=8):\n    import os, time\n    for _ in range(3):\n"
              "        if os.fork() == 0:\n            a = np.ones(400 * 2**20 // 8)\n            time.sleep(2)\n"
              "            os._exit(0)\n    for _ in range(3):\n        os.wait()\n",
-    "printing": "def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):\n    while True:\n        print('x' * 10**6)\n",
+    "printing": "def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):\n    import time\n    for _ in range(300):\n"
+                "        print('x' * 10**6)\n    while True:\n        time.sleep(1)\n",
     "setsid": "def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):\n    import subprocess, sys, time\n"
               "    subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', 'sdpa-class-marker'],"
               " start_new_session=True)\n    while True:\n        time.sleep(1)\n",
@@ -65,8 +66,10 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
 
     work = make_workdir(tmp_path / "work", tiny_config)
     shutil.copy(REPO / "environment.yml", work)  # the rules' conda environment, as in a checkout
+    # the time limit leaves room, on a loaded machine, for the forks learner's children, which hold their memory
+    # for 2 s so that the kernel sees them together
     proc = snakemake(work, "--config", f"submissions={subs}", "grading_seed=1234",
-                     "grading_time_limit=5", "grading_n_samples=2000",
+                     "grading_time_limit=8", "grading_n_samples=2000",
                      targets=["grade_class"])
     assert proc.returncode == 0, proc.stderr[-3000:]
 
