@@ -50,6 +50,7 @@ localrules:
     lesson_variance,
     lesson_softmax_collapse,
     lesson_forward,
+    expectations,
     claims,
     figures_plain,
     figures_intervals,

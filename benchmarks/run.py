@@ -9,7 +9,7 @@ Default mode, in one run on this machine, each measured --repeats times as a who
 * `lesson`: benchmarks/lesson_variance_script.py, the lesson's own variance script with
   Exercise 1's d_k = 1024, run as a plain Python script;
 * `pipeline_clean`: `snakemake --cores 4` from clean (no results/, no .snakemake/) in a
-  fresh scratch copy of Snakefile, workflow/, profiles/ and the config (so results/ here is
+  fresh scratch copy of Snakefile, environment.yml, workflow/, profiles/ and the config (so results/ here is
   never touched);
 * `pipeline_noop`: `snakemake --cores 4` again in that copy, everything up to date.
 
@@ -87,10 +87,12 @@ def run_measured(cmd: list[str], cwd: Path) -> dict:
 
 
 def make_workdir(parent: Path, configfile: Path) -> Path:
-    """A scratch copy of the workflow (not of results/) with `configfile` as config/config.yaml
-    and the default profile (profiles/, if any), so Snakemake runs as it does in the repository."""
+    """A scratch copy of the workflow (not of results/) with `configfile` as config/config.yaml, the
+    default profile (profiles/, if any) and environment.yml (every rule's `conda:`), so Snakemake runs as it
+    does in the repository."""
     work = Path(tempfile.mkdtemp(prefix="work-", dir=parent))
-    shutil.copy(REPO / "Snakefile", work / "Snakefile")
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(REPO / name, work / name)
     for folder in ("workflow", "profiles"):
         if (REPO / folder).is_dir():
             shutil.copytree(REPO / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__"))

@@ -21,14 +21,11 @@ from sdpa_lab.calibration.runner import (
     Decider,
     attention_of,
     batch_job,
-    expectations_job,
     fixed_experiments,
-    read_expectations,
     run_batch,
     run_config,
     run_rows,
     seeded_experiments,
-    study_expectations,
     table_file,
 )
 from sdpa_lab.calibration.studies import (
@@ -42,6 +39,7 @@ from sdpa_lab.calibration.studies import (
 )
 from sdpa_lab.calibration.summary import aggregate, main_report_summary, wilson
 from sdpa_lab.claims import decide
+from sdpa_lab.claims.expectation_table import expectations_job, read_expectations, sweep_expectations
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.softmax_saturation import expectations_asked
 from sdpa_lab.config import ConfigError, check_config
@@ -298,10 +296,10 @@ SHIPPED = {
     *(pytest.param(s, CORRECT_ARM, id=name, marks=pytest.mark.pipeline) for name, s in SHIPPED.items()),
 ])
 def test_a_decision_asks_for_exactly_the_expectations_a_study_computes(sweep, arm, tmp_path):
-    # what a study computes once (study_expectations) is derived from its sweep by expectations_asked, not
+    # what a study computes once (sweep_expectations) is derived from its sweep by expectations_asked, not
     # from the claims: a whole decision must find every expectation it asks for there, and ask for each
     keys = expectations_asked(sweep)
-    given = Asked(study_expectations(sweep))
+    given = Asked(sweep_expectations(sweep))
     R = Results("mem", {**lesson_csvs(), **run_rows(run_config(sweep, 0), arm, tmp_path)}, given)
     decide(R)
     assert len(set(keys)) == len(keys) and given.asked == set(keys)
@@ -318,16 +316,6 @@ def test_results_compute_the_expectations_or_take_those_given():
         Results("mem", expectations={key: (0.5, 0.25)}).expectation("scaled_minus_unit_variance", "entropy", 4, 2)
     with pytest.raises(ValueError, match="unknown expectation 'scaled_minus_limit'"):
         expectation("scaled_minus_limit", "entropy", 2, 2)
-
-
-def test_the_expectations_table_reads_back_the_same_floats(tmp_path):
-    path = tmp_path / "expectations" / "small.csv"
-    expectations_job(SMALLEST, path)
-    back, computed = read_expectations(path), study_expectations(SMALLEST)
-    assert list(back) == list(computed) and back == computed  # == on floats: exactly the same numbers
-    assert all(type(v) is float for pair in back.values() for v in pair)
-    assert all(type(d_k) is int and type(T) is int for _, _, d_k, T in back)
-    assert pd.read_csv(path).columns.tolist() == ["kind", "statistic", "d_k", "T", "mean", "se"]
 
 
 def test_a_batch_decides_with_the_expectations_it_is_given(tmp_path, hand_made_lesson_dir, lessons_hand_made):

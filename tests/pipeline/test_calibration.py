@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import yaml
 
-from sdpa_lab.calibration.runner import read_expectations, study_expectations
 from sdpa_lab.calibration.studies import ARMS, BROKEN_ARMS, CORRECT_ARM, check_study
+from sdpa_lab.claims.expectation_table import read_expectations, sweep_expectations
 
 from tests.calibration.test_calibration import study
 from tests.pipeline.conftest import copy_of, snakemake
@@ -39,7 +39,7 @@ def test_snakemake_calibration_target_with_a_tiny_study(tmp_path, tiny_run):
     assert len(list((work / "results" / "calibration" / "batches" / "tiny").glob("*/batch*.csv"))) == sum(
         len(tiny.batches(arm)) for arm in ARMS)
     assert read_expectations(work / "results" / "calibration" / "expectations" / "tiny.csv") == \
-           study_expectations(study()["sweep"])
+           sweep_expectations(study()["sweep"])
 
     again = snakemake(work, "-n", "calibration")
     assert again.returncode == 0 and "Nothing to be done" in again.stdout, again.stdout

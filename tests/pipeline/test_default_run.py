@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from sdpa_lab import claims as C
+from sdpa_lab.claims.deciding import write_claims
 from sdpa_lab.cli import main
 
 from tests.pipeline.conftest import make_workdir, snakemake
@@ -33,3 +34,6 @@ def test_default_pipeline_then_checker(repo, tmp_path, capsys):
     assert (table.verdict != C.FAILS).all()
     assert list(table.columns[:11]) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                         "tolerance", "deviation", "margin", "verdict"]
+    # to the byte: the claims job read the expectations the expectations job wrote, the checker computes them
+    write_claims(work / "results", tmp_path / "claims.csv")
+    assert (tmp_path / "claims.csv").read_bytes() == (work / "results" / "claims.csv").read_bytes()

@@ -1,10 +1,38 @@
 # Decide every claim (sdpa_lab.claims) from the experiment CSVs.
 
 
+# The finite-d_k expectations the claims compare with (theory, no experiment's output): computed
+# beside the experiments, so the claims job that waits for them all only reads them.
+rule expectations:
+    input:
+        code=code_of("sdpa_lab.claims.expectation_table"),
+    output:
+        EXPECTATIONS_CSV,
+    log:
+        log_of("expectations"),
+    benchmark:
+        benchmark_of("expectations")
+    conda:
+        ENVIRONMENT
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(150),
+        runtime=2,
+    params:
+        config=sweep_config(),
+    script:
+        "../scripts/compute_expectations.py"
+
+
 rule claims:
     input:
         results=experiment_outputs(),
-        code=code_of("sdpa_lab.claims.deciding", "sdpa_lab.claims.verdicts"),
+        expectations=EXPECTATIONS_CSV,
+        code=code_of(
+            "sdpa_lab.claims.deciding",
+            "sdpa_lab.claims.expectation_table",
+            "sdpa_lab.claims.verdicts",
+        ),
     output:
         claims=report(
             "results/claims.csv", caption="../report/claims.rst", category="Claims"

@@ -28,6 +28,7 @@ import numpy as np
 
 from sdpa_lab import attention
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
+from sdpa_lab.claims.expectation_table import read_expectations, sweep_expectations
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
 from sdpa_lab.experiments.trial_scores import TrialScores, fits_in_memory, hold_trial_scores, write_trial_scores
 from sdpa_lab.joblog import job_log
@@ -142,35 +143,6 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
     return tables
 
 
-# The columns of a study's expectations table (EXPECTATIONS): one row per expectation the claims ask for.
-EXPECTATION_COLUMNS = {"kind": "str", "statistic": "str", "d_k": "int", "T": "int", "mean": "float", "se": "float"}
-
-
-def study_expectations(sweep: Mapping) -> dict:
-    """The finite-d_k expectations the claims ask for on the tables of `sweep`
-    (softmax_saturation.expectations_asked), computed: key -> (mean, Monte Carlo SE), as Results takes them."""
-    from sdpa_lab.claims.expectations import expectation
-    from sdpa_lab.claims.softmax_saturation import expectations_asked
-
-    return {key: expectation(*key) for key in expectations_asked(sweep)}
-
-
-def expectation_rows(expectations: Mapping) -> Rows:
-    """The expectations (study_expectations) as rows (EXPECTATION_COLUMNS)."""
-    return [dict(zip(EXPECTATION_COLUMNS, (*key, mean, se), strict=True))
-            for key, (mean, se) in expectations.items()]
-
-
-def read_expectations(path: str | Path) -> dict:
-    """The expectations table at `path` (expectation_rows, written as CSV) back as study_expectations gives them:
-    the same floats (written in shortest round-trip form)."""
-    from sdpa_lab.results import read_table
-
-    table = read_table(Path(path).parent, Path(path).name, EXPECTATION_COLUMNS)
-    columns = (table[c].tolist() for c in EXPECTATION_COLUMNS)
-    return {(kind, statistic, d_k, T): (mean, se) for kind, statistic, d_k, T, mean, se in zip(*columns, strict=True)}
-
-
 def check_rows(study: str, arm: str, run: tuple[int, int, int], seed: int, decision, n_statistical: int,
                seeded_files) -> Rows:
     """One row per check of `decision` that reads a seeded table (COLUMNS); `run` is (run, sweep, seed index)."""
@@ -235,7 +207,7 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
 
     The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables);
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
-    computed here (study_expectations, per sweep); the study's sweeps are `sweeps` if given (a space study's,
+    computed here (sweep_expectations, per sweep); the study's sweeps are `sweeps` if given (a space study's,
     as rule calibration_sweeps wrote them), else the study's own (Study.sweeps).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
     their draws and kernels), in deciding the claims ("decide": the columns they read converted
@@ -263,7 +235,7 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
             config = run_config(sweeps[sweep], seed_index)
             t0 = clock()
             if sweep not in known:  # a space study's runs of one sweep are consecutive: computed once for them
-                known = {sweep: study_expectations(sweeps[sweep]) if expectations is None else expectations}
+                known = {sweep: sweep_expectations(sweeps[sweep]) if expectations is None else expectations}
             tables = run_rows(config, arm, scratch)
             t1 = clock()
             decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
@@ -302,22 +274,6 @@ def read_sweeps(path: str | Path) -> list[dict]:
 
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
-
-
-def expectations_job(sweep: Mapping, out: str | Path, log_path: str | None = None) -> None:
-    """What rule calibration_expectations runs: the expectations a study's claims ask for at its `sweep`
-    (study_expectations), written to `out` (CSV, EXPECTATION_COLUMNS): computed once per study, not per batch.
-    Logs the process's CPU seconds, for benchmarks/calibration.py."""
-    import resource
-
-    from sdpa_lab.io import write_csv
-
-    with job_log("calibration_expectations", log_path) as logger:
-        rows = expectation_rows(study_expectations(sweep))
-        write_csv(rows, out)
-        usage = resource.getrusage(resource.RUSAGE_SELF)
-        logger.info("%d expectations written to %s; CPU s: process %.2f", len(rows), out,
-                    usage.ru_utime + usage.ru_stime)
 
 
 def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,

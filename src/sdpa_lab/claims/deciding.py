@@ -59,16 +59,19 @@ def refuse_stale(results: Results, config: Mapping | None) -> None:
         raise ResultsError("\n".join(errors))
 
 
-def decide_checked(results_dir: str | Path, config: dict | None) -> Decision:
-    """Decide the claims after refusing results that do not match `config` (or are larger than it makes)."""
-    results = Results(results_dir, limits=size_limits(config))
+def decide_checked(results_dir: str | Path, config: dict | None, expectations: Mapping | None = None) -> Decision:
+    """Decide the claims after refusing results that do not match `config` (or are larger than it makes).
+    `expectations`: the finite-d_k expectations the claims ask for (expectation_table.read_expectations), else
+    computed here."""
+    results = Results(results_dir, limits=size_limits(config), expectations=expectations)
     refuse_stale(results, config)
     return decide(results)
 
 
-def write_claims(results_dir: str | Path, out: str | Path, config: dict | None = None) -> Decision:
-    """Decide every claim and write results/claims.csv (one row per check)."""
-    decision = decide_checked(results_dir, config)
+def write_claims(results_dir: str | Path, out: str | Path, config: dict | None = None,
+                 expectations: Mapping | None = None) -> Decision:
+    """Decide every claim and write results/claims.csv (one row per check); `expectations` as decide_checked."""
+    decision = decide_checked(results_dir, config, expectations)
     write_csv(decision.table(), out)
     return decision
 
