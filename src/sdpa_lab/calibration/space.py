@@ -5,7 +5,7 @@ space study (a study file with `space:` instead of `sweep:`) draws its sweeps fr
 itself (config.schema.yaml, read here, so a new setting or bound is sampled without an edit):
 every required setting, each integer and number over its whole range, edges included, each list
 of every allowed length, then keeps the configs the cost model (sdpa_lab.workflow_support.cost) puts under a
-budget of CPU seconds per run. The draws come from Python's `random.Random` with the space's seed
+budget of CPU seconds per run (an experiment the model leaves out keeps its defaults). The draws come from Python's `random.Random` with the space's seed
 (the same Mersenne Twister stream on every platform and version), so the same study file gives
 the same configs, and the same batches the same bytes.
 
@@ -14,6 +14,7 @@ Standard library, the schema and the cost model only: the Snakefile imports this
 
 from __future__ import annotations
 
+import copy
 import math
 import random
 from collections.abc import Mapping
@@ -137,6 +138,12 @@ def lowest(node: Mapping, root: Mapping) -> Any:
     raise ValueError(f"config schema: no lowest value of type {kind!r}")
 
 
+def defaults(section: Mapping, root: Mapping) -> dict:
+    """A section's settings at their defaults (those draw_value draws: every setting with a default)."""
+    node = _resolve(section, root)
+    return {key: copy.deepcopy(prop["default"]) for key, prop in node["properties"].items() if "default" in prop}
+
+
 def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[dict, int]:
     """A config drawn from the schema `root` whose estimated run is at most `max_cpu_s`, and how many section
     draws were refused on the way.
@@ -146,9 +153,16 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
     until the config so far fits its share of the budget: section i of n within i / n of what the cheapest
     config leaves of it.
     Within a section every setting is still drawn over its whole range; the budget decides which are kept.
+    A section of an experiment the cost model does not estimate is not drawn: it keeps its defaults.
     """
     config = lowest(root, root)
-    sections = [key for key in config if isinstance(config[key], dict)]
+    # An experiment the cost model leaves out could draw any size within its bounds, whatever the budget:
+    # its section stays at its defaults.
+    modelled = set(cost.estimate(config).cpu_s)
+    kept = [key for key in config if isinstance(config[key], dict) and key not in modelled]
+    for key in kept:
+        config[key] = defaults(root["properties"][key], root)
+    sections = [key for key in config if isinstance(config[key], dict) and key in modelled]
     assert sections, "config schema: no section to draw"
     floor = cpu_seconds(config)  # what every config costs: the shares are of the rest
     if floor > max_cpu_s:
@@ -156,7 +170,7 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
                           f"{max_cpu_s}")
     refused = 0
     for key in config:
-        if key not in sections:
+        if key not in sections and key not in kept:
             config[key] = draw_value(rng, root["properties"][key], root, key)
     rng.shuffle(sections)  # in turn first and last: each section sometimes has the budget's whole rest
     for i, key in enumerate(sections, start=1):
@@ -199,8 +213,6 @@ def _draw(seed: int, configs: int, max_cpu_s: float) -> tuple[tuple[dict, ...], 
 def draw_configs(seed: int, configs: int, max_cpu_s: float) -> list[dict]:
     """The first `configs` valid configs drawn with `seed` whose estimated run (cpu_seconds) is at most
     `max_cpu_s`: the same list for the same arguments (each a fresh copy)."""
-    import copy
-
     return copy.deepcopy(list(_draw(seed, configs, max_cpu_s)[0]))
 
 
