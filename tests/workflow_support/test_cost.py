@@ -4,6 +4,7 @@ the cost model it prints (sdpa_lab.workflow_support.cost) grows with the sweep a
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import subprocess
 import sys
@@ -118,6 +119,15 @@ def test_a_run_above_an_hour_needs_confirmation(default_config):
         assert cost.run_problem(estimate, {**default_config, "confirm_long_run": yes}, free_bytes=1 << 40) is None
     assert cost.run_problem(estimate, {**default_config, "confirm_long_run": "false"}, free_bytes=1 << 40)
     assert "snakemake asks for --config confirm_long_run=true" in cost.summary(estimate)[0]
+
+
+def test_an_experiment_the_model_leaves_out_is_named(default_config, monkeypatch):
+    estimate = cost.estimate(default_config)
+    assert cost.not_estimated(estimate) == [] and "not in the estimate" not in "\n".join(cost.summary(estimate))
+    toy = dataclasses.replace(cost.EXPERIMENTS["learning"], name="temperature", section="temperature")
+    monkeypatch.setattr(cost, "EXPERIMENTS", {**cost.EXPERIMENTS, "temperature": toy})
+    assert cost.not_estimated(estimate) == ["temperature"]
+    assert cost.summary(estimate)[-1].endswith("cost.estimate): temperature")
 
 
 def test_a_run_larger_than_the_free_space_is_refused(default_config):

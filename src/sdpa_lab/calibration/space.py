@@ -5,9 +5,9 @@ space study (a study file with `space:` instead of `sweep:`) draws its sweeps fr
 itself (config.schema.yaml, read here, so a new setting or bound is sampled without an edit):
 every required setting, each integer and number over its whole range, edges included, each list
 of every allowed length, then keeps the configs the cost model (sdpa_lab.workflow_support.cost) puts under a
-budget of CPU seconds per run (an experiment the model leaves out keeps its defaults). The draws come from Python's `random.Random` with the space's seed
-(the same Mersenne Twister stream on every platform and version), so the same study file gives
-the same configs, and the same batches the same bytes.
+budget of CPU seconds per run (an experiment the model leaves out keeps its defaults). The draws come from
+Python's `random.Random` with the space's seed (the same Mersenne Twister stream on every platform and
+version), so the same study file gives the same configs, and the same batches the same bytes.
 
 Standard library, the schema and the cost model only: the Snakefile imports this at parse time.
 """

@@ -156,7 +156,16 @@ def summary(cost: Cost) -> list[str]:
     if "solutions" in cost.cpu_s:
         lines.append(f"  {'solutions':<20} {duration(cost.cpu_s['solutions'])} of CPU (the lesson's 100,000 pairs "
                      "of Exercise 1, where drawn, add about 25 s)")
+    unestimated = not_estimated(cost)
+    if unestimated:
+        lines.append(f"  not in the estimate (no line in sdpa_lab.workflow_support.cost.estimate): "
+                     f"{', '.join(unestimated)}")
     return lines
+
+
+def not_estimated(cost: Cost) -> list[str]:
+    """The experiments with a config section (the lesson replications are the fixed part) the estimate leaves out."""
+    return [name for name, e in EXPERIMENTS.items() if e.section is not None and name not in cost.cpu_s]
 
 
 def run_problem(cost: Cost, config: Mapping, free_bytes: int) -> str | None:
