@@ -35,11 +35,7 @@ rule calibration_sweeps:
 
 rule calibration_expectations:
     input:
-        code=code_of(
-            "sdpa_lab.calibration.runner",
-            "sdpa_lab.claims.expectations",
-            "sdpa_lab.claims.softmax_saturation",
-        ),
+        code=code_of("sdpa_lab.claims.expectation_table"),
     output:
         EXPECTATIONS,
     log:
@@ -56,7 +52,7 @@ rule calibration_expectations:
         # The expectations depend on the sweep alone: editing a study's counts does not recompute them.
         sweep=lambda wildcards: calibration_study(wildcards).sweep,
     script:
-        "../scripts/calibrate_expectations.py"
+        "../scripts/compute_expectations.py"
 
 
 rule calibration_batch:

@@ -19,7 +19,7 @@ rule expectations:
         mem_mb=job_mem_mb(150),
         runtime=2,
     params:
-        config=sweep_config(),
+        sweep=sweep_config(),
     script:
         "../scripts/compute_expectations.py"
 

@@ -1,10 +1,11 @@
-"""Thin Snakemake entry point: the finite-d_k expectations the run's claims ask for
-(sdpa_lab.claims.expectation_table), computed beside the experiments rather than after them."""
+"""Thin Snakemake entry point: the finite-d_k expectations the claims ask for at a sweep
+(sdpa_lab.claims.expectation_table), for rule `expectations` (the run's) and `calibration_expectations` (a study's)."""
 
 from sdpa_lab.claims.expectation_table import expectations_job
 
 expectations_job(
-    snakemake.params.config,  # noqa: F821 (injected by Snakemake)
+    snakemake.params.sweep,  # noqa: F821 (injected by Snakemake)
     snakemake.output[0],  # noqa: F821
     snakemake.log[0],  # noqa: F821
+    rule=snakemake.rule,  # noqa: F821
 )
