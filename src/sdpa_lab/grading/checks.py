@@ -31,6 +31,8 @@ from sdpa_lab.experiments.replication import (
     lesson_variance_scores,
 )
 from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading import scale as S
+from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED, lesson_default_rng, stream
 
@@ -145,28 +147,6 @@ def _why_not(name: str, o: Outcome, n_items: int | None) -> str | None:
     if n_items is not None and (not o.sequence or len(o.values) != n_items):
         return f"returned {len(o.values) if o.sequence else 'one'} item(s) on {name}, not {n_items}"
     return None
-
-
-def _diagnose(part: Part, variants, probes, outcomes, reread: str = f'"{M.CANONICAL_FORWARD}"') -> None:
-    """Name the mistakes that reproduce the learner's outputs, once some check failed."""
-    if part.passed:
-        return
-    d = M.diagnose(variants, [(args, kwargs) for _, args, kwargs in probes], outcomes)
-    if d.variant is None:
-        part.diagnosis.append(f"none of the classic mistakes reproduces these outputs: compare your code with "
-                              f"{reread} line by line")
-        return
-    if not d.mistakes:
-        return
-    part.mistakes = list(d.mistakes)
-    formula = f" {d.variant.formula()}," if hasattr(d.variant, "formula") else ""
-    part.diagnosis.append(f"measured: on all {len(probes)} probes your outputs equal{formula} the lesson's code "
-                          f"with the mistake{'s' if len(d.mistakes) > 1 else ''} below, to rounding "
-                          "(and raise where it raises)"
-                          + (f"; {d.alternatives} other variant(s) fit as well" if d.alternatives else ""))
-    for key in d.mistakes:
-        m = M.MISTAKES[key]
-        part.diagnosis.append(f"mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
 
 
 def _dtype_note(part: Part, dtypes: list[str]) -> None:
@@ -369,7 +349,8 @@ def grade_attention(call: Calls, draw: Draw | None = None) -> Part:
     names = [p[0] for p in probes]
     _first_error(part, names, outcomes)
     _dtype_note(part, dtypes)
-    _diagnose(part, M.ATTENTION_VARIANTS, probes, outcomes)
+    reading = S.read(probes, outcomes)  # the scale, named by its measured value
+    _diagnose(part, M.forward_variants(reading), probes, outcomes, reading=reading)
     return part
 
 
