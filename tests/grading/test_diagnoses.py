@@ -6,9 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from sdpa_lab.grading import checks
 from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading import scale as S
 from sdpa_lab.grading.grade import FAIL, PASS, format_grade, grade
 from sdpa_lab.grading.runner import Outcome
 
@@ -31,6 +34,9 @@ NEW_MISTAKES = {  # file: {part: mistakes named}; every other part passes
     "whole_array_max": {"softmax": ["whole_array_max"]},
     "whole_array_sum": {"softmax": ["whole_array_sum"]},
     "sums_over_samples": {"exercise_1": ["sums_over_samples"]},
+    "divides_by_sqrt_tk": {"scaled_dot_product_attention": ["divides_by_sqrt_tk"]},
+    "divides_by_sqrt_tq": {"scaled_dot_product_attention": ["divides_by_sqrt_tq"]},
+    "softmax_before_scale": {"scaled_dot_product_attention": ["softmax_before_scale"]},
 }
 
 
@@ -45,6 +51,35 @@ def test_each_new_mistake_example_is_named_with_its_fix(examples, name):
             m = M.MISTAKES[key]
             assert f"{m.title}" in text and f"Fix: {m.fix}" in text and m.reread in text
     assert "none of the classic mistakes" not in text
+
+
+MEASURED = {  # file: what the diagnosis says it measured on the probe Q (2, 4, 8), K (2, 7, 8), V (2, 7, 3)
+    "divides_by_sqrt_tk": f"c = {1 / math.sqrt(7):.4g} on Q (2, 4, 8)",
+    "divides_by_sqrt_tq": f"c = {1 / math.sqrt(4):.4g} on Q (2, 4, 8)",
+    "softmax_before_scale": f"the weights' rows sum to {1 / math.sqrt(8):.4g} on Q (2, 4, 8)",
+}
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_a_scale_is_named_from_its_measured_value(examples, name):
+    g = grade(examples / f"{name}.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    text = unwrapped(g)
+    assert MEASURED[name] in text and "where 1/sqrt(d_k) = 0.3536" in text
+
+
+@pytest.mark.parametrize("name", ["correct", "lesson_forward", "exercise_1_default_rng"])
+def test_a_correct_solution_is_given_no_mistake(examples, name):
+    g = grade(examples / f"{name}.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    assert g.exit_status == PASS
+    assert all(p.mistakes == [] and p.diagnosis == [] for p in g.parts)
+
+
+def test_exercise_1_drawn_with_default_rng_passes_with_a_note_on_the_lessons_digits(examples):
+    g = grade(examples / "exercise_1_default_rng.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    ex1 = next(p for p in g.parts if p.name == "exercise_1")
+    assert ex1.passed and len(ex1.checks) == 8
+    assert any("not np.random.seed(42)'s stream" in c.detail for c in ex1.checks)
+    assert any("the lesson's printed digits need np.random.seed(42)" in n for n in ex1.notes)
 
 
 @pytest.mark.parametrize("name", ["whole_array_max", "whole_array_sum", "no_max_subtraction"])
@@ -140,7 +175,7 @@ def test_exercise_1_summed_over_the_samples_is_named_not_blamed_on_the_stream():
     calls = Exercise1Calls(axis=0)
     part = checks.grade_exercise_1(calls, checks.Draw(7, 400))  # variance about 400, far from d_k = 1024 and 64
     assert part.mistakes == ["sums_over_samples"]
-    draws = [c for c in part.checks if "the draws of" in c.what]
+    draws = [c for c in part.checks if "the draws:" in c.what]
     assert draws and all(c.passed for c in draws)  # the random stream was right
     text = " ".join(part.diagnosis)
     assert "axis=0" in text and "np.sum(Q * K, axis=1)" in text and "exactly the variance" in text
@@ -200,3 +235,114 @@ def test_the_entropy_note_is_not_printed_beside_a_named_mistake():
     assert wrong.mistakes == ["bits"] and not any("fall at every step" in n for n in wrong.notes)
     ok = checks.grade_exercise_2(Constant(right), checks.Draw(7))
     assert ok.passed and any("fall at every step" in n for n in ok.notes)  # the lesson's draw rises 4 -> 16
+
+
+# -- the forward's scale, measured from its outputs -------------------------------------------
+
+LEARNER_SCALES = {  # a scale as a learner writes it (not scale.SCALES's formulas), and the mistakes it is
+    "1 / math.sqrt(Q.shape[-1])": (lambda Q, K, V: 1 / math.sqrt(Q.shape[-1]), []),
+    "1 (no scale)": (lambda Q, K, V: 1.0, ["no_scale"]),
+    "1 / Q.shape[-1]": (lambda Q, K, V: 1 / Q.shape[-1], ["divides_by_dk"]),
+    "1 / math.sqrt(d_k), twice": (lambda Q, K, V: (1 / math.sqrt(Q.shape[-1])) / math.sqrt(Q.shape[-1]),
+                                  ["divides_by_dk"]),
+    "1 / math.sqrt(V.shape[-1])": (lambda Q, K, V: 1 / math.sqrt(V.shape[-1]), ["divides_by_sqrt_dv"]),
+    "1 / math.sqrt(K.shape[-2])": (lambda Q, K, V: 1 / math.sqrt(K.shape[-2]), ["divides_by_sqrt_tk"]),
+    "1 / math.sqrt(K.shape[1])": (lambda Q, K, V: 1 / math.sqrt(K.shape[1]), ["divides_by_sqrt_tk"]),
+    "1 / math.sqrt(Q.shape[1])": (lambda Q, K, V: 1 / math.sqrt(Q.shape[1]), ["divides_by_sqrt_tq"]),
+    "1 / math.sqrt(Q.shape[0])": (lambda Q, K, V: 1 / math.sqrt(Q.shape[0]), ["divides_by_sqrt_b"]),
+    "1 / np.sqrt(np.sqrt(d_k))": (lambda Q, K, V: 1 / np.sqrt(np.sqrt(Q.shape[-1])), ["divides_by_fourth_root_dk"]),
+    "math.sqrt(Q.shape[-1])": (lambda Q, K, V: math.sqrt(Q.shape[-1]), ["multiplies_by_sqrt_dk"]),
+    "0.25, written in": (lambda Q, K, V: 0.25, ["other_scale"]),
+}
+
+
+def learner_forward(scale, where="scores"):
+    """A forward as a learner might write it, with `scale` applied to the scores, the weights or the output."""
+    def forward(Q, K, V):
+        c = scale(Q, K, V)
+        scores = Q @ np.swapaxes(K, -1, -2)
+        z = scores * c if where == "scores" else scores
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        w = e / e.sum(axis=-1, keepdims=True)
+        w = w * c if where == "weights" else w
+        out = w @ V
+        return (out * c if where == "output" else out), w
+    return forward
+
+
+class Forward:
+    """Stands in for runner.Calls: runs a forward in process."""
+
+    def __init__(self, forward):
+        self.forward, self.lost = forward, None
+
+    def __call__(self, *args, reference_softmax=False, **kwargs):
+        return Outcome("ok", self.forward(*args), True)
+
+
+@pytest.mark.parametrize("where", S.WHERE)
+@pytest.mark.parametrize("code", LEARNER_SCALES)
+def test_each_scale_is_named_by_its_measured_value(code, where):
+    scale, named = LEARNER_SCALES[code]
+    part = checks.grade_attention(Forward(learner_forward(scale, where)), checks.Draw(7))
+    # A factor of 1 after the softmax changes nothing: that is no scale at all.
+    want = named + (["softmax_before_scale"] if where != "scores" and named != ["no_scale"] else [])
+    assert part.mistakes == want
+    assert part.passed == (want == [])
+    text = " ".join(part.diagnosis)
+    assert "none of the classic mistakes" not in text and "something else differs" not in text
+    if "other_scale" in want:
+        assert "c = 0.25 on all 6 probes" in text or "rows sum to 0.25" in text \
+            or "weights @ V times 0.25" in text
+
+
+def test_a_scale_that_depends_on_the_shapes_but_matches_nothing_is_reported_with_its_values():
+    part = checks.grade_attention(Forward(learner_forward(lambda Q, K, V: 1 / math.log(Q.shape[-1] + 3))),
+                                  checks.Draw(7))
+    assert part.mistakes == ["other_scale"]
+    text = " ".join(part.diagnosis)
+    assert f"c = {1 / math.log(11):.4g} on Q (2, 4, 8)" in text and "matches none of" in text
+
+
+TRUE_SCALES = {  # each candidate's value, written out here apart from scale.SCALES
+    "sqrt_dk": lambda s: 1 / math.sqrt(s.d_k), "none": lambda s: 1.0, "dk": lambda s: 1 / s.d_k,
+    "sqrt_dv": lambda s: 1 / math.sqrt(s.d_v), "sqrt_tk": lambda s: 1 / math.sqrt(s.T_k),
+    "sqrt_tq": lambda s: 1 / math.sqrt(s.T_q), "sqrt_b": lambda s: 1 / math.sqrt(s.B),
+    "fourth_root_dk": lambda s: s.d_k ** -0.25, "times_sqrt_dk": lambda s: math.sqrt(s.d_k),
+}
+
+
+def test_the_candidates_are_the_ones_written_out_here():
+    assert set(TRUE_SCALES) == set(S.SCALES)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(TRUE_SCALES)), st.sampled_from(S.WHERE), st.integers(1, 4), st.integers(1, 9),
+       st.integers(2, 9), st.integers(2, 32), st.integers(1, 9), st.integers(0, 2**32 - 1))
+def test_the_reading_names_a_scale_by_its_value_on_any_sizes(key, where, B, T_q, T_k, d_k, d_v, seed):
+    rng = np.random.default_rng(seed)
+    Q, K, V = (rng.standard_normal(shape) for shape in ((B, T_q, d_k), (B, T_k, d_k), (B, T_k, d_v)))
+    shapes = S.Shapes(B, T_q, T_k, d_k, d_v)
+    c = TRUE_SCALES[key](shapes)
+    outcome = Outcome("ok", learner_forward(lambda *_: c, where)(Q, K, V), True)
+    reading = S.read([("probe", (Q, K, V), {})], [outcome])
+    assume(reading.fits)  # not every row one-hot
+    (_, fit), = reading.fits
+    assert fit.c == pytest.approx(1.0 if where != "scores" else c, rel=1e-9)
+    assert reading.where == ("scores" if abs(c - 1) < 1e-12 else where)
+    # The scale is named, with every candidate that has the same value on these sizes, and no other.
+    assert key in reading.scales
+    assert all(abs(TRUE_SCALES[k](shapes) - c) <= S.MATCH * c for k in reading.scales)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 9), st.integers(2, 9), st.integers(2, 64), st.integers(1, 9),
+       st.integers(0, 2**32 - 1), st.sampled_from([np.float64, np.float32]))
+def test_the_correct_forward_is_never_given_a_scale_mistake(B, T_q, T_k, d_k, d_v, seed, dtype):
+    rng = np.random.default_rng(seed)
+    Q, K, V = (rng.standard_normal(shape).astype(dtype) for shape in ((B, T_q, d_k), (B, T_k, d_k), (B, T_k, d_v)))
+    outcome = Outcome("ok", learner_forward(lambda Q, K, V: 1 / math.sqrt(Q.shape[-1]))(Q, K, V), True)
+    reading = S.read([("probe", (Q, K, V), {})], [outcome])
+    assert reading.mistakes() == [] and S.describe(reading) == []
+    if reading.fits:
+        assert reading.scales[0] == "sqrt_dk" and reading.where == "scores"

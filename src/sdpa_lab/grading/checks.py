@@ -472,6 +472,12 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
                 f"measured: raw variance {raw:,.4g}, about n_samples = {n:,} rather than d_k = {d}"
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
+    # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
+    near, z = abs(raw - d) <= k * se and raw != d, (raw - d) / se  # exactly d_k is no draw's variance
+    drawn = f"your draws are {exact}" if exact else (
+        f"not np.random.seed({seed})'s stream (another generator, or no seed?): {z:+.1f} SE from d_k, as a draw's"
+        if near else "exactly d_k: no draw's variance is" if raw == d else
+        f"neither np.random.seed({seed})'s draw nor within {k:.2f} SE of d_k ({z:+.1f} SE)")
     checks = [
         Check("B4", _on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
               f"{_round(raw, se)}: {(raw - d) / se:+.1f} SE from {d}"),
@@ -479,10 +485,8 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
               f"{_round(scaled, se / d)}: {(scaled - 1) / (se / d):+.1f} SE from 1"),
         Check("B2", _on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
               abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
-        Check("B4", _on(label, f"the draws of np.random.seed({seed}): Q, K = randn(n_samples, d_k) each"),
-              exact is not None, f"your draws are {exact}" if exact else
-              "your raw variance is not that of this seed's draw (is the seed, n_samples or d_k ignored, or "
-              "another generator used?)"),
+        Check("B4", _on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, or another "
+                               f"generator's within {k:.2f} SE of d_k"), exact is not None or near, drawn),
     ]
     if not checks[2].passed:
         for want, name, key, says in (
@@ -548,6 +552,11 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
         note += (f". The lesson draws {A1_N_SAMPLES:,} pairs; with your draws equal to the grader's, a "
                  f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
+    if not exact and part.passed:
+        part.notes.append("your variances are not those of np.random.seed's stream (np.random.default_rng, or "
+                          "np.random.randn without np.random.seed?): they verify the lesson's claim (B4), decided "
+                          "statistically; the lesson's printed digits need np.random.seed(42) and np.random.randn "
+                          "in the lesson's order")
     return part
 
 

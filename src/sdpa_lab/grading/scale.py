@@ -88,7 +88,8 @@ def matches(measured: float, want: float) -> bool:
 
 def fit_exponent(scores: np.ndarray, weights: np.ndarray, axis: int, dtype) -> float | None:
     """c such that log(weights) = c * scores + a constant along `axis`, by least squares over the entries
-    that did not underflow; None where too few entries are left or the weights are not of that form."""
+    that did not underflow; nan where too few entries are left to tell, None where the weights are not of
+    that form."""
     with np.errstate(all="ignore"):
         w = weights.astype(np.float64)
         use = np.isfinite(w) & (w > np.finfo(dtype).tiny * 1e3)  # subnormals have lost their digits
@@ -98,8 +99,10 @@ def fit_exponent(scores: np.ndarray, weights: np.ndarray, axis: int, dtype) -> f
         mean_s = np.where(count > 0, (scores * use).sum(axis=axis, keepdims=True) / np.maximum(count, 1), 0.0)
     dl, ds = (logw - mean_l) * use, (scores - mean_s) * use
     denominator = float(np.sum(ds * ds))
-    if denominator <= 0 or not np.all(np.isfinite(ds)):
+    if not np.all(np.isfinite(ds)):
         return None
+    if denominator <= 0:  # no row has two entries left
+        return float("nan")
     c = float(np.sum(dl * ds)) / denominator
     # Rounding of the learner's scores and weights in their dtype, against the spread being fitted.
     spread = max(1.0, float(np.max(np.abs(c * ds))))
@@ -160,7 +163,9 @@ def fit_probe(Q: np.ndarray, K: np.ndarray, V: np.ndarray, values: Sequence[np.n
             continue
         for axis in (-1, -2, 0):
             c = fit_exponent(scores, w, axis, dtype)
-            if c is None:
+            if c is not None and math.isnan(c):  # one-hot rows: nothing to measure here (another axis could
+                break  # fit them spuriously)
+            if c is None or c <= 0:  # not a softmax along this axis (a positive scale keeps the order)
                 continue
             with np.errstate(all="ignore"):
                 sums = w.astype(np.float64).sum(axis=axis, keepdims=True)
@@ -235,23 +240,24 @@ def _applied(where: str, factor: float) -> str:
 
 def describe(reading: Reading) -> list[str]:
     """What the measurement shows, in words, for the diagnosis (nothing where the scale is right)."""
-    if not reading.fits or reading.scales == ("sqrt_dk",) and reading.where == "scores":
+    if not reading.fits or reading.scales[:1] == ("sqrt_dk",) and reading.where == "scores":
         return []
     name, fit = _most_telling(reading)
     on = f"on {name} ({fit.shapes}), where 1/sqrt(d_k) = {SCALES['sqrt_dk'].value(fit.shapes):.4g}"
-    n = f"{len(reading.fits)} probe{'s' if len(reading.fits) > 1 else ''} it was measured on"
+    n = f"all {len(reading.fits)} probes" if len(reading.fits) > 1 else "the one probe"
+    n += " it was measured on"
     candidates = ", ".join(s.label for s in SCALES.values())
     if not reading.named:
         each = "; ".join(f"{f.factor:.4g} ({f.shapes})" for _, f in reading.fits)
         return [f"measured: {_applied(fit.where, fit.factor)} {on}: a scale that matches none of {candidates} "
-                f"on all {n} ({each}). The lesson's scale is 1 / np.sqrt(d_k), d_k = Q.shape[-1]"]
+                f"on {n} ({each}). The lesson's scale is 1 / np.sqrt(d_k), d_k = Q.shape[-1]"]
     s = reading.scales[0]
     if isinstance(s, float):
-        return [f"measured: {_applied(reading.where, s)} on every one of the {n}, whatever the shapes "
+        return [f"measured: {_applied(reading.where, s)} on {n}, whatever the shapes "
                 f"(1/{s:.4g} = {1 / s:.4g}): a scale that matches none of {candidates}; a number written into "
                 "the code rather than taken from Q's shape? The lesson's scale is 1 / np.sqrt(d_k), "
                 "d_k = Q.shape[-1]"]
     label = " or ".join(SCALES[k].label for k in reading.scales)
     placed = "" if reading.where == "scores" else ", applied after the softmax"
     factor = {"scores": fit.c, "weights": fit.row_sum, "output": fit.out_factor}[reading.where]
-    return [f"measured: {_applied(reading.where, factor)} {on}: {label}{placed}, on every one of the {n}"]
+    return [f"measured: {_applied(reading.where, factor)} {on}: {label}{placed}, on {n}"]
