@@ -346,3 +346,38 @@ def test_the_correct_forward_is_never_given_a_scale_mistake(B, T_q, T_k, d_k, d_
     assert reading.mistakes() == [] and S.describe(reading) == []
     if reading.fits:
         assert reading.scales[0] == "sqrt_dk" and reading.where == "scores"
+
+
+EXERCISE_1_SCALES = {  # the factor on Exercise 1's scores, as a learner writes it, and the mistake named
+    "1 (no scale)": (lambda d, n: 1.0, "no_scale"),
+    "1 / d": (lambda d, n: 1 / d, "divides_by_dk"),
+    "1 / np.sqrt(np.sqrt(d))": (lambda d, n: 1 / np.sqrt(np.sqrt(d)), "divides_by_fourth_root_dk"),
+    "np.sqrt(d)": (lambda d, n: np.sqrt(d), "multiplies_by_sqrt_dk"),
+    "1 / np.sqrt(Q.shape[0])": (lambda d, n: 1 / np.sqrt(n), "divides_by_sqrt_n"),
+    "0.3, written in": (lambda d, n: 0.3, "other_scale"),
+}
+
+
+@pytest.mark.parametrize("code", EXERCISE_1_SCALES)
+def test_exercise_1_names_its_scale_by_value(code):
+    scale, key = EXERCISE_1_SCALES[code]
+
+    def answer(seed, n_samples, d_k):
+        raw = checks.exercise1_reference(seed, n_samples, d_k, True)[0]
+        return raw, raw * scale(d_k, n_samples) ** 2  # the variance of c * scores
+
+    part = checks.grade_exercise_1(Exercise1Answer(answer), checks.Draw(7, 3000))
+    assert part.mistakes == [key]
+    assert f"so the scores were multiplied by c = {scale(1024, 3000):.4g}" in " ".join(part.diagnosis)
+    # the draw and its raw variance are right at both calls: only the scaled variance and raw / scaled fail
+    assert [c.passed for c in part.checks] == [True, False, False, True] * 2
+
+
+class Exercise1Answer:
+    """Stands in for runner.Calls: exercise_1 answered by `answer` in process."""
+
+    def __init__(self, answer):
+        self.answer, self.lost = answer, None
+
+    def __call__(self, **kwargs):
+        return Outcome("ok", tuple(np.asarray(v) for v in self.answer(**kwargs)), True, kwargs=tuple(kwargs))

@@ -32,6 +32,7 @@ from sdpa_lab.experiments.replication import (
 )
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading import scale as S
+from sdpa_lab.grading.diagnosis import exercise_1_scale
 from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED, lesson_default_rng, stream
@@ -488,17 +489,10 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
         Check("B4", _on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, or another "
                                f"generator's within {k:.2f} SE of d_k"), exact is not None or near, drawn),
     ]
-    if not checks[2].passed:
-        for want, name, key, says in (
-                (1.0, "1", "no_scale", "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
-                (float(d) ** 2, "d_k^2", "divides_by_dk", "the scores are divided by d_k (their variance falls "
-                 "to 1/d_k): " + M.MISTAKES["divides_by_dk"].fix),
-                (math.sqrt(d), "sqrt(d_k)", "variance_divided", "the variance, not the scores, is divided by "
-                 "sqrt(d_k): divide the scores, and the variance falls by d_k")):
-            if abs(ratio / want - 1) <= tol:
-                mistakes.append(key)
-                diagnosis.append(f"measured: raw / scaled = {name} = {want:g}: {says}. "
-                                 f'Reread "{M.DOT_PRODUCT_GROWS}".')
+    if not checks[2].passed:  # the scale, named by its value
+        for key, text in exercise_1_scale(ratio, d, n):
+            mistakes.append(key)
+            diagnosis.append(text)
     return _Exercise1Call(n, checks, exact, mistakes, diagnosis)
 
 

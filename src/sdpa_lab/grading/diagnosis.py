@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from sdpa_lab.grading import mistakes as M
@@ -45,3 +46,29 @@ def name_mistakes(part, variants: Sequence, probes, outcomes, reread: str = f'"{
                           "(and raise where it raises)"
                           + (f"; {d.alternatives} other variant(s) fit as well" if d.alternatives else ""))
     part.diagnosis += [_mistake_line(key) for key in d.mistakes]
+
+
+def exercise_1_scale(ratio: float, d: int, n: int) -> list[tuple[str, str]]:
+    """The mistake Exercise 1's raw / scaled variance shows, with what was measured: the scores multiplied
+    by c scale the variance by c^2, so c = 1 / sqrt(raw / scaled), named by its value ([] if it is right)."""
+    if not (math.isfinite(ratio) and ratio > 0):
+        return []
+    c, shapes, right = 1 / math.sqrt(ratio), S.Shapes(1, n, n, d, d), 1 / math.sqrt(d)
+    if S.matches(c, right):
+        return []
+    # Exercise 1's Q and K are (n_samples, d_k): Q.shape[0] is n_samples. d_k^(1/4) twice is also what
+    # dividing the variance (not the scores) by sqrt(d_k) gives: one number, both said.
+    candidates = [(k, S.SCALES[k].label, S.SCALES[k].value(shapes), S.SCALES[k].mistake)
+                  for k in ("none", "dk", "fourth_root_dk", "times_sqrt_dk")]
+    candidates.append(("sqrt_n", "1/sqrt(n_samples) (Q.shape[0])", 1 / math.sqrt(n), "divides_by_sqrt_n"))
+    head = f"measured: raw / scaled = {ratio:.6g}, so the scores were multiplied by c = {c:.4g}, where 1/sqrt(d_k) " \
+           f"= {right:.4g}"
+    for key, label, value, mistake in candidates:
+        if S.matches(c, value):
+            also = (" (or the variance, not the scores, was divided by sqrt(d_k): the same number)"
+                    if key == "fourth_root_dk" else "")
+            m = M.MISTAKES[mistake]
+            return [(mistake, f"{head}: {label}{also}. Mistake: {m.title}. Fix: {m.fix}. Reread {m.reread}.")]
+    m = M.MISTAKES["other_scale"]
+    return [("other_scale", f"{head}: a scale that matches none of 1/sqrt(d_k), "
+                            f"{', '.join(label for _, label, _, _ in candidates)}. Fix: {m.fix}. Reread {m.reread}.")]

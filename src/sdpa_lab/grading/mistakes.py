@@ -78,6 +78,11 @@ MISTAKES = {
         "multiplies by sqrt(d_k) instead of dividing", "the scores are multiplied by sqrt(d_k), which makes their "
         "variance d_k^2 and the softmax even more one-hot than with no scale", "divide: scores / np.sqrt(d_k)",
         f'"{DOT_PRODUCT_GROWS}" and "{LARGE_SCORES}"'),
+    "divides_by_sqrt_n": Mistake(
+        "divides by sqrt(n_samples) instead of sqrt(d_k)", "the scale is taken from the wrong axis of a shape: "
+        "Q.shape[0] is the number of samples n_samples, not the feature width d_k",
+        "d_k is the last axis: d_k = Q.shape[1] (or Q.shape[-1]); divide the scores by sqrt(d_k)",
+        f'"{VARIANCE_TRACKS}" and "{DOT_PRODUCT_GROWS}"'),
     "other_scale": Mistake(
         "a scale that is not 1/sqrt(d_k)", "the scores are multiplied by a factor that matches none of the usual "
         "slips (measured above)", "divide the scores by sqrt(d_k), with d_k = Q.shape[-1] taken from the inputs",
