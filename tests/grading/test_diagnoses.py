@@ -381,3 +381,62 @@ class Exercise1Answer:
 
     def __call__(self, **kwargs):
         return Outcome("ok", tuple(np.asarray(v) for v in self.answer(**kwargs)), True, kwargs=tuple(kwargs))
+
+
+EXERCISE_2_SCALES = {  # the factor a learner's Exercise 2 puts on Kmat @ q, and the c the diagnosis names
+    "1 / np.sqrt(d_k)": (lambda d, T: 1 / np.sqrt(d), "1/sqrt(d_k)"),
+    "1 / d_k": (lambda d, T: 1 / d, "1/d_k (= 1/sqrt(d_k) applied twice)"),
+    "1 / np.sqrt(Kmat.shape[0])": (lambda d, T: 1 / np.sqrt(T), "1/sqrt(T_k)"),
+    "0.5, written in": (lambda d, T: 0.5, "a constant"),
+}
+
+
+def _entropies(seed, d_ks, T, scale):
+    """Exercise 2 as the lesson draws it, with `scale` on the raw scores (computed here, apart from the grader)."""
+    np_rs = np.random.RandomState(seed)
+    out = []
+    for d_k in d_ks:
+        q, K = np_rs.randn(d_k), np_rs.randn(T, d_k)
+        z = (K @ q) * scale(d_k, T)
+        p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+        out.append(float(-np.sum(p * np.log(p + 1e-12))))
+    return out
+
+
+@pytest.mark.parametrize("code", EXERCISE_2_SCALES)
+def test_exercise_2_names_a_scale_on_the_entropies_by_its_value(code):
+    scale, label = EXERCISE_2_SCALES[code]
+    part = checks.grade_exercise_2(Constant(lambda seed, d_ks, T: _entropies(seed, d_ks, T, scale)), checks.Draw(7))
+    assert part.mistakes == ["scaled_entropies"]
+    text = " ".join(part.diagnosis)
+    assert f"softmax(c * Kmat @ q) with c = {label} (c = {scale(4, 8):.4g}" in text
+
+
+def test_exercise_2_unscaled_entropies_pass_and_a_stream_reseeded_is_no_scale():
+    ok = checks.grade_exercise_2(Constant(lambda seed, d_ks, T: _entropies(seed, d_ks, T, lambda d, T: 1.0)),
+                                 checks.Draw(7))
+    assert ok.passed and ok.mistakes == []
+
+    def reseeded(seed, d_ks, T):
+        return [_entropies(seed, [d], T, lambda d, T: 1.0)[0] for d in d_ks]
+
+    assert checks.grade_exercise_2(Constant(reseeded), checks.Draw(7)).mistakes == ["reseeded"]
+
+
+@pytest.mark.parametrize("variant", [v for v in M.ATTENTION_VARIANTS if len(v.mistakes()) <= 2]
+                         + [M.Attention(scale=k, where=w) for k in S.SCALES for w in S.WHERE],
+                         ids=lambda v: f"{v.where}:" + "+".join(v.mistakes()) or "correct")
+def test_the_measured_scale_keeps_every_variants_mistakes_named(variant):
+    # The grader compares only the variants with the measured scale: that must not lose any mistake.
+    probes = checks.attention_probes(7)
+    outcomes = []
+    for _, args, _ in probes:
+        got = variant(*args)
+        outcomes.append(Outcome("error") if isinstance(got, str) else Outcome("ok", got, True))
+    reading = S.read(probes, outcomes)
+    if reading.named and not isinstance(reading.scales[0], float) and variant.scale != "none":
+        assert variant.scale in reading.scales and reading.where == variant.where
+    d = M.diagnose(M.forward_variants(reading), [(args, kwargs) for _, args, kwargs in probes], outcomes)
+    assert d.variant is not None
+    if "k_transpose" not in variant.mistakes() or len(variant.mistakes()) == 1:  # as test_grading's own test
+        assert set(d.mistakes) == set(variant.mistakes())

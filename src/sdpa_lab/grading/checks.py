@@ -32,7 +32,7 @@ from sdpa_lab.experiments.replication import (
 )
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading import scale as S
-from sdpa_lab.grading.diagnosis import exercise_1_scale
+from sdpa_lab.grading.diagnosis import exercise_1_scale, exercise_2_scale
 from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED, lesson_default_rng, stream
@@ -599,10 +599,11 @@ def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
         part.checks.append(Check("B5", _on(label, f"the draw: np.random.seed({seed}) once, then per d_k "
                                                   f"q = randn(d_k), Kmat = randn({T}, d_k)"), same,
                                  "equal to the grader's draw" if same else "not the entropies of that draw"))
+        if not same and not part.mistakes and (says := exercise_2_scale(seed, tuple(d_ks), T, h)):
+            part.mistakes.append("scaled_entropies")  # the scale, measured from the entropies and named by value
+            part.diagnosis.append(f'{says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
         if not same and not part.mistakes:
             for other, key, says in (
-                    (ref["scaled"], "scaled_entropies", "these are the entropies of the scaled softmax: the "
-                     "exercise takes the softmax of the unscaled raw scores Kmat @ q"),
                     (exercise2_reference(seed, tuple(d_ks), T, reseed=True)["unscaled"], "reseeded",
                      "the stream is reseeded before each d_k: seed once, before the loop, so the draws continue "
                      "as in the lesson"),

@@ -5,6 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
+from sdpa_lab.attention import lesson_entropy
+from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading import scale as S
 
@@ -72,3 +76,43 @@ def exercise_1_scale(ratio: float, d: int, n: int) -> list[tuple[str, str]]:
     m = M.MISTAKES["other_scale"]
     return [("other_scale", f"{head}: a scale that matches none of 1/sqrt(d_k), "
                             f"{', '.join(label for _, label, _, _ in candidates)}. Fix: {m.fix}. Reread {m.reread}.")]
+
+
+def _entropy_at(raw: np.ndarray, c: float) -> float:
+    return lesson_entropy(reference_softmax(c * raw))
+
+
+def entropy_scale(raw: np.ndarray, h: float) -> float:
+    """c > 0 with the lesson's entropy of softmax(c * raw) equal to h, by bisection on log c (the entropy falls
+    as c grows); nan where h lies outside what a positive c reaches."""
+    lo, hi = -30.0, 30.0  # log c
+    if not (_entropy_at(raw, math.exp(hi)) <= h <= _entropy_at(raw, math.exp(lo))):
+        return float("nan")
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _entropy_at(raw, math.exp(mid)) > h else (lo, mid)
+    return math.exp((lo + hi) / 2)
+
+
+def exercise_2_scale(seed: int, d_ks: tuple[int, ...], T: int, h: np.ndarray) -> str:
+    """What Exercise 2's entropies show when they are those of softmax(c * Kmat @ q) for one named c other
+    than 1 at every d_k (np.random.seed(seed)'s draw, as the lesson draws it), else ""."""
+    rs = np.random.RandomState(seed)
+    cs = []
+    for d_k in d_ks:
+        q, K = rs.randn(d_k), rs.randn(T, d_k)
+        cs.append(entropy_scale(K @ q, float(h[len(cs)])))
+    shapes = [S.Shapes(1, 1, T, d, d) for d in d_ks]
+    for key in ("sqrt_dk", "dk", "sqrt_tk", "fourth_root_dk", "times_sqrt_dk"):
+        if all(S.matches(c, S.SCALES[key].value(s)) for c, s in zip(cs, shapes, strict=True)):
+            label = S.SCALES[key].label
+            break
+    else:
+        constant = float(np.mean(cs))
+        if not all(S.matches(c, constant) for c in cs) or S.matches(constant, 1.0):
+            return ""
+        label = "a constant"
+    each = ", ".join(f"{c:.4g}" for c in cs)
+    return (f"measured: your entropies are those of softmax(c * Kmat @ q) with c = {label} (c = {each} at d_k = "
+            f"{', '.join(map(str, d_ks))}): the exercise takes the softmax of the unscaled raw scores Kmat @ q, "
+            "c = 1")

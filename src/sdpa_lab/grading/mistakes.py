@@ -239,7 +239,7 @@ class Attention:
 
     def mistakes(self) -> list[str]:
         named = ["other_scale"] if isinstance(self.scale, float) else [m for m in [S.SCALES[self.scale].mistake] if m]
-        named += [] if self.where == "scores" else ["softmax_before_scale"]
+        named += [] if self.where == "scores" or self.scale == "none" else ["softmax_before_scale"]  # 1 after: none
         named += {-1: [], -2: ["wrong_axis"], 0: ["batch_axis"]}[self.axis]
         named += SHIFT_MISTAKES[self.shift] + TOTAL_MISTAKES[self.total]
         named += ["k_transpose"] if self.k_transpose else []
