@@ -440,3 +440,14 @@ def test_the_measured_scale_keeps_every_variants_mistakes_named(variant):
     assert d.variant is not None
     if "k_transpose" not in variant.mistakes() or len(variant.mistakes()) == 1:  # as test_grading's own test
         assert set(d.mistakes) == set(variant.mistakes())
+
+
+def test_the_graders_probes_tell_every_pair_of_candidate_scales_apart():
+    # On one probe or another, any two candidates differ by far more than the match tolerance, so a
+    # measured factor names one candidate (1/d_k and sqrt(d_k) applied twice are one number, one name).
+    shapes = [S.Shapes.of(*args) for _, args, _ in checks.attention_probes(7)]
+    for a in S.SCALES:
+        for b in S.SCALES:
+            if a < b:
+                gap = max(abs(math.log(S.SCALES[a].value(s) / S.SCALES[b].value(s))) for s in shapes)
+                assert gap > 100 * S.MATCH, (a, b, gap)
