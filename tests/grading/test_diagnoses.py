@@ -302,6 +302,7 @@ def test_a_scale_that_depends_on_the_shapes_but_matches_nothing_is_reported_with
     assert part.mistakes == ["other_scale"]
     text = " ".join(part.diagnosis)
     assert f"c = {1 / math.log(11):.4g} on Q (2, 4, 8)" in text and "matches none of" in text
+    assert "fix the scale, then grade again" in text and "something else differs" not in text
 
 
 TRUE_SCALES = {  # each candidate's value, written out here apart from scale.SCALES
@@ -451,3 +452,14 @@ def test_the_graders_probes_tell_every_pair_of_candidate_scales_apart():
             if a < b:
                 gap = max(abs(math.log(S.SCALES[a].value(s) / S.SCALES[b].value(s))) for s in shapes)
                 assert gap > 100 * S.MATCH, (a, b, gap)
+
+
+def test_a_wrong_scale_is_named_even_where_something_else_differs_too():
+    def forward(Q, K, V):
+        out, w = learner_forward(lambda Q, K, V: 1 / math.sqrt(K.shape[1]))(Q, K, V)
+        return out + 0.01, w  # and an output no variant of the lesson's code gives
+
+    part = checks.grade_attention(Forward(forward), checks.Draw(7))
+    assert part.mistakes == ["divides_by_sqrt_tk"]
+    text = " ".join(part.diagnosis)
+    assert "1/sqrt(T_k)" in text and "something else differs too" in text

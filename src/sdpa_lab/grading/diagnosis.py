@@ -33,9 +33,11 @@ def name_mistakes(part, variants: Sequence, probes, outcomes, reread: str = f'"{
         own = reading.mistakes() if reading is not None else []
         if own:
             part.mistakes = own
-            part.diagnosis.append(f"no variant of the lesson's code with the mistake{'s' if len(own) > 1 else ''} "
-                                  f"below reproduces every output: something else differs too; compare your code "
-                                  f"with {reread} line by line")
+            part.diagnosis.append(
+                f"no variant of the lesson's code with the mistake{'s' if len(own) > 1 else ''} below reproduces "
+                f"every output: something else differs too; compare your code with {reread} line by line"
+                if reading.named else "with a scale that changes with the shapes as none of these does, the "
+                "lesson's code is not compared for other mistakes: fix the scale, then grade again")
             part.diagnosis += [_mistake_line(key) for key in own]
             return
         part.diagnosis.append(f"none of the classic mistakes reproduces these outputs: compare your code with "

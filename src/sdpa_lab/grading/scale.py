@@ -163,8 +163,8 @@ def fit_probe(Q: np.ndarray, K: np.ndarray, V: np.ndarray, values: Sequence[np.n
             continue
         for axis in (-1, -2, 0):
             c = fit_exponent(scores, w, axis, dtype)
-            if c is not None and math.isnan(c):  # one-hot rows: nothing to measure here (another axis could
-                break  # fit them spuriously)
+            if c is not None and math.isnan(c):  # one-hot rows: nothing to measure in these weights, and
+                break  # another axis could fit them spuriously
             if c is None or c <= 0:  # not a softmax along this axis (a positive scale keeps the order)
                 continue
             with np.errstate(all="ignore"):
