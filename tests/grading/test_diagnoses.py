@@ -463,3 +463,29 @@ def test_a_wrong_scale_is_named_even_where_something_else_differs_too():
     assert part.mistakes == ["divides_by_sqrt_tk"]
     text = " ".join(part.diagnosis)
     assert "1/sqrt(T_k)" in text and "something else differs too" in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(EXERCISE_1_SCALES)), st.integers(2, 4096), st.integers(100, 100_000),
+       st.floats(100, 1e5))
+def test_exercise_1_names_its_scale_on_any_sizes(code, d, n, raw):
+    from sdpa_lab.grading.diagnosis import exercise_1_scale
+
+    scale, key = EXERCISE_1_SCALES[code]
+    c = float(scale(d, n))
+    others = [float(s(d, n)) for k, (s, _) in EXERCISE_1_SCALES.items() if k != code] + [1 / math.sqrt(d)]
+    assume(all(abs(math.log(c / o)) > 0.01 for o in others))  # sizes where the candidates differ
+    [(named, text)] = exercise_1_scale(raw / (raw * c * c), d, n)
+    assert named == key and f"c = {c:.4g}" in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 16), st.floats(0.01, 20), st.integers(0, 2**32 - 1))
+def test_the_entropy_is_inverted_to_its_scale(T, c, seed):
+    from sdpa_lab.attention import lesson_entropy, softmax
+    from sdpa_lab.grading.diagnosis import entropy_scale
+
+    raw = np.random.default_rng(seed).standard_normal(T) * 3
+    h = lesson_entropy(softmax(c * raw))
+    assume(1e-3 < h < math.log(T) - 1e-3)  # where the entropy still moves with c
+    assert entropy_scale(raw, h) == pytest.approx(c, rel=1e-6)
