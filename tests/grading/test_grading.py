@@ -136,16 +136,6 @@ def test_exercise_1_the_seeds_draw_or_another_draw_passes_and_other_numbers_fail
     assert [c.passed for c in checks.grade_exercise_1(Respond(far), DRAW).checks] == [False, False, True, False] * 2
 
 
-def test_exercise_1_written_in_answers_fail():
-    # The lesson's d_k = 1024 answered whatever is asked: the call at the grade's own d_k catches it.
-    constant = checks.grade_exercise_1(Respond(lambda **kw: (1030.0, 1030.0 / 1024)), DRAW)
-    assert not constant.passed and constant.checks[0].passed and not constant.checks[4].passed
-    # The expected values themselves, exactly: no draw's variance is.
-    exact = checks.grade_exercise_1(Respond(lambda seed, n_samples, d_k: (float(d_k), 1.0)), DRAW)
-    assert [c.passed for c in exact.checks] == [True, True, True, False] * 2
-    assert "exactly d_k" in exact.checks[3].detail
-
-
 def test_exercise_1_names_an_unscaled_or_d_k_scaled_variance():
     def unscaled(seed, n_samples, d_k):
         raw = checks.exercise1_reference(seed, n_samples, d_k, False)[0]
