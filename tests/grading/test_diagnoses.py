@@ -31,6 +31,9 @@ NEW_MISTAKES = {  # file: {part: mistakes named}; every other part passes
     "whole_array_max": {"softmax": ["whole_array_max"]},
     "whole_array_sum": {"softmax": ["whole_array_sum"]},
     "sums_over_samples": {"exercise_1": ["sums_over_samples"]},
+    "divides_by_sqrt_tk": {"scaled_dot_product_attention": ["divides_by_sqrt_tk"]},
+    "divides_by_sqrt_tq": {"scaled_dot_product_attention": ["divides_by_sqrt_tq"]},
+    "softmax_before_scale": {"scaled_dot_product_attention": ["softmax_before_scale"]},
 }
 
 
@@ -45,6 +48,35 @@ def test_each_new_mistake_example_is_named_with_its_fix(examples, name):
             m = M.MISTAKES[key]
             assert f"{m.title}" in text and f"Fix: {m.fix}" in text and m.reread in text
     assert "none of the classic mistakes" not in text
+
+
+MEASURED = {  # file: what the diagnosis says it measured on the probe Q (2, 4, 8), K (2, 7, 8), V (2, 7, 3)
+    "divides_by_sqrt_tk": f"c = {1 / math.sqrt(7):.4g} on Q (2, 4, 8)",
+    "divides_by_sqrt_tq": f"c = {1 / math.sqrt(4):.4g} on Q (2, 4, 8)",
+    "softmax_before_scale": f"the weights' rows sum to {1 / math.sqrt(8):.4g} on Q (2, 4, 8)",
+}
+
+
+@pytest.mark.parametrize("name", MEASURED)
+def test_a_scale_is_named_from_its_measured_value(examples, name):
+    g = grade(examples / f"{name}.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    text = unwrapped(g)
+    assert MEASURED[name] in text and "where 1/sqrt(d_k) = 0.3536" in text
+
+
+@pytest.mark.parametrize("name", ["correct", "lesson_forward", "exercise_1_default_rng"])
+def test_a_correct_solution_is_given_no_mistake(examples, name):
+    g = grade(examples / f"{name}.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    assert g.exit_status == PASS
+    assert all(p.mistakes == [] and p.diagnosis == [] for p in g.parts)
+
+
+def test_exercise_1_drawn_with_default_rng_passes_with_a_note_on_the_lessons_digits(examples):
+    g = grade(examples / "exercise_1_default_rng.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
+    ex1 = next(p for p in g.parts if p.name == "exercise_1")
+    assert ex1.passed and len(ex1.checks) == 8
+    assert any("not np.random.seed(42)'s stream" in c.detail for c in ex1.checks)
+    assert any("the lesson's printed digits need np.random.seed(42)" in n for n in ex1.notes)
 
 
 @pytest.mark.parametrize("name", ["whole_array_max", "whole_array_sum", "no_max_subtraction"])
@@ -140,7 +172,7 @@ def test_exercise_1_summed_over_the_samples_is_named_not_blamed_on_the_stream():
     calls = Exercise1Calls(axis=0)
     part = checks.grade_exercise_1(calls, checks.Draw(7, 400))  # variance about 400, far from d_k = 1024 and 64
     assert part.mistakes == ["sums_over_samples"]
-    draws = [c for c in part.checks if "the draws of" in c.what]
+    draws = [c for c in part.checks if "the draws:" in c.what]
     assert draws and all(c.passed for c in draws)  # the random stream was right
     text = " ".join(part.diagnosis)
     assert "axis=0" in text and "np.sum(Q * K, axis=1)" in text and "exactly the variance" in text

@@ -31,6 +31,9 @@ from sdpa_lab.experiments.replication import (
     lesson_variance_scores,
 )
 from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading import scale as S
+from sdpa_lab.grading.diagnosis import exercise_1_scale, exercise_2_scale
+from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED, lesson_default_rng, stream
 
@@ -145,28 +148,6 @@ def _why_not(name: str, o: Outcome, n_items: int | None) -> str | None:
     if n_items is not None and (not o.sequence or len(o.values) != n_items):
         return f"returned {len(o.values) if o.sequence else 'one'} item(s) on {name}, not {n_items}"
     return None
-
-
-def _diagnose(part: Part, variants, probes, outcomes, reread: str = f'"{M.CANONICAL_FORWARD}"') -> None:
-    """Name the mistakes that reproduce the learner's outputs, once some check failed."""
-    if part.passed:
-        return
-    d = M.diagnose(variants, [(args, kwargs) for _, args, kwargs in probes], outcomes)
-    if d.variant is None:
-        part.diagnosis.append(f"none of the classic mistakes reproduces these outputs: compare your code with "
-                              f"{reread} line by line")
-        return
-    if not d.mistakes:
-        return
-    part.mistakes = list(d.mistakes)
-    formula = f" {d.variant.formula()}," if hasattr(d.variant, "formula") else ""
-    part.diagnosis.append(f"measured: on all {len(probes)} probes your outputs equal{formula} the lesson's code "
-                          f"with the mistake{'s' if len(d.mistakes) > 1 else ''} below, to rounding "
-                          "(and raise where it raises)"
-                          + (f"; {d.alternatives} other variant(s) fit as well" if d.alternatives else ""))
-    for key in d.mistakes:
-        m = M.MISTAKES[key]
-        part.diagnosis.append(f"mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
 
 
 def _dtype_note(part: Part, dtypes: list[str]) -> None:
@@ -369,7 +350,8 @@ def grade_attention(call: Calls, draw: Draw | None = None) -> Part:
     names = [p[0] for p in probes]
     _first_error(part, names, outcomes)
     _dtype_note(part, dtypes)
-    _diagnose(part, M.ATTENTION_VARIANTS, probes, outcomes)
+    reading = S.read(probes, outcomes)  # the scale, named by its measured value
+    _diagnose(part, M.forward_variants(reading), probes, outcomes, reading=reading)
     return part
 
 
@@ -491,6 +473,12 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
                 f"measured: raw variance {raw:,.4g}, about n_samples = {n:,} rather than d_k = {d}"
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
+    # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
+    near, z = abs(raw - d) <= k * se and raw != d, (raw - d) / se  # exactly d_k is no draw's variance
+    drawn = f"your draws are {exact}" if exact else (
+        f"not np.random.seed({seed})'s stream (another generator, or no seed?): {z:+.1f} SE from d_k, as a draw's"
+        if near else "exactly d_k: no draw's variance is" if raw == d else
+        f"neither np.random.seed({seed})'s draw nor within {k:.2f} SE of d_k ({z:+.1f} SE)")
     checks = [
         Check("B4", _on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
               f"{_round(raw, se)}: {(raw - d) / se:+.1f} SE from {d}"),
@@ -498,22 +486,13 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
               f"{_round(scaled, se / d)}: {(scaled - 1) / (se / d):+.1f} SE from 1"),
         Check("B2", _on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
               abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
-        Check("B4", _on(label, f"the draws of np.random.seed({seed}): Q, K = randn(n_samples, d_k) each"),
-              exact is not None, f"your draws are {exact}" if exact else
-              "your raw variance is not that of this seed's draw (is the seed, n_samples or d_k ignored, or "
-              "another generator used?)"),
+        Check("B4", _on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, or another "
+                               f"generator's within {k:.2f} SE of d_k"), exact is not None or near, drawn),
     ]
-    if not checks[2].passed:
-        for want, name, key, says in (
-                (1.0, "1", "no_scale", "the scores are not scaled at all: " + M.MISTAKES["no_scale"].fix),
-                (float(d) ** 2, "d_k^2", "divides_by_dk", "the scores are divided by d_k (their variance falls "
-                 "to 1/d_k): " + M.MISTAKES["divides_by_dk"].fix),
-                (math.sqrt(d), "sqrt(d_k)", "variance_divided", "the variance, not the scores, is divided by "
-                 "sqrt(d_k): divide the scores, and the variance falls by d_k")):
-            if abs(ratio / want - 1) <= tol:
-                mistakes.append(key)
-                diagnosis.append(f"measured: raw / scaled = {name} = {want:g}: {says}. "
-                                 f'Reread "{M.DOT_PRODUCT_GROWS}".')
+    if not checks[2].passed:  # the scale, named by its value
+        for key, text in exercise_1_scale(ratio, d, n):
+            mistakes.append(key)
+            diagnosis.append(text)
     return _Exercise1Call(n, checks, exact, mistakes, diagnosis)
 
 
@@ -567,6 +546,11 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
         note += (f". The lesson draws {A1_N_SAMPLES:,} pairs; with your draws equal to the grader's, a "
                  f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
+    if not exact and part.passed:
+        part.notes.append("your variances are not those of np.random.seed's stream (np.random.default_rng, or "
+                          "np.random.randn without np.random.seed?): they verify the lesson's claim (B4), decided "
+                          "statistically; the lesson's printed digits need np.random.seed(42) and np.random.randn "
+                          "in the lesson's order")
     return part
 
 
@@ -615,10 +599,11 @@ def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
         part.checks.append(Check("B5", _on(label, f"the draw: np.random.seed({seed}) once, then per d_k "
                                                   f"q = randn(d_k), Kmat = randn({T}, d_k)"), same,
                                  "equal to the grader's draw" if same else "not the entropies of that draw"))
+        if not same and not part.mistakes and (says := exercise_2_scale(seed, tuple(d_ks), T, h)):
+            part.mistakes.append("scaled_entropies")  # the scale, measured from the entropies and named by value
+            part.diagnosis.append(f'{says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
         if not same and not part.mistakes:
             for other, key, says in (
-                    (ref["scaled"], "scaled_entropies", "these are the entropies of the scaled softmax: the "
-                     "exercise takes the softmax of the unscaled raw scores Kmat @ q"),
                     (exercise2_reference(seed, tuple(d_ks), T, reseed=True)["unscaled"], "reseeded",
                      "the stream is reseeded before each d_k: seed once, before the loop, so the draws continue "
                      "as in the lesson"),

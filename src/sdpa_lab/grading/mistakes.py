@@ -15,6 +15,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from sdpa_lab.grading import scale as S
 from sdpa_lab.grading.runner import Outcome
 
 # Section titles of the lesson, to reread.
@@ -44,14 +45,54 @@ MISTAKES = {
         "divide the scores by sqrt(d_k) before the softmax",
         f'"{FULL_FORMULA}" (Step 2) and "{LARGE_SCORES}"'),
     "divides_by_dk": Mistake(
-        "divides by d_k instead of sqrt(d_k)", "the scores are divided by d_k, which shrinks their variance to 1/d_k",
-        "divide by sqrt(d_k), the standard deviation of the scores",
+        "divides by d_k (or by sqrt(d_k) twice) instead of sqrt(d_k)", "the scores are divided by d_k, which "
+        "shrinks their variance to 1/d_k; dividing by sqrt(d_k) twice gives the same number, so the outputs cannot "
+        "tell the two apart", "divide by sqrt(d_k), the standard deviation of the scores, once",
         f'"{DOT_PRODUCT_GROWS}"'),
     "divides_by_sqrt_dv": Mistake(
         "divides by sqrt(d_v) instead of sqrt(d_k)", "the scores are divided by the square root of V's width d_v "
         "(V.shape[-1]), which equals sqrt(d_k) only when d_v = d_k", "take d_k from the queries and keys: "
         "d_k = Q.shape[-1] (or K.shape[-1]), and divide the scores by sqrt(d_k)",
         f'"{FULL_FORMULA}" (Step 2) and "{DOT_PRODUCT_GROWS}"'),
+    "divides_by_sqrt_tk": Mistake(
+        "divides by sqrt(T_k), the number of keys, instead of sqrt(d_k)", "the scale is taken from the wrong axis "
+        "of a shape: K.shape[1] (or K.shape[-2]) is the number of key positions T_k, not the feature width d_k",
+        "d_k is the last axis: d_k = Q.shape[-1] (or K.shape[-1]); divide the scores by sqrt(d_k)",
+        f'"{FULL_FORMULA}" (Step 2) and "{DOT_PRODUCT_GROWS}"'),
+    "divides_by_sqrt_tq": Mistake(
+        "divides by sqrt(T_q), the number of queries, instead of sqrt(d_k)", "the scale is taken from the wrong "
+        "axis of a shape: Q.shape[1] (or Q.shape[-2]) is the number of query positions T_q, not the feature width d_k",
+        "d_k is the last axis: d_k = Q.shape[-1] (or K.shape[-1]); divide the scores by sqrt(d_k)",
+        f'"{FULL_FORMULA}" (Step 2) and "{DOT_PRODUCT_GROWS}"'),
+    "divides_by_sqrt_b": Mistake(
+        "divides by sqrt(B), the batch size, instead of sqrt(d_k)", "the scale is taken from the wrong axis of a "
+        "shape: Q.shape[0] is the batch size B, not the feature width d_k",
+        "d_k is the last axis: d_k = Q.shape[-1] (or K.shape[-1]); divide the scores by sqrt(d_k)",
+        f'"{FULL_FORMULA}" (Step 2) and "{DOT_PRODUCT_GROWS}"'),
+    "divides_by_fourth_root_dk": Mistake(
+        "divides by the fourth root of d_k instead of sqrt(d_k)", "the scores are divided by d_k^(1/4), the square "
+        "root taken twice (np.sqrt(np.sqrt(d_k)), or np.sqrt of a d_k that is already a square root), so their "
+        "variance stays sqrt(d_k), not 1", "take the square root once: scores / np.sqrt(d_k), d_k = Q.shape[-1]",
+        f'"{DOT_PRODUCT_GROWS}"'),
+    "multiplies_by_sqrt_dk": Mistake(
+        "multiplies by sqrt(d_k) instead of dividing", "the scores are multiplied by sqrt(d_k), which makes their "
+        "variance d_k^2 and the softmax even more one-hot than with no scale", "divide: scores / np.sqrt(d_k)",
+        f'"{DOT_PRODUCT_GROWS}" and "{LARGE_SCORES}"'),
+    "divides_by_sqrt_n": Mistake(
+        "divides by sqrt(n_samples) instead of sqrt(d_k)", "the scale is taken from the wrong axis of a shape: "
+        "Q.shape[0] is the number of samples n_samples, not the feature width d_k",
+        "d_k is the last axis: d_k = Q.shape[1] (or Q.shape[-1]); divide the scores by sqrt(d_k)",
+        f'"{VARIANCE_TRACKS}" and "{DOT_PRODUCT_GROWS}"'),
+    "other_scale": Mistake(
+        "a scale that is not 1/sqrt(d_k)", "the scores are multiplied by a factor that matches none of the usual "
+        "slips (measured above)", "divide the scores by sqrt(d_k), with d_k = Q.shape[-1] taken from the inputs",
+        f'"{FULL_FORMULA}" (Step 2) and "{DOT_PRODUCT_GROWS}"'),
+    "softmax_before_scale": Mistake(
+        "softmax before the scaling", "the softmax gets the unscaled scores Q K^T, and the scale comes after it: on "
+        "the weights (whose rows then sum to the scale, not to 1) or on the output, where it no longer keeps the "
+        "softmax out of its one-hot regime", "scale the scores first, then take the softmax: "
+        "softmax(Q @ K.transpose(0, 2, 1) / np.sqrt(d_k), axis=-1)",
+        f'"{FULL_FORMULA}" (Steps 2 and 3) and "{LARGE_SCORES}"'),
     "sums_over_samples": Mistake(
         "scores summed over the samples (axis=0)", "np.sum(Q * K, axis=0) adds up each feature's n_samples "
         "products: d_k sums of n_samples terms each, whose variance is about n_samples, not the n_samples scores "
@@ -187,7 +228,8 @@ class Attention:
     """The lesson's forward softmax(Q K^T / sqrt(d_k)) V, with or without each classic mistake
     (upcast: float64 out of float32 in, the lesson's own code, not a mistake)."""
 
-    scale: str = "sqrt_dk"  # or "none", "dk", "sqrt_dv"
+    scale: str | float = "sqrt_dk"  # a key of scale.SCALES ("none", "dk", "sqrt_tk", ...), or a constant factor
+    where: str = "scores"  # what the scale multiplies: the scores, or after the softmax the "weights", "output"
     axis: int = -1  # or -2 (the queries), 0 (the batch)
     shift: str = "row"  # the softmax's max: or "whole", "none"
     total: str = "row"  # the softmax's sum: or "whole"
@@ -196,8 +238,8 @@ class Attention:
     upcast: bool = False
 
     def mistakes(self) -> list[str]:
-        named = {"none": ["no_scale"], "dk": ["divides_by_dk"], "sqrt_dv": ["divides_by_sqrt_dv"],
-                 "sqrt_dk": []}[self.scale]
+        named = ["other_scale"] if isinstance(self.scale, float) else [m for m in [S.SCALES[self.scale].mistake] if m]
+        named += [] if self.where == "scores" or self.scale == "none" else ["softmax_before_scale"]  # 1 after: none
         named += {-1: [], -2: ["wrong_axis"], 0: ["batch_axis"]}[self.axis]
         named += SHIFT_MISTAKES[self.shift] + TOTAL_MISTAKES[self.total]
         named += ["k_transpose"] if self.k_transpose else []
@@ -205,46 +247,58 @@ class Attention:
         return named
 
     def formula(self) -> str:
-        scale = {"none": "", "dk": " / d_k", "sqrt_dk": " / sqrt(d_k)", "sqrt_dv": " / sqrt(d_v)"}[self.scale]
         kt = "K.T" if self.k_transpose else "K^T"
         axis = "" if self.axis == -1 else f", axis={self.axis}"
         soft = {"row": "softmax", "whole": "softmax_minus_whole_max", "none": "naive_softmax"}[self.shift]
         soft += "_over_whole_sum" if self.total == "whole" else ""
-        w = f"{soft}(Q {kt}{scale}{axis})"
-        pair = f"({w}, {w} V)" if self.swapped else f"({w} V, {w})"
+        scale = S.op(self.scale)
+        w = f"{soft}(Q {kt}{scale if self.where == 'scores' else ''}{axis})"
+        w += scale if self.where == "weights" else ""
+        out = {"scores": f"{w} V", "weights": f"({w}) V", "output": f"({w} V){scale}"}[self.where]
+        pair = f"({w}, {out})" if self.swapped else f"({out}, {w})"
         return pair + (" in float64 from float32 inputs" if self.upcast else "")
 
     def __call__(self, Q: np.ndarray, K: np.ndarray, V: np.ndarray):
-        d_k, d_v = Q.shape[-1], V.shape[-1]
-        c = {"none": 1.0, "dk": 1.0 / d_k, "sqrt_dk": 1.0 / np.sqrt(d_k), "sqrt_dv": 1.0 / np.sqrt(d_v)}[self.scale]
+        c = S.value(self.scale, S.Shapes.of(Q, K, V))
         # The lesson's upcast: the scores are multiplied in the input dtype, then scaled by a float64 scalar.
         c = np.float64(c) if self.upcast else Q.dtype.type(c)
         Kt = K.T if self.k_transpose else np.swapaxes(K, -1, -2)
         with np.errstate(all="ignore"):
             try:
-                scores = (Q @ Kt) * c
-                weights = _softmax(scores, self.axis, self.shift, self.total)
+                scores = Q @ Kt
+                weights = _softmax(scores * c if self.where == "scores" else scores, self.axis, self.shift,
+                                   self.total)
+                weights = weights * c if self.where == "weights" else weights
                 out = weights @ V
+                out = out * c if self.where == "output" else out
             except ValueError:  # shapes that do not multiply
                 return ERROR
         return (weights, out) if self.swapped else (out, weights)
 
 
-def _all(cls) -> list:
-    """Every combination of a variant class's settings, correct one first."""
-    options = {
-        "scale": ("sqrt_dk", "none", "dk", "sqrt_dv"), "axis": (-1, -2, 0),
-        "shift": ("row", "whole", "none"), "total": ("row", "whole"), "ignores_axis": (False, True),
-        "k_transpose": (False, True),
-        "swapped": (False, True), "upcast": (False, True),
-    }
+OPTIONS = {
+    "scale": S.CLASSIC, "where": ("scores",), "axis": (-1, -2, 0),
+    "shift": ("row", "whole", "none"), "total": ("row", "whole"), "ignores_axis": (False, True),
+    "k_transpose": (False, True),
+    "swapped": (False, True), "upcast": (False, True),
+}
+
+
+def _all(cls, **fixed) -> list:
+    """Every combination of a variant class's settings (those in `fixed` given), correct one first."""
     names = [f.name for f in fields(cls)]
-    combos = itertools.product(*(options[n] for n in names))
+    combos = itertools.product(*(fixed.get(n, OPTIONS[n]) for n in names))
     return [cls(**dict(zip(names, combo, strict=True))) for combo in combos]
 
 
 SOFTMAX_VARIANTS = _all(Softmax)
 ATTENTION_VARIANTS = _all(Attention)
+
+
+def forward_variants(reading: S.Reading) -> list:
+    """The variants of the forward to compare with: with the scale measured (its candidates, where it is
+    applied), or, where none could be measured, with each classic scale."""
+    return _all(Attention, scale=reading.scales, where=(reading.where,)) if reading.named else ATTENTION_VARIANTS
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,9 @@ def exercise_1(seed=42, n_samples=100_000, d_k=1024):
     each d_k of the lesson's sweep [4, 16, 64, 256] smaller than d_k, and then d_k,
     draw Q = np.random.randn(n_samples, d_k) and K = np.random.randn(n_samples, d_k),
     and compute one dot-product score per pair, scores = np.sum(Q * K, axis=1).
-    (Drawing d_k alone after seeding is accepted too.) Return the tuple
+    (Drawing d_k alone after seeding is accepted too, and so is another generator,
+    such as np.random.default_rng(seed), decided on the statistics alone: only
+    np.random.seed's stream gives the lesson's printed digits.) Return the tuple
     (raw_variance, scaled_variance) for d_k: scores.var() and
     (scores / np.sqrt(d_k)).var(). The raw variance should be near d_k and the
     scaled variance near 1. The defaults are the lesson's; the grader also calls
