@@ -129,6 +129,25 @@ MISTAKES = {
         "axes trade places: the matmul fails on most shapes and mixes batches on the rest",
         "swap only the last two axes: K.transpose(0, 2, 1) or np.swapaxes(K, -1, -2)",
         f'"{FULL_FORMULA}" (Step 1: K^T has shape (B, d_k, T)) and "{CANONICAL_FORWARD}"'),
+    "scaled_entropies": Mistake(
+        "entropies of a scaled softmax in Exercise 2", "the exercise asks for the entropy of the *unscaled* "
+        "softmax(K q) at each d_k, and these are the entropies of scores multiplied by a factor (measured above)",
+        "take the softmax of the raw scores K @ q, with no scale, to watch it saturate as d_k grows",
+        f'"{EXERCISE_2}" and "{LARGE_SCORES}"'),
+    "reseeded": Mistake(
+        "the stream reseeded before each d_k", "np.random.seed is called inside the loop, so every d_k starts the "
+        "stream afresh instead of continuing it as the lesson does", "seed once, before the loop over d_k",
+        f'"{EXERCISE_2}"'),
+    "bits": Mistake(
+        "entropies in bits", "the entropy is taken with log2, so every value is the lesson's divided by log 2",
+        "use the natural log, np.log, as the lesson's entropy does", f'"{EXERCISE_2}"'),
+    "reversed": Mistake(
+        "one argsort reversed", "one of the two argsorts is taken in descending order and the other ascending, so "
+        "equal rankings look different", "sort both the same way (np.argsort's ascending order)",
+        f'"{EXERCISE_3}"'),
+    "descending": Mistake(
+        "argsorts in descending order", "both argsorts are reversed (descending), while the exercise compares "
+        "np.argsort's ascending order", "use np.argsort(weights) as it comes, ascending", f'"{EXERCISE_3}"'),
     "swapped": Mistake(
         "output and weights swapped", "it returns (weights, output)",
         "return out, weights, in that order", f'"{CANONICAL_FORWARD}"'),
