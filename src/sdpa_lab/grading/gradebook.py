@@ -91,7 +91,8 @@ def gradebook_rows(records: list[dict], table: Mapping[str, float] = RUBRIC) -> 
         total = "unusable" if r["exit_status"] == UNUSABLE else f"{r['passed']} of {len(r['parts'])} pass"
         rows.append({**base, "part": "total", "item": "total", "claim": "", "verdict": total,
                      "passed": int(r["exit_status"] == 0), "points": s["total"], "max_points": s["max"],
-                     "mistakes": ";".join(m for p in r["parts"] for m in p["mistakes"]), "detail": r["unusable"]})
+                     "mistakes": ";".join(dict.fromkeys(m for p in r["parts"] for m in p["mistakes"])),
+                     "detail": r["unusable"]})
     return [{k: row[k] for k in COLUMNS} for row in rows]
 
 

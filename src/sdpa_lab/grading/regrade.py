@@ -3,9 +3,9 @@
 Their grade record (results/class/grades/LEARNER.json) holds what made their grade: the
 seed of its inputs, Exercise 1's pairs, the time and memory limits. The regrade reads them,
 grades the learner's file in the folder again with them (in the sandbox, as the class was),
-writes the new record in place of the old, and then runs `snakemake grade_class` so the
-gradebook, the scores, the overview and the pages follow; no other learner is graded again
-(their records are untouched, and Snakemake reruns only what reads the new one).
+writes the new record in place of the old, and then runs `snakemake grade_class` with only
+the gradebook rule allowed, so the gradebook, the scores, the overview and the pages follow
+and no other learner is graded again (their records are untouched).
 """
 
 from __future__ import annotations
@@ -51,8 +51,10 @@ def regrade(learner: str, submissions_dir: str | os.PathLike, grades_dir: str | 
 def snakemake_update(submissions_dir: str | os.PathLike, cores: int = 1, configfiles=()) -> list[str]:
     """The Snakemake command that brings the class's tables and pages up to date with the new record."""
     extra = [arg for f in configfiles for arg in ("--configfile", str(f))]
-    return [sys.executable, "-m", "snakemake", "--cores", str(cores), "grade_class", *extra,
-            "--config", f"submissions={submissions_dir}"]
+    # Only the gradebook rule may run, and only because a record is newer than its outputs: a setting given on the
+    # class's command line and not here (grading_n_samples=...) would otherwise regrade every learner.
+    return [sys.executable, "-m", "snakemake", "--cores", str(cores), "grade_class", "--allowed-rules", "gradebook",
+            "--rerun-triggers", "mtime", *extra, "--config", f"submissions={submissions_dir}"]
 
 
 def main(args) -> int:
