@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -300,3 +302,24 @@ def test_the_overview_in_a_headless_browser_has_a_row_and_a_working_link_per_lea
     run_chromium(exe, tmp_path / "profile2", f"--screenshot={shot}", "--window-size=390,1200", "--hide-scrollbars",
                  out["overview"].as_uri())
     assert shot.is_file() and shot.stat().st_size > 0
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="no LibreOffice (Debian: libreoffice-calc-nogui)")
+def test_a_spreadsheet_opens_the_csvs_as_one_row_per_learner_numbers_as_numbers_and_no_formula(tmp_path):
+    records = [*RECORDS, _record("mal", [], exit_status=2, unusable=FORMULAS[0])]
+    out = _job(records, tmp_path)
+    proc = subprocess.run(["soffice", "--headless", f"-env:UserInstallation={(tmp_path / 'lo').as_uri()}",
+                           "--convert-to", "fods", "--infilter=CSV:44,34,76,1", "--outdir", str(tmp_path / "ods"),
+                           str(out["csv"]), str(out["scores"])], capture_output=True, text=True, timeout=300)
+    sheets = {p.stem: p.read_text() for p in (tmp_path / "ods").glob("*.fods")}
+    assert set(sheets) == {"gradebook", "scores"}, proc.stdout + proc.stderr
+    for text in sheets.values():
+        assert "table:formula" not in text  # LibreOffice evaluates a cell starting with = unless it is escaped
+    rows = re.findall(r"<table:table-row[^>]*>(.*?)</table:table-row>", sheets["scores"], re.S)
+    assert len(rows) == 1 + len(records)  # the header and one row per learner
+    for row in rows[1:]:
+        cells = re.findall(r"<table:table-cell([^>]*)>", row)  # equal neighbours are one cell, repeated
+        floats = sum(int((re.findall(r'columns-repeated="(\d+)"', c) or [1])[0]) for c in cells
+                     if 'office:value-type="float"' in c)
+        assert floats == 1 + len(RUBRIC), cells  # the total and each part: numbers
+    assert "&apos;=HYPERLINK" in sheets["gradebook"]  # the text kept, as text
