@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from sdpa_lab.grading import sandbox
@@ -90,6 +91,14 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
     parts = {(r["learner"], r["part"]): r["verdict"] for r in rows if r["item"] == "verdict"}
     assert parts["forks", "exercise_3"] == "runs out of memory"
     assert parts["setsid", "exercise_2"] == "hangs"
+
+    scores = pd.read_csv(work / "results/class/scores.csv").set_index("SIS Login ID")  # one row per learner
+    assert sorted(scores.index) == learners and scores.index.is_unique
+    total = scores["sdpa-lab attention total"]
+    assert total["correct"] == total["notebook"] == 10 and total.between(0, 10).all()
+    assert all(total[name] == 0 for name in ("harness", "exec_correct", "forged", "syntax", "raises", "empty"))
+    overview = (work / "reports/class.html").read_text()
+    assert all(f'href="class/{name}.html"' in overview for name in learners)  # the instructor's first page
 
     everything = (work / "results/class/gradebook.csv").read_text() + "".join(
         p.read_text() for p in (work / "reports/class").glob("*.html"))
