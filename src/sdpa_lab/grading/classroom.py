@@ -3,10 +3,10 @@
 - `submissions(folder)`: {learner: file} for every .py and .ipynb in the folder (the learner
   is the file's name without its suffix);
 - `submission_job`: one learner's grade (always sandboxed) as JSON, written whatever their
-  file does: a broken submission never stops the others;
-- `regrade`: one learner graded again on their stored seed and limits (`sdpa-lab regrade`).
+  file does: a broken submission never stops the others.
 
-The class's tables, overview and pages from these records: sdpa_lab.grading.gradebook.
+The class's tables, overview and pages from these records: sdpa_lab.grading.gradebook (one
+learner graded again on their stored seed: sdpa_lab.grading.regrade).
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from sdpa_lab.grading.points import RUBRIC
 
 if TYPE_CHECKING:
     from sdpa_lab.grading.grade import Grade
@@ -29,7 +27,7 @@ LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a learner id a path and
 CLASS_TIME_LIMIT = 20.0  # seconds per call: the exercises at the class's sizes take well under a second
 CLASS_MEMORY_MIB = 1024  # for all of a learner's processes together
 CLASS_N_SAMPLES = 10_000  # Exercise 1's pairs: about 250 MB at d_k = 1024
-PARTS = tuple(RUBRIC)
+PARTS = ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3")
 
 
 class ClassError(ValueError):
