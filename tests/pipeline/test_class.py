@@ -116,3 +116,14 @@ def _cmdline(proc: Path) -> bytes:
         return (proc / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_a_rubric_worth_nothing_is_refused_before_any_job_naming_the_setting(tmp_path, tiny_config):
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "ann.py").write_text(CORRECT)
+    work = make_workdir(tmp_path / "work", {**tiny_config, "grading_points": dict.fromkeys(
+        ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3"), 0)})
+    proc = snakemake(work, "-n", "--config", f"submissions={subs}", targets=["grade_class"])
+    assert proc.returncode != 0 and "grading_points: every part is worth 0 points" in proc.stderr + proc.stdout
+    assert not (work / "results").exists()
