@@ -315,8 +315,7 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
                  solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> Decision:
     """Write the report to `out` from the claims decided in `results_dir`/claims.csv and the CSVs beside it
     (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too;
-    with a class's `grades` (their JSON records, sdpa_lab.grading.classroom), a line on the class in the summary
-    that links to its overview, reports/class.html."""
+    with a class's `grades` (their JSON records), a summary line linking the class overview, reports/class.html."""
     results = Results(results_dir)
     refuse_stale(results, dict(config))
     decision = read_claims(results.dir / "claims.csv")
@@ -329,8 +328,7 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     grades = list(grades)
     class_overview = None
     if grades:  # the summary's line on the class; its overview is reports/class.html (the gradebook rule's)
-        from sdpa_lab.grading.gradebook import overview, read_records
-        from sdpa_lab.grading.points import rubric
+        from sdpa_lab.grading.gradebook import overview, read_records, rubric
 
         class_overview = overview(read_records(grades), rubric(config.get("grading_points")))
     write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration,
