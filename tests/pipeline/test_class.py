@@ -12,6 +12,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from sdpa_lab.grading import sandbox
@@ -91,6 +92,14 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
     assert parts["forks", "exercise_3"] == "runs out of memory"
     assert parts["setsid", "exercise_2"] == "hangs"
 
+    scores = pd.read_csv(work / "results/class/scores.csv").set_index("SIS Login ID")  # one row per learner
+    assert sorted(scores.index) == learners and scores.index.is_unique
+    total = scores["sdpa-lab attention total"]
+    assert total["correct"] == total["notebook"] == 10 and total.between(0, 10).all()
+    assert all(total[name] == 0 for name in ("harness", "exec_correct", "forged", "syntax", "raises", "empty"))
+    overview = (work / "reports/class.html").read_text()
+    assert all(f'href="class/{name}.html"' in overview for name in learners)  # the instructor's first page
+
     everything = (work / "results/class/gradebook.csv").read_text() + "".join(
         p.read_text() for p in (work / "reports/class").glob("*.html"))
     assert SECRET not in everything and "root:x:0:0" not in everything
@@ -107,3 +116,14 @@ def _cmdline(proc: Path) -> bytes:
         return (proc / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_a_rubric_worth_nothing_is_refused_before_any_job_naming_the_setting(tmp_path, tiny_config):
+    subs = tmp_path / "class"
+    subs.mkdir()
+    (subs / "ann.py").write_text(CORRECT)
+    work = make_workdir(tmp_path / "work", {**tiny_config, "grading_points": dict.fromkeys(
+        ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3"), 0)})
+    proc = snakemake(work, "-n", "--config", f"submissions={subs}", targets=["grade_class"])
+    assert proc.returncode != 0 and "grading_points: every part is worth 0 points" in proc.stderr + proc.stdout
+    assert not (work / "results").exists()

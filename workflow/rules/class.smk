@@ -3,7 +3,8 @@
 # sandbox (all its processes within CLASS_MEMORY_MIB together, each call within the time
 # limit), so a class spreads over cores and over SLURM; a submission that breaks,
 # hangs, forges replies or blows up is recorded as such and never stops the others.
-# Then the gradebook and one feedback page per learner; the report adds the overview.
+# Then the gradebook, the scores for an LMS, the class overview (reports/class.html, the
+# instructor's first page) and one feedback page per learner; the report links the overview.
 
 from sdpa_lab.grading.classroom import (
     CLASS_MEMORY_MIB,
@@ -54,10 +55,12 @@ rule grade_submission:
 rule gradebook:
     input:
         grades=class_grades(),
-        code=code_of("sdpa_lab.grading.classroom"),
+        code=code_of("sdpa_lab.grading.gradebook"),
         templates=templates(),
     output:
         csv=GRADEBOOK_CSV,
+        scores=SCORES_CSV,
+        overview=CLASS_HTML,
         pages=class_pages(),
     log:
         log_of("gradebook"),
@@ -68,5 +71,7 @@ rule gradebook:
     resources:
         mem_mb=job_mem_mb(200),
         runtime=2,
+    params:
+        points=config.get("grading_points"),  # the rubric: new points redo the tables, not the grades
     script:
         "../scripts/gradebook.py"

@@ -199,6 +199,7 @@ NOT_SWEEP = (
     "grading_seed",
     "grading_time_limit",
     "grading_n_samples",
+    "grading_points",
 )
 
 
@@ -206,6 +207,8 @@ NOT_SWEEP = (
 # the gradebook and a page per learner. Class grading refuses, before any job, where the
 # sandbox cannot start (sdpa_lab.grading.sandbox.unavailable says why, in one line).
 GRADEBOOK_CSV = "results/class/gradebook.csv"
+SCORES_CSV = "results/class/scores.csv"  # one row per learner, for Canvas and Moodle
+CLASS_HTML = "reports/class.html"  # the class overview, the instructor's first page
 
 
 def class_submissions():
@@ -213,11 +216,13 @@ def class_submissions():
     if "submissions" not in config:
         return {}
     from sdpa_lab.grading.classroom import ClassError, submissions
+    from sdpa_lab.grading.points import RubricError, rubric
     from sdpa_lab.grading.sandbox import unavailable
 
     try:
+        rubric(config.get("grading_points"))
         found = submissions(config["submissions"])
-    except ClassError as exc:
+    except (ClassError, RubricError) as exc:
         raise ConfigError(str(exc)) from None
     why = unavailable()
     if why is not None:
@@ -240,8 +245,8 @@ def class_pages():
 
 
 def class_outputs():
-    """The gradebook and the learners' pages when the config names a class, else nothing."""
-    return [GRADEBOOK_CSV, *class_pages()] if CLASS else []
+    """The gradebook, the scores, the overview and the learners' pages when the config names a class, else nothing."""
+    return [GRADEBOOK_CSV, SCORES_CSV, CLASS_HTML, *class_pages()] if CLASS else []
 
 
 def benchmarks_before_report():

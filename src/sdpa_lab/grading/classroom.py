@@ -3,12 +3,10 @@
 - `submissions(folder)`: {learner: file} for every .py and .ipynb in the folder (the learner
   is the file's name without its suffix);
 - `submission_job`: one learner's grade (always sandboxed) as JSON, written whatever their
-  file does: a broken submission never stops the others;
-- `gradebook_job`: the grades into results/class/gradebook.csv (one row per learner and
-  check, one per learner and part, one per learner with the totals and the grade's seed)
-  and one self-contained feedback page per learner, reports/class/<learner>.html;
-- `overview`: the class at a glance for the main report (pass rate per part, the most
-  common mistakes, the unusable submissions and why).
+  file does: a broken submission never stops the others.
+
+The class's tables, overview and pages from these records: sdpa_lab.grading.gradebook (one
+learner graded again on their stored seed: sdpa_lab.grading.regrade).
 """
 
 from __future__ import annotations
@@ -16,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +27,6 @@ LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a learner id a path and
 CLASS_TIME_LIMIT = 20.0  # seconds per call: the exercises at the class's sizes take well under a second
 CLASS_MEMORY_MIB = 1024  # for all of a learner's processes together
 CLASS_N_SAMPLES = 10_000  # Exercise 1's pairs: about 250 MB at d_k = 1024
-COLUMNS = ("learner", "file", "seed", "part", "item", "claim", "verdict", "mistakes", "detail")
 PARTS = ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3")
 
 
@@ -154,68 +150,3 @@ def submission_job(path: str, learner: str, out: str, seed: int | None = None, t
         logger.info("%s: %d of %d pass, exit %d, seed %s, peak %.0f MiB, %.1f s: wrote %s", learner, record["passed"],
                     len(record["parts"]), record["exit_status"], record["seed"], record["peak_mib"],
                     record["seconds"], out)
-
-
-# -- the class ----------------------------------------------------------------------
-
-def gradebook_rows(records: list[dict]) -> list[dict]:
-    """One row per learner and check, per learner and part (item "verdict"), and per learner (part "total")."""
-    rows = []
-    for r in records:
-        base = {"learner": r["learner"], "file": r["file"], "seed": r["seed"]}
-        for p in r["parts"]:
-            rows.append({**base, "part": p["name"], "item": "verdict", "claim": "",
-                         "verdict": "pass" if p["passed"] else p["verdict"], "mistakes": ";".join(p["mistakes"]),
-                         "detail": p["lost"]})
-            rows += [{**base, "part": p["name"], "item": c["what"], "claim": c["claim"],
-                      "verdict": "ok" if c["passed"] else "FAIL", "mistakes": "", "detail": c["detail"]}
-                     for c in p["checks"]]
-        total = "unusable" if r["exit_status"] == UNUSABLE else f"{r['passed']} of {len(r['parts'])} pass"
-        rows.append({**base, "part": "total", "item": "total", "claim": "", "verdict": total,
-                     "mistakes": ";".join(m for p in r["parts"] for m in p["mistakes"]), "detail": r["unusable"]})
-    return [{k: ("" if row[k] is None else row[k]) for k in COLUMNS} for row in rows]
-
-
-def overview(records: list[dict]) -> dict:
-    """The class at a glance: pass rate per part, the most common mistakes, and the unusable submissions and why."""
-    from sdpa_lab.grading import mistakes as M
-
-    usable = [r for r in records if r["usable"]]
-    rates = []
-    for name in PARTS:
-        graded = [p for r in usable for p in r["parts"] if p["name"] == name]
-        rates.append({"part": name, "passed": sum(p["passed"] for p in graded), "of": len(graded)})
-    counts = Counter(m for r in records for p in r["parts"] for m in set(p["mistakes"]))
-    common = [{"key": k, "title": M.MISTAKES[k].title if k in M.MISTAKES else k, "learners": n,
-               "reread": M.MISTAKES[k].reread if k in M.MISTAKES else ""}
-              for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    unusable = [{"learner": r["learner"], "file": r["file"], "why": r["unusable"]}
-                for r in records if r["exit_status"] == UNUSABLE]
-    all_pass = sum(r["exit_status"] == 0 for r in records)
-    return {"n": len(records), "all_pass": all_pass, "rates": rates, "mistakes": common, "unusable": unusable}
-
-
-def read_records(paths) -> list[dict]:
-    return sorted((json.loads(Path(p).read_text(encoding="utf-8")) for p in paths), key=lambda r: r["learner"])
-
-
-def feedback_page(record: dict) -> str:
-    """One learner's self-contained feedback page: their verdicts, the mistakes named, the sections to reread."""
-    from sdpa_lab.report.rendering import environment
-
-    return environment().get_template("feedback.html.j2").render(r=record)
-
-
-def gradebook_job(records: list[str], csv_out: str, pages_dir: str, log_path: str | None = None) -> None:
-    """The gradebook CSV and one feedback page per learner, from the submissions' grade records."""
-    from sdpa_lab.io import write_csv, write_text
-    from sdpa_lab.joblog import job_log
-
-    with job_log("gradebook", log_path) as logger:
-        graded = read_records(records)
-        write_csv(gradebook_rows(graded), csv_out)
-        for r in graded:
-            write_text(feedback_page(r), Path(pages_dir) / f"{r['learner']}.html")
-        o = overview(graded)
-        logger.info("gradebook: %d learners, %d pass everything, %d unusable: wrote %s and %d pages in %s", o["n"],
-                    o["all_pass"], len(o["unusable"]), csv_out, len(graded), pages_dir)

@@ -1,4 +1,5 @@
-"""`sdpa-lab new-solutions FILE` and `sdpa-lab grade FILE`: the subcommands for a learner's own solutions."""
+"""`sdpa-lab new-solutions FILE` and `sdpa-lab grade FILE`: the subcommands for a learner's own solutions;
+`sdpa-lab regrade LEARNER --submissions DIR`: one learner of a graded class, again (sdpa_lab.grading.regrade)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ def grade(args: argparse.Namespace) -> int:
     return g.exit_status
 
 
+def regrade(args: argparse.Namespace) -> int:
+    from sdpa_lab.grading.regrade import main
+
+    return main(args)
+
+
 def _positive(kind):
     def parse(text: str):
         value = kind(text)
@@ -53,7 +60,7 @@ def _seed(text: str) -> int:
 
 
 def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Add `new-solutions` and `grade` to the CLI's subparsers; returns {command: handler}."""
+    """Add `new-solutions`, `grade` and `regrade` to the CLI's subparsers; returns {command: handler}."""
     from sdpa_lab.experiments.replication import A1_N_SAMPLES
     from sdpa_lab.grading.checks import QUICK_N_SAMPLES
     from sdpa_lab.grading.grade import DEFAULT_MEMORY_MIB, DEFAULT_TIME_LIMIT, ISOLATIONS
@@ -76,4 +83,17 @@ def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     g.add_argument("--isolation", choices=ISOLATIONS, default="auto",
                    help="auto: in a bubblewrap sandbox where one starts, else a plain process (default); sandbox: "
                         "only in a sandbox; none: a plain process")
-    return {"new-solutions": new_solutions, "grade": grade}
+    r = subparsers.add_parser("regrade", help="grade one learner of a graded class again, on their stored seed",
+                              description="Grades LEARNER's file in the class folder again with the seed, pairs and "
+                              "limits of their record (results/class/grades/LEARNER.json), writes the new record, "
+                              "then runs `snakemake grade_class` to update the gradebook, scores, overview and "
+                              "pages. Run it where the class was graded. Exit status: 2 if the learner could not "
+                              "be regraded, else Snakemake's.")
+    r.add_argument("learner", help="the learner id (their file's name without .py or .ipynb)")
+    r.add_argument("--submissions", required=True, help="the class folder, as given to snakemake --config "
+                   "submissions=DIR")
+    r.add_argument("--cores", type=_positive(int), default=1, help="Snakemake's --cores for the update (default 1)")
+    r.add_argument("--configfile", action="append", help="a config file the class was graded with (for Snakemake; "
+                   "repeatable)")
+    r.add_argument("--no-update", action="store_true", help="write the new record only; do not run Snakemake")
+    return {"new-solutions": new_solutions, "grade": grade, "regrade": regrade}

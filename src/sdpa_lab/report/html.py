@@ -277,9 +277,9 @@ def solutions_view(path: str | Path) -> list[dict]:
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
                   calibration: Mapping | None = None, class_overview: Mapping | None = None) -> str:
-    """The report's HTML: summary, one section per claim (registry order), a class's overview if graded
-    (sdpa_lab.grading.classroom.overview), a learner's solutions if graded (solutions_view), further figures,
-    provenance.
+    """The report's HTML: summary (with a line on a class if graded, sdpa_lab.grading.gradebook.overview, and a
+    link to its own page), one section per claim (registry order), a learner's solutions if graded
+    (solutions_view), further figures, provenance.
 
     `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
     quoted with a link to reports/calibration.html; None when no study has been run.
@@ -315,7 +315,7 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
                  solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> Decision:
     """Write the report to `out` from the claims decided in `results_dir`/claims.csv and the CSVs beside it
     (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too;
-    with a class's `grades` (their JSON records, sdpa_lab.grading.classroom), the class overview."""
+    with a class's `grades` (their JSON records), a summary line linking the class overview, reports/class.html."""
     results = Results(results_dir)
     refuse_stale(results, dict(config))
     decision = read_claims(results.dir / "claims.csv")
@@ -327,10 +327,10 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     calibration = main_report_summary(Path(results_dir) / "calibration")
     grades = list(grades)
     class_overview = None
-    if grades:
-        from sdpa_lab.grading.classroom import overview, read_records
+    if grades:  # the summary's line on the class; its overview is reports/class.html (the gradebook rule's)
+        from sdpa_lab.grading.gradebook import overview, read_records, rubric
 
-        class_overview = overview(read_records(grades))
+        class_overview = overview(read_records(grades), rubric(config.get("grading_points")))
     write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration,
                              class_overview=class_overview), out)
     return decision
