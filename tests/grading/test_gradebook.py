@@ -240,7 +240,7 @@ def test_the_overview_counts_pass_rates_mistakes_and_unusable_files_and_names_mi
     assert rows["ben"]["mistakes"] == ["no scale"] and rows["ben"]["total"] == 8.0
     assert rows["dan"]["status"].startswith("could not be graded") and rows["dan"]["total"] == 0
     exercise = _record("fay", [_part("exercise_2", False, ["scaled_entropies"])])
-    assert overview([exercise])["learners"][0]["mistakes"] == ["entropies of the scaled softmax, not the unscaled one"]
+    assert overview([exercise])["learners"][0]["mistakes"] == ["entropies of a scaled softmax in Exercise 2"]
 
 
 def test_a_check_at_the_grades_own_seed_is_counted_with_the_same_check_of_other_learners():

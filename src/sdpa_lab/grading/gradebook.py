@@ -33,14 +33,6 @@ COLUMNS = ("learner", "file", "seed", "part", "item", "claim", "verdict", "passe
 LMS_ID_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 LMS_TOTAL = "sdpa-lab attention total"
 # Words for the exercises' mistakes that sdpa_lab.grading.mistakes.MISTAKES does not name (its titles come first).
-EXERCISE_MISTAKES = {
-    "variance_divided": "the variance, not the scores, divided by sqrt(d_k)",
-    "scaled_entropies": "entropies of the scaled softmax, not the unscaled one",
-    "reseeded": "the stream reseeded before each d_k",
-    "bits": "entropies in bits (log2), not in nats",
-    "reversed": "one argsort is the other reversed",
-    "descending": "argsorts in descending order",
-}
 OWN_DRAW = re.compile(r"seed (\d+), ([^:]*): (.*)", re.S)  # an exercise check at the grade's own seed and sizes
 
 
@@ -50,13 +42,13 @@ def lms_column(part: str) -> str:
 
 
 def mistake_title(key: str) -> str:
-    """A mistake in words: its title in sdpa_lab.grading.mistakes, else EXERCISE_MISTAKES, else the key spelled
-    out."""
+    """A mistake in words: its title in sdpa_lab.grading.mistakes (a key it does not know, from an older record,
+    spelled out)."""
     from sdpa_lab.grading.mistakes import MISTAKES
 
     if key in MISTAKES:
         return MISTAKES[key].title
-    return EXERCISE_MISTAKES.get(key, key.replace("_", " "))
+    return key.replace("_", " ")
 
 
 def check_name(what: str) -> str:
