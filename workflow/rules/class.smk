@@ -9,19 +9,29 @@ from sdpa_lab.grading.classroom import (
     CLASS_MEMORY_MIB,
     CLASS_N_SAMPLES,
     CLASS_TIME_LIMIT,
+    SAFE_ID,
+    refusal,
 )
 
 CLASS_CALL_LIMIT = config.get("grading_time_limit", CLASS_TIME_LIMIT)
 CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
 
 
+# Each learner's id (classroom.learner_ids): the file's stem, or a slug and a hash of its name.
 wildcard_constraints:
-    learner="[A-Za-z0-9][A-Za-z0-9_.-]*",
+    learner=SAFE_ID,
+
+
+def submission_input(wildcards):
+    """The learner's file, except a link (or anything but a file): its job refuses it unread, and Snakemake
+    must not follow it either."""
+    path = CLASS[wildcards.learner]
+    return [] if refusal(path) else [str(path)]
 
 
 rule grade_submission:
     input:
-        submission=lambda w: str(CLASS[w.learner]),
+        submission=submission_input,
         code=code_of(
             "sdpa_lab.grading.classroom",
             "sdpa_lab.grading.child",
@@ -43,6 +53,7 @@ rule grade_submission:
         runtime=int(10 * (CLASS_CALL_LIMIT + 5) / 60) + 2,
     params:
         learner=lambda w: w.learner,
+        path=lambda w: str(CLASS[w.learner]),
         seed=config.get("grading_seed"),
         time_limit=CLASS_CALL_LIMIT,
         memory_mib=CLASS_MEMORY_MIB,

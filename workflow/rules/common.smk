@@ -209,7 +209,9 @@ GRADEBOOK_CSV = "results/class/gradebook.csv"
 
 
 def class_submissions():
-    """{learner: file} of the class folder, {} without `submissions` (ConfigError: one line, before any job)."""
+    """{learner id: file} of the class folder, {} without `submissions`: ConfigError, one
+    line, before any job, when it is no folder or holds no submission (an odd file name
+    is graded under a safe id: classroom.learner_ids)."""
     if "submissions" not in config:
         return {}
     from sdpa_lab.grading.classroom import ClassError, submissions

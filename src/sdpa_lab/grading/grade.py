@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import textwrap
 import time
 from dataclasses import dataclass
@@ -63,15 +65,33 @@ class Grade:
         return PASS if all(p.passed for p in self.parts) else FAIL
 
 
-def read_source(path: Path) -> str:
+def read_bytes(path: Path, follow_links: bool = True) -> bytes:
+    """A file's bytes; follow_links=False: never through a symbolic link (O_NOFOLLOW: a link put in its place after
+    it was listed too), and only from a regular file (ValueError otherwise, naming neither target nor content)."""
+    if follow_links:
+        return path.read_bytes()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # O_NONBLOCK: a FIFO does not hang the open
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path.name} is a symbolic link: not read") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path.name} is not a regular file: not read")
+        return f.read()
+
+
+def read_source(path: Path, follow_links: bool = True) -> str:
     """The code of a submission: a .py file's text, or the code cells of a Jupyter notebook (ValueError if it is
     not one); IPython's magics and shell lines (% and !) are left out as comments."""
+    data = read_bytes(path, follow_links)
     if path.suffix != ".ipynb":
-        return path.read_text(encoding="utf-8", errors="replace")
+        return data.decode("utf-8", errors="replace")
     import nbformat
 
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as exc:  # noqa: BLE001 - nbformat's many errors on a file that is not a notebook
         raise ValueError(f"{path.name} is not a readable Jupyter notebook ({type(exc).__name__})") from None
     cells = []
@@ -100,7 +120,7 @@ def resolve_isolation(isolation: str):
 
 def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memory_mib: int = DEFAULT_MEMORY_MIB,
           n_samples: int | None = None, seed: int | None = None, isolation: str = "auto",
-          helpers: bool = True) -> Grade:
+          helpers: bool = True, follow_links: bool = True) -> Grade:
     """Run every check on the solutions file at `path` (its code runs in a separate, limited process).
 
     n_samples: the pairs Exercise 1 is asked to draw; None: a quick 10,000, and the lesson's 100,000
@@ -108,7 +128,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
     seed: the grade's inputs (None: a fresh one, recorded in the Grade). isolation: "auto" (a
     bubblewrap sandbox where one starts, else a plain process), "sandbox" (SandboxUnavailable
     where none starts) or "none". helpers: the file's folder is importable (self-grading; a
-    class's submissions do not see each other).
+    class's submissions do not see each other). follow_links: the file may be a symbolic link (your own
+    file, self-grading); False (a class): a link is not read.
     """
     box_class = resolve_isolation(isolation)
     path = Path(path)
@@ -121,10 +142,10 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
         cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
         return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu)
 
-    if not path.is_file():
+    if not (path.is_file() or (not follow_links and path.is_symlink())):
         return done(Outcome("missing", message=f"{path}: no such file"), [])
     try:
-        source = read_source(path)
+        source = read_source(path, follow_links)
     except (ValueError, OSError) as exc:
         return done(Outcome("error", message=str(exc)), [])
     draw = checks.Draw(seed, n_samples)

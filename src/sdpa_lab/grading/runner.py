@@ -35,12 +35,23 @@ from sdpa_lab.grading.sandbox import HARNESS, Sandbox, numpy_site
 
 OK = "ok"
 STARTUP_TIME_LIMIT = 60.0  # seconds for the learner's process to start Python and import NumPy, on a loaded machine
-MAX_HEADER = 64 * 1024  # bytes of one reply's JSON line
-MAX_PAYLOAD = 32 * 2**20  # bytes of one reply's arrays (the probes' answers are kilobytes)
+MAX_HEADER = child.MAX_HEADER  # bytes of one reply's JSON line
+MAX_PAYLOAD = child.MAX_PAYLOAD  # bytes of one reply's arrays (the probes' answers are kilobytes)
 MAX_ITEMS = 8  # arrays in one reply
 MAX_TEXT = 4000  # characters of a message (a traceback) kept
-CALL_STATUSES = {"ok", "error", "memory", "not_written", "missing"}
-LOAD_STATUSES = {"ready", "syntax", "error", "memory", "not_written"}
+CALL_STATUSES = {"ok", "error", "memory", "not_written", "missing", "died"}
+LOAD_STATUSES = {"ready", "syntax", "error", "memory", "not_written", "died"}
+# The lesson's stable softmax, sent (as source) to the process of a call that asks for it and compiled there only:
+# it is never in the harness, its files or any other call's process (see child.py).
+REFERENCE_SOFTMAX = b"""\
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    x = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)
+"""
 
 
 @dataclass(frozen=True)
@@ -117,7 +128,24 @@ def check_load_reply(reply: dict) -> dict:
                    text=_text(reply.get("text", ""), "the line"))
     elif status == "error":
         out["traceback"] = _text(reply.get("traceback"), "the traceback")
+    elif status == "died":
+        out["ended"] = _ended(reply)
     return out
+
+
+def _ended(reply: dict) -> str:
+    """How a process of the learner's ended without an answer ("died": its exit status or signal), in words."""
+    exit_code, signum = reply.get("exit"), reply.get("signal")
+    if isinstance(signum, int) and not isinstance(signum, bool) and 0 < signum < 65 and exit_code is None:
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = f"signal {signum}"
+        hint = " (killed: out of memory?)" if signum == signal.SIGKILL else ""
+        return f"was stopped by signal {name}{hint}"
+    if isinstance(exit_code, int) and not isinstance(exit_code, bool) and 0 <= exit_code < 256 and signum is None:
+        return f"exited with status {exit_code} (sys.exit or os._exit in the file?)"
+    raise Forged("a process's end without its exit status or signal")
 
 
 def check_call_reply(reply: dict, payload: bytes, request_id: int, kwargs: dict) -> dict:
@@ -133,6 +161,8 @@ def check_call_reply(reply: dict, payload: bytes, request_id: int, kwargs: dict)
     out = {"status": status, "kwargs": tuple(accepted)}
     if status == "error":
         out["traceback"] = _text(reply.get("traceback"), "the traceback")
+    if status == "died":
+        out["ended"] = _ended(reply)
     if status != OK:
         if payload:
             raise Forged(f"arrays sent with status {status}")
@@ -216,6 +246,8 @@ class LearnerProcess:
             return lost.outcome
         except Forged as exc:
             return self._forged(exc, "importing the file")
+        if reply["status"] == "died":
+            return self._died(reply["ended"], "importing the file")
         if reply["status"] != "ready":
             self.close()
             return Outcome(reply["status"], message=_message(reply, self.name, self.memory_mib))
@@ -252,7 +284,7 @@ class LearnerProcess:
     def call(self, function: str, *args: np.ndarray, reference_softmax: bool = False, **kwargs) -> Outcome:
         """function(*args, **kwargs) in the learner's process; a fresh process if the last one was lost.
 
-        reference_softmax: the call runs with the file's `softmax` replaced by a correct one.
+        reference_softmax: the call runs with the file's `softmax` replaced by a correct one (REFERENCE_SOFTMAX).
         """
         if self._proc is None:
             started = self.start()
@@ -265,8 +297,9 @@ class LearnerProcess:
             np.savez(buffer, **{f"arg{i}": a for i, a in enumerate(args)})
             payload = buffer.getvalue()
         self._oom_before = self.sandbox.cgroup.oom_kills() if self.sandbox is not None else 0
-        request = {"id": self._calls, "function": function, "kwargs": kwargs, "reference_softmax": reference_softmax}
-        if not self._send(request, payload):
+        source = REFERENCE_SOFTMAX if reference_softmax else b""
+        request = {"id": self._calls, "function": function, "kwargs": kwargs, "source_bytes": len(source)}
+        if not self._send(request, payload, source):
             return self._lost(f"calling {function}")
         try:
             reply = check_call_reply(*self._receive(f"running {function}"), self._calls, kwargs)
@@ -274,6 +307,8 @@ class LearnerProcess:
             return lost.outcome
         except Forged as exc:
             return self._forged(exc, f"running {function}")
+        if reply["status"] == "died":
+            return self._died(reply["ended"], f"running {function}")
         if self._oom_killed():  # a process it started was killed for memory: the answer went over the limit
             self.close()
             return Outcome("memory", message=f"ran out of memory: its processes together needed more than the "
@@ -287,9 +322,10 @@ class LearnerProcess:
             return outcome
         return Outcome(OK, reply["values"], reply["sequence"], kwargs=reply["kwargs"])
 
-    def _send(self, header: dict, payload: bytes = b"") -> bool:
+    def _send(self, header: dict, payload: bytes = b"", after: bytes = b"") -> bool:
+        """A frame to the harness, and `after` it the bytes its header announces apart (the grader's softmax)."""
         try:
-            self._proc.stdin.write((json.dumps({**header, "nbytes": len(payload)}) + "\n").encode() + payload)
+            self._proc.stdin.write((json.dumps({**header, "nbytes": len(payload)}) + "\n").encode() + payload + after)
             self._proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return False
@@ -345,6 +381,14 @@ class LearnerProcess:
         self.close()
         return Outcome("unusable", message=f"unusable: the learner's process broke the grader's protocol while "
                                            f"{doing}: {exc}")
+
+    def _died(self, ended: str, doing: str) -> Outcome:
+        """The process of a load or call ended without an answer (the harness says how): out of memory if the kernel
+        stopped a process of the grade, else its exit status or signal."""
+        if self._oom_killed():
+            return self._lost(doing)
+        self.close()
+        return Outcome("died", message=f"the process {ended} while {doing}")
 
     def _lost(self, doing: str) -> Outcome:
         if self._oom_killed():
