@@ -12,6 +12,7 @@ from sdpa_lab.grading.classroom import (
     SAFE_ID,
     refusal,
 )
+from sdpa_lab.grading.files import digest
 
 CLASS_CALL_LIMIT = config.get("grading_time_limit", CLASS_TIME_LIMIT)
 CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
@@ -23,10 +24,18 @@ wildcard_constraints:
 
 
 def submission_input(wildcards):
-    """The learner's file, except a link (or anything but a file): its job refuses it unread, and Snakemake
-    must not follow it either."""
+    """The learner's file, if its name is its id: Snakemake reads '<x>' in a path as a
+    variable, so an odd name is not an input (its digest reruns its grade); nor is a link
+    (or anything but a file): its job refuses it unread, and Snakemake must not follow it.
+    """
     path = CLASS[wildcards.learner]
-    return [] if refusal(path) else [str(path)]
+    return [str(path)] if wildcards.learner == path.stem and not refusal(path) else []
+
+
+def submission_digest(wildcards):
+    """The sha256 of a file that is no input (a link: "", never read): a change reruns it."""
+    path = CLASS[wildcards.learner]
+    return "" if submission_input(wildcards) else digest(path)
 
 
 rule grade_submission:
@@ -35,6 +44,7 @@ rule grade_submission:
         code=code_of(
             "sdpa_lab.grading.classroom",
             "sdpa_lab.grading.child",
+            "sdpa_lab.grading.files",
             "sdpa_lab.grading.sandbox",
         ),
     output:
@@ -54,6 +64,7 @@ rule grade_submission:
     params:
         learner=lambda w: w.learner,
         path=lambda w: str(CLASS[w.learner]),
+        digest=submission_digest,
         seed=config.get("grading_seed"),
         time_limit=CLASS_CALL_LIMIT,
         memory_mib=CLASS_MEMORY_MIB,

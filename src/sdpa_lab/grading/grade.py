@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
 import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from sdpa_lab.grading import checks
+from sdpa_lab.grading.files import read_bytes
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 
 # Exercise 1 as the lesson writes it draws 2 x 100,000 x 1024 normals and holds
@@ -63,23 +62,6 @@ class Grade:
         if not self.usable or self.forged:
             return UNUSABLE
         return PASS if all(p.passed for p in self.parts) else FAIL
-
-
-def read_bytes(path: Path, follow_links: bool = True) -> bytes:
-    """A file's bytes; follow_links=False: never through a symbolic link (O_NOFOLLOW: a link put in its place after
-    it was listed too), and only from a regular file (ValueError otherwise, naming neither target nor content)."""
-    if follow_links:
-        return path.read_bytes()
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # O_NONBLOCK: a FIFO does not hang the open
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ValueError(f"{path.name} is a symbolic link: not read") from None
-        raise
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{path.name} is not a regular file: not read")
-        return f.read()
 
 
 def read_source(path: Path, follow_links: bool = True) -> str:
