@@ -3,9 +3,10 @@
 The learner's code never runs in the grader's process. `LearnerProcess` starts the
 harness (child.py) in a bubblewrap sandbox (sdpa_lab.grading.sandbox) when given one, else
 as a plain child process in a temporary folder with a minimal environment (self-grading
-where no sandbox can start); sends it the file's source, then one request per call; and
-waits for each answer at most `time_limit` seconds of wall-clock time; past that it kills
-the process and starts a fresh one for the next call.
+where no sandbox can start); sends it the file's source, then one request per call (the
+harness runs each in a process of its own: child.py says why); and waits for each answer at
+most `time_limit` seconds of wall-clock time; past that it kills the harness and all it
+started, and starts a fresh one for the next call.
 
 Nothing the process sends is trusted: every frame is checked against the protocol (its
 size, its JSON, its status and fields, the .npz of the arrays: numbers only, no pickles,

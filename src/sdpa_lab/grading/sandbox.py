@@ -6,10 +6,13 @@ What the learner's process sees and may do (`Sandbox.command`):
   the system's shared libraries (/lib, /usr/lib); the grader's harness (child.py);
 - nothing of the project (neither `sdpa_lab` nor the examples), no /etc (no passwd), no /sys;
 - a private scratch folder, /scratch, a tmpfs capped at SCRATCH_MIB: it bounds the bytes
-  the learner can write, printing included (their output goes to a file there);
-- no network (its own empty network namespace), its own PID namespace: when the grade ends
-  or the grader dies, the namespace's init dies and the kernel kills every process in it,
-  a `setsid()` one too (`--unshare-pid --die-with-parent`);
+  the learner can write, printing included (their output goes to a file there); and a
+  /dev/shm capped at SHM_MIB (multiprocessing's semaphores); everything else is read-only,
+  the tmpfs bwrap makes for /, /dev and the hidden site-packages included;
+- no network (its own empty network namespace), its own PID namespace whose init is the
+  harness itself (`--as-pid-1`: no bwrap init holding the grader's pipes, which the learner
+  could open through /proc/1/fd): when the grade ends or the grader dies, it dies and the
+  kernel kills every process in the namespace, a `setsid()` one too (`--die-with-parent`);
 - a minimal environment (`--clearenv`; bwrap itself starts with the same few variables, so
   that not even /proc/1/environ holds the grader's);
 - an unprivileged user (uid 65534 in its own user namespace) with no capabilities, so it
