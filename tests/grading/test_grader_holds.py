@@ -40,6 +40,8 @@ def test_every_odd_name_and_each_file_of_a_duplicate_learner_get_a_safe_unique_i
     # stable: the same id whatever the other files (but for a second file of the same learner)
     assert learner_ids(list(reversed(names))) == ids
     assert learner_ids(["my file.py"]) == {"my file.py": ids["my file.py"]}
+    long = "a" * 200 + ".py"  # a plain name too long for a path with its suffix: hashed, short
+    assert len(learner_ids([long])[long]) < 60
 
 
 def test_a_plain_name_cannot_take_a_hashed_id():

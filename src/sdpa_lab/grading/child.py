@@ -248,6 +248,7 @@ def call_process(request, args: bytes, source: str, name: str, log: int, answer_
 
 def run(request, args: bytes, source: str, name: str, log: int, sandboxed: bool) -> None:
     """One load or call in a process forked for it; its answer relayed to the grader, or how it ended without one."""
+    os.ftruncate(log, 0)  # each call's prints within the scratch folder's size, however many calls ran the file
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:

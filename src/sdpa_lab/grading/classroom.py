@@ -33,6 +33,7 @@ SUFFIXES = (".py", ".ipynb")
 LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a file's stem used as is for its learner id
 SAFE_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]*(~[0-9a-f]+)?"  # every learner id (class.smk's wildcard constraint)
 HASH_DIGITS = 10  # of the sha256 of a file's name, in the id of a file whose stem cannot be one
+MAX_PLAIN = 100  # characters of a stem used as an id (a longer one is hashed: a path's name within 255 bytes)
 CLASS_TIME_LIMIT = 20.0  # seconds per call: the exercises at the class's sizes take well under a second
 CLASS_MEMORY_MIB = 1024  # for all of a learner's processes together
 CLASS_N_SAMPLES = 10_000  # Exercise 1's pairs: about 250 MB at d_k = 1024
@@ -59,13 +60,15 @@ def submissions(folder: str | os.PathLike) -> dict[str, Path]:
 
 
 def learner_ids(names: list[str]) -> dict[str, str]:
-    """{file name: learner id}: the name without its suffix where it is ASCII letters, digits, '_', '-' and '.' and
-    no other file has it; else (a space, a quote, a newline, a letter outside ASCII, two files of one learner) a
-    slug of it, '~' and the first HASH_DIGITS hex digits of the sha256 of the whole name. An id is stable (it
-    depends on that file's name and on whether another file shares its stem) and safe in a path, a URL and a
-    Snakemake wildcard; no two files get the same id ('~' is in no plain id; more digits on a clash of hashes)."""
+    """{file name: learner id}: the name without its suffix where it is ASCII letters, digits, '_', '-' and '.'
+    (at most MAX_PLAIN) and no other file has it; else (a space, a quote, a newline, a letter outside ASCII, two
+    files of one learner) a slug of it, '~' and the first HASH_DIGITS hex digits of the sha256 of the whole name.
+    An id is stable (it depends on that file's name and on whether another file shares its stem) and safe in a
+    path, a URL and a Snakemake wildcard; no two files get the same id ('~' is in no plain id; more digits on a
+    clash of hashes)."""
     stems = [Path(n).stem for n in names]
-    ids = {n: s if LEARNER.match(s) and stems.count(s) == 1 else None for n, s in zip(names, stems, strict=True)}
+    ids = {n: s if LEARNER.match(s) and len(s) <= MAX_PLAIN and stems.count(s) == 1 else None
+           for n, s in zip(names, stems, strict=True)}
     hashed = [n for n, i in ids.items() if i is None]
     digits = HASH_DIGITS
     while True:
