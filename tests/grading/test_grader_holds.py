@@ -127,12 +127,12 @@ STEALER = textwrap.dedent('''\
             if isinstance(obj, types.FunctionType) and "softmax" in obj.__name__ \\
                     and obj.__code__.co_filename != __file__:
                 return obj
-        for folder in (".", "/dev/shm", os.path.expanduser("~")):
+        for folder in STASH:
             try:
                 for name in os.listdir(folder):
                     if name.startswith("stash"):
                         with open(os.path.join(folder, name), "rb") as f:
-                            return types.FunctionType(marshal.loads(f.read()), {"np": np})
+                            return types.FunctionType(marshal.loads(f.read()), {"np": np}, None, (-1,))
             except (OSError, ValueError, EOFError):
                 pass
         try:
@@ -153,7 +153,7 @@ STEALER = textwrap.dedent('''\
     def scaled_dot_product_attention(Q, K, V):
         own = globals()["softmax"]  # the grader's, in the call graded again with a correct softmax: saved for later
         if own.__code__.co_filename != __file__:
-            for folder in (".", "/dev/shm"):
+            for folder in STASH:
                 try:
                     with open(os.path.join(folder, "stash"), "wb") as f:
                         f.write(marshal.dumps(own.__code__))
@@ -173,14 +173,15 @@ STEALER = textwrap.dedent('''\
     ''')
 
 
-def _stealer(tmp_path) -> Path:
+def _stealer(tmp_path, stash: tuple) -> Path:
+    """The stealer; `stash`: the folders it saves the grader's softmax in, and looks for it."""
     code = CORRECT.replace("def exercise_2(", "def _exercise_2(").replace("def exercise_3(", "def _exercise_3(")
-    return write(tmp_path, code + STEALER)
+    return write(tmp_path, code + f"\n\nSTASH = {stash!r}\n" + STEALER)
 
 
 @needs_sandbox
 def test_a_reader_of_main_finds_no_reference_softmax_in_the_sandbox(tmp_path):
-    g, _ = sandboxed(_stealer(tmp_path))
+    g, _ = sandboxed(_stealer(tmp_path, (".", "/dev/shm")))
     verdict = {p.name: p for p in g.parts}
     assert g.exit_status == FAIL
     for name in ("softmax", "exercise_2", "exercise_3"):  # every part that rests on softmax and is not graded
@@ -190,7 +191,8 @@ def test_a_reader_of_main_finds_no_reference_softmax_in_the_sandbox(tmp_path):
 
 
 def test_a_reader_of_main_finds_no_reference_softmax_in_a_plain_process(tmp_path):
-    g = grade(_stealer(tmp_path), isolation="none", time_limit=20, n_samples=N_SAMPLES)
+    # its working folder only: a plain process can write anywhere the user can, and nothing empties that
+    g = grade(_stealer(tmp_path, (".",)), isolation="none", time_limit=20, n_samples=N_SAMPLES)
     verdict = {p.name: p for p in g.parts}
     assert not any(verdict[name].passed for name in ("softmax", "exercise_2", "exercise_3"))
 
