@@ -10,9 +10,7 @@ from sdpa_lab.grading.classroom import (
     CLASS_N_SAMPLES,
     CLASS_TIME_LIMIT,
     SAFE_ID,
-    refusal,
 )
-from sdpa_lab.grading.files import digest
 
 CLASS_CALL_LIMIT = config.get("grading_time_limit", CLASS_TIME_LIMIT)
 CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
@@ -21,21 +19,6 @@ CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
 # Each learner's id (classroom.learner_ids): the file's stem, or a slug and a hash of its name.
 wildcard_constraints:
     learner=SAFE_ID,
-
-
-def submission_input(wildcards):
-    """The learner's file, if its name is its id: Snakemake reads '<x>' in a path as a
-    variable, so an odd name is not an input (its digest reruns its grade); nor is a link
-    (or anything but a file): its job refuses it unread, and Snakemake must not follow it.
-    """
-    path = CLASS[wildcards.learner]
-    return [str(path)] if wildcards.learner == path.stem and not refusal(path) else []
-
-
-def submission_digest(wildcards):
-    """The sha256 of a file that is no input (a link: "", never read): a change reruns it."""
-    path = CLASS[wildcards.learner]
-    return "" if submission_input(wildcards) else digest(path)
 
 
 rule grade_submission:

@@ -232,6 +232,25 @@ def class_submissions():
 CLASS = class_submissions()
 
 
+def submission_input(wildcards):
+    """The learner's file, if its name is its id: Snakemake reads '<x>' in a path as a
+    variable, so an odd name is not an input (its digest reruns its grade); nor is a link
+    (or anything but a file): its job refuses it unread, and Snakemake must not follow it.
+    """
+    from sdpa_lab.grading.classroom import refusal
+
+    path = CLASS[wildcards.learner]
+    return [str(path)] if wildcards.learner == path.stem and not refusal(path) else []
+
+
+def submission_digest(wildcards):
+    """The sha256 of a file that is no input (a link: "", never read): a change reruns it."""
+    from sdpa_lab.grading.files import digest
+
+    path = CLASS[wildcards.learner]
+    return "" if submission_input(wildcards) else digest(path)
+
+
 def class_grades():
     """Each learner's grade record (rule grade_submission)."""
     return [f"results/class/grades/{learner}.json" for learner in CLASS]
