@@ -219,11 +219,11 @@ def call_process(request, args: bytes, source: str, name: str, log: int, answer_
         namespace = {}
         exec(compile(read_exact(0, request["source_bytes"]), "<the grader's softmax>", "exec"), namespace)
         reference = namespace["softmax"]
+    os.dup2(log, 1)  # first: the log may be where the answer goes next
+    os.dup2(log, 2)
     if answer_fd != ANSWER_FD:
         os.dup2(answer_fd, ANSWER_FD)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
     os.closerange(3, ANSWER_FD)
     os.closerange(ANSWER_FD + 1, os.sysconf("SC_OPEN_MAX"))
     signal.signal(signal.SIGINT, signal.default_int_handler)
