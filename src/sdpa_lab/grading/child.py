@@ -27,9 +27,10 @@ it could return anyway (the grader validates every frame). The harness is non-du
 each call it kills everything else in the namespace. The grader's softmax is never in the
 harness nor in its files: its source follows the request of a call that asks for it, the
 call's process reads it from the pipe before any of the learner's code runs and compiles it
-there; after such a call the harness empties the scratch folder (and the log), so nothing of
-it is left for the calls that follow. The price: the file runs once per call (its top-level
-code counts within each call's time limit).
+there; the grader starts a fresh harness (in the sandbox: a fresh sandbox) for the first call
+after such calls, so nothing of it is left for the calls that follow. The price: the file runs
+once per call (its top-level code counts within each call's time limit), and a fork costs
+about a millisecond.
 
 Nothing in a call's process is trusted: the learner's code runs there and may replace any of
 it. The grader validates every frame and decides every verdict from the arrays itself.
@@ -266,8 +267,6 @@ def run(request, args: bytes, source: str, name: str, log: int, sandboxed: bool)
             {"exit": os.waitstatus_to_exitcode(code)}
         answer_frame = frame({**({"id": request["id"]} if request else {}), "status": "died", **ended})
     end_call(pid, sandboxed)
-    if request is not None and request.get("source_bytes"):
-        clear_scratch(log, sandboxed)
     write_all(1, answer_frame)
 
 
@@ -284,29 +283,6 @@ def end_call(pid: int, sandboxed: bool) -> None:
                 os.waitpid(-1, 0)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
-
-
-def clear_scratch(log: int, sandboxed: bool) -> None:
-    """After a call that held the grader's softmax: nothing it wrote is left for the calls that follow (files in the
-    working folder, the log's content, and in the sandbox /dev/shm)."""
-    os.ftruncate(log, 0)
-    for folder in (".", "/dev/shm") if sandboxed else (".",):
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(folder):
-                if entry.name != LOG:
-                    remove(entry.path)
-
-
-def remove(path: str) -> None:
-    """Delete a file or a folder's tree, links not followed, a folder made writable first (its owner can)."""
-    with contextlib.suppress(OSError):
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-            for entry in os.scandir(path):
-                remove(entry.path)
-            os.rmdir(path)
-        else:
-            os.unlink(path)
 
 
 def undumpable(sandboxed: bool) -> None:

@@ -110,6 +110,7 @@ class LearnerProcess:
         self._buffer = b""
         self._calls = 0
         self._oom_before = 0
+        self._held_reference = False  # the last call was given the grader's softmax
 
     # -- process management -------------------------------------------------
     def _popen(self) -> subprocess.Popen:
@@ -182,8 +183,13 @@ class LearnerProcess:
     def call(self, function: str, *args: np.ndarray, reference_softmax: bool = False, **kwargs) -> Outcome:
         """function(*args, **kwargs) in the learner's process; a fresh process if the last one was lost.
 
-        reference_softmax: the call runs with the file's `softmax` replaced by a correct one (REFERENCE_SOFTMAX).
+        reference_softmax: the call runs with the file's `softmax` replaced by a correct one (REFERENCE_SOFTMAX);
+        the first call after such calls gets a fresh process (in the sandbox, a fresh sandbox: its scratch folder,
+        /dev/shm and IPC namespace), so that nothing they left can carry the correct softmax to it.
         """
+        if self._held_reference and not reference_softmax:
+            self.close()
+        self._held_reference = reference_softmax
         if self._proc is None:
             started = self.start()
             if started.status != "ready":
