@@ -9,6 +9,7 @@ also checks that nothing is left running and no secret is shown.
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -98,6 +99,15 @@ def test_a_class_file_that_is_a_link_is_refused_unread_everywhere(linked_class, 
 def test_a_link_put_in_place_of_a_listed_file_is_not_read_either(linked_class):
     g = grade(linked_class / "eve.py", isolation="none", helpers=False, follow_links=False)
     assert g.exit_status == UNUSABLE and g.load.message == "eve.py is a symbolic link: not read"
+
+
+def test_a_class_file_that_is_no_regular_file_is_refused_without_hanging(tmp_path):
+    os.mkfifo(tmp_path / "pipe.py")  # opening it to read would wait for a writer
+    assert list(submissions(tmp_path)) == ["pipe"]
+    record = classroom.grade_submission(tmp_path / "pipe.py", "pipe", seed=1)
+    assert record["load_status"] == "refused" and "not a regular file" in record["unusable"]
+    g = grade(tmp_path / "pipe.py", isolation="none", helpers=False, follow_links=False)
+    assert g.exit_status == UNUSABLE and g.load.message == "pipe.py is not a regular file: not read"
 
 
 def test_self_grading_follows_the_users_own_link(tmp_path):

@@ -124,7 +124,7 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
         cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
         return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu)
 
-    if not (path.is_file() or (not follow_links and path.is_symlink())):
+    if not (path.is_file() if follow_links else path.is_symlink() or path.exists()):  # read_source refuses
         return done(Outcome("missing", message=f"{path}: no such file"), [])
     try:
         source = read_source(path, follow_links)
