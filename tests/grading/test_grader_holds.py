@@ -330,3 +330,20 @@ def test_multiprocessing_and_its_semaphores_work_in_the_sandbox(tmp_path):
     g, _ = sandboxed(write(tmp_path, code))
     assert g.parts[4].passed, g.parts[4].error or g.parts[4].lost
     assert g.exit_status == PASS
+
+
+@needs_sandbox
+def test_a_fork_bomb_in_a_call_is_stopped_and_the_next_part_is_graded(tmp_path):
+    # the harness is the PID namespace's init: the bomb's processes fill the grade's pids.max, not the machine's
+    path = write(tmp_path, CORRECT + textwrap.dedent('''\
+
+        def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):
+            import os
+            while True:
+                try:
+                    os.fork()
+                except OSError:
+                    pass
+        '''))
+    g, _ = sandboxed(path, time_limit=3)
+    assert g.parts[3].verdict == "hangs" and g.parts[4].passed
