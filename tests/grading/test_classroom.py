@@ -25,13 +25,14 @@ def notebook_of(source: str, path: Path) -> Path:
     return path
 
 
-def test_submissions_lists_py_and_ipynb_by_learner_and_refuses_ambiguity(tmp_path):
+def test_submissions_lists_py_and_ipynb_by_learner_and_grades_two_files_of_one_apart(tmp_path):
     for name in ("bob.py", "alice.ipynb", "notes.txt", ".hidden.py"):
         (tmp_path / name).write_text("")
     assert submissions(tmp_path) == {"alice": tmp_path / "alice.ipynb", "bob": tmp_path / "bob.py"}
     (tmp_path / "bob.ipynb").write_text("")
-    with pytest.raises(ClassError, match="two files for learner bob"):
-        submissions(tmp_path)
+    found = submissions(tmp_path)
+    assert sorted(found.values()) == sorted(tmp_path / n for n in ("alice.ipynb", "bob.ipynb", "bob.py"))
+    assert found["alice"] == tmp_path / "alice.ipynb" and "bob" not in found  # each of bob's files has its own id
     (tmp_path / "empty").mkdir()
     with pytest.raises(ClassError, match="no .py or .ipynb"):
         submissions(tmp_path / "empty")

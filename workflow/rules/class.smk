@@ -10,22 +10,25 @@ from sdpa_lab.grading.classroom import (
     CLASS_MEMORY_MIB,
     CLASS_N_SAMPLES,
     CLASS_TIME_LIMIT,
+    SAFE_ID,
 )
 
 CLASS_CALL_LIMIT = config.get("grading_time_limit", CLASS_TIME_LIMIT)
 CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
 
 
+# Each learner's id (classroom.learner_ids): the file's stem, or a slug and a hash of its name.
 wildcard_constraints:
-    learner="[A-Za-z0-9][A-Za-z0-9_.-]*",
+    learner=SAFE_ID,
 
 
 rule grade_submission:
     input:
-        submission=lambda w: str(CLASS[w.learner]),
+        submission=submission_input,
         code=code_of(
             "sdpa_lab.grading.classroom",
             "sdpa_lab.grading.child",
+            "sdpa_lab.grading.files",
             "sdpa_lab.grading.sandbox",
         ),
     output:
@@ -44,6 +47,8 @@ rule grade_submission:
         runtime=int(10 * (CLASS_CALL_LIMIT + 5) / 60) + 2,
     params:
         learner=lambda w: w.learner,
+        path=lambda w: str(CLASS[w.learner]),
+        digest=submission_digest,
         seed=config.get("grading_seed"),
         time_limit=CLASS_CALL_LIMIT,
         memory_mib=CLASS_MEMORY_MIB,

@@ -212,7 +212,9 @@ CLASS_HTML = "reports/class.html"  # the class overview, the instructor's first 
 
 
 def class_submissions():
-    """{learner: file} of the class folder, {} without `submissions` (ConfigError: one line, before any job)."""
+    """{learner id: file} of the class folder, {} without `submissions`: ConfigError, one
+    line, before any job, when it is no folder or holds no submission (an odd file name
+    is graded under a safe id: classroom.learner_ids)."""
     if "submissions" not in config:
         return {}
     from sdpa_lab.grading.classroom import ClassError, submissions
@@ -233,6 +235,25 @@ def class_submissions():
 
 
 CLASS = class_submissions()
+
+
+def submission_input(wildcards):
+    """The learner's file, if its name is its id: Snakemake reads '<x>' in a path as a
+    variable, so an odd name is not an input (its digest reruns its grade); nor is a link
+    (or anything but a file): its job refuses it unread, and Snakemake must not follow it.
+    """
+    from sdpa_lab.grading.classroom import refusal
+
+    path = CLASS[wildcards.learner]
+    return [str(path)] if wildcards.learner == path.stem and not refusal(path) else []
+
+
+def submission_digest(wildcards):
+    """The sha256 of a file that is no input (a link: "", never read): a change reruns it."""
+    from sdpa_lab.grading.files import digest
+
+    path = CLASS[wildcards.learner]
+    return "" if submission_input(wildcards) else digest(path)
 
 
 def class_grades():

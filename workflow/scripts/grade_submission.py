@@ -3,7 +3,7 @@
 from sdpa_lab.grading.classroom import submission_job
 
 submission_job(
-    snakemake.input.submission,  # noqa: F821 (injected by Snakemake)
+    snakemake.params.path,  # noqa: F821 (injected by Snakemake; the input too, unless a link: graded unread)
     snakemake.params.learner,  # noqa: F821
     snakemake.output.json,  # noqa: F821
     seed=snakemake.params.seed,  # noqa: F821

@@ -1,35 +1,59 @@
-"""The learner's process: runs a solutions file's source and answers the grader's calls.
+"""The learner's side: a harness that answers the grader's calls, each run in a process forked for it.
 
 A standalone script (standard library and NumPy only: in the sandbox it sees nothing of
 sdpa_lab), run by the grader (sdpa_lab.grading.runner) as
 `python -I -S child.py NUMPY_SITE MEMORY_MIB [HELPERS]` in a scratch folder.
 It caps its own address space first, so one large allocation raises MemoryError.
 
-Protocol, in frames on its stdin and (a private copy of) its stdout: a frame is one JSON
-line, whose "nbytes" says how many raw bytes follow it. In: first {"name"} + the source,
-then requests {"id", "function", "kwargs", "reference_softmax"} + the arguments as an .npz
-("reference_softmax": true runs the call with the file's `softmax` replaced by a correct one, so
-a function is graded apart from the helper it calls). Out: {"status":
+Protocol, in frames on its stdin and stdout: a frame is one JSON line, whose "nbytes" says
+how many raw bytes follow it. In: first {"name"} + the source, then requests {"id",
+"function", "kwargs", "source_bytes"} + the arguments as an .npz, followed by source_bytes
+bytes: the source of a correct `softmax`, sent for a call that runs with the file's `softmax`
+replaced by it (so a function is graded apart from the helper it calls). Out: {"status":
 "started"}, the file's status ("ready" with its functions, or why not), then one reply per
-request: {"id", "status", ...} + the returned arrays as an .npz (status "ok").
+request: {"id", "status", ...} + the returned arrays as an .npz (status "ok"); status "died"
+({"exit"} or {"signal"}) when the process of a load or call ended without an answer.
 
-Nothing here is trusted: the learner's code runs in this process and may replace any of
+Why a process per call. The harness holds the grader's pipes and never runs the learner's
+code: it forks (after NumPy is imported, so a fork costs little) one process to load the file
+and one per call, which runs the file afresh and then the function. That process keeps only
+/dev/null as input, the log (learner_output.txt) for what it prints, and a pipe of its own
+for its one answer (ANSWER_FD); the harness relays the first frame on it to the grader and
+nothing else, so what the learner's code writes there is at most its own call's answer, which
+it could return anyway (the grader validates every frame). The harness is non-dumpable
+(prctl PR_SET_DUMPABLE 0), so the learner's processes, of the same user, can open neither its
+/proc/<pid>/fd nor its memory; in the sandbox it is the PID namespace's init (bwrap
+--as-pid-1: no bwrap init holding the grader's pipes), which they cannot signal, and after
+each call it kills everything else in the namespace. The grader's softmax is never in the
+harness nor in its files: its source follows the request of a call that asks for it, the
+call's process reads it from the pipe before any of the learner's code runs and compiles it
+there; the grader starts a fresh harness (in the sandbox: a fresh sandbox) for the first call
+after such calls, so nothing of it is left for the calls that follow. The price: the file runs
+once per call (its top-level code counts within each call's time limit), and a fork costs
+about a millisecond.
+
+Nothing in a call's process is trusted: the learner's code runs there and may replace any of
 it. The grader validates every frame and decides every verdict from the arrays itself.
-Whatever the learner prints goes to learner_output.txt in the scratch folder.
 """
 
+import contextlib
 import inspect
 import io
 import json
 import linecache
 import os
 import resource
+import signal
 import sys
 import traceback
 
 NOT_WRITTEN = "not_written"  # the skeleton's `raise NotImplementedError`
 FUNCTIONS = ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3")
 MAX_TEXT = 4000  # characters of a traceback sent back
+MAX_HEADER = 64 * 1024  # bytes of one reply's JSON line (the grader's limit too)
+MAX_PAYLOAD = 32 * 2**20  # bytes of one reply's arrays (the probes' answers are kilobytes)
+ANSWER_FD = 4  # where a call's process writes its answer
+LOG = "learner_output.txt"  # what the learner's code prints, in the scratch folder
 
 
 def limit_memory(mebibytes: int) -> None:
@@ -101,15 +125,6 @@ def encode(value):
     return {"status": "ok", "sequence": sequence, "n": len(items)}, buffer.getvalue()
 
 
-def correct_softmax(x, axis=-1):
-    """The lesson's stable softmax, put in place of the learner's for a call that asks for it."""
-    import numpy as np
-
-    x = x - np.max(x, axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / np.sum(e, axis=axis, keepdims=True)
-
-
 def answer(module, request: dict, args_bytes: bytes, name: str):
     import numpy as np
 
@@ -121,28 +136,166 @@ def answer(module, request: dict, args_bytes: bytes, name: str):
         with np.load(io.BytesIO(args_bytes), allow_pickle=False) as data:
             args = [data[f"arg{i}"] for i in range(len(data.files))]
     kwargs = accepted_kwargs(fn, request.get("kwargs") or {})
-    swap = bool(request.get("reference_softmax")) and "softmax" in module.__dict__
-    own = module.__dict__.get("softmax")
+    reference = request.get("softmax")  # the grader's correct softmax, in the process of a call that asks for it
+    if reference is not None and "softmax" in module.__dict__:
+        module.softmax = reference  # this process ends with the call: nothing to put back
     try:
-        if swap:
-            module.softmax = correct_softmax
         reply, payload = encode(fn(*args, **kwargs))
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt from the learner too
         reply, payload = failure(exc, name), b""
-    finally:
-        if swap:
-            module.softmax = own
     reply["kwargs"] = sorted(kwargs)
     return reply, payload
 
 
-def read_frame(stream):
-    """(header, payload) of the next frame, or (None, b"") at the end of the input."""
-    line = stream.readline()
-    if not line:
-        return None, b""
+
+
+# -- the harness: reads the grader's requests, runs each in a process forked for it ---------------
+
+def read_exact(fd: int, n: int) -> bytes:
+    """n bytes from fd, fewer only at its end."""
+    chunks = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_request(fd: int):
+    """(header, payload) of the grader's next frame, read unbuffered, so that what follows it (the source of the
+    grader's softmax) stays in the pipe for the call's process; (None, b"") at the end of the input."""
+    line = bytearray()
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            return None, b""
+        line += byte
     header = json.loads(line)
-    return header, stream.read(header.get("nbytes", 0))
+    return header, read_exact(fd, header.get("nbytes", 0))
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def frame(header: dict, payload: bytes = b"") -> bytes:
+    return (json.dumps({**header, "nbytes": len(payload)}) + "\n").encode() + payload
+
+
+def relay(fd: int) -> bytes:
+    """The first frame a call's process wrote on its answer pipe, as the grader reads one: its header line and the
+    bytes it announces (a line that heads no frame goes alone, and the grader refuses it); b"" if the pipe
+    closed before a whole frame."""
+    data = bytearray()
+    while b"\n" not in data and len(data) <= MAX_HEADER:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b""
+        data += chunk
+    if b"\n" not in data:
+        return bytes(data[:MAX_HEADER + 1])  # longer than the grader takes: it says so
+    line, _, rest = bytes(data).partition(b"\n")
+    try:
+        nbytes = json.loads(line).get("nbytes")
+    except (ValueError, AttributeError, RecursionError):
+        return line + b"\n"
+    if not isinstance(nbytes, int) or isinstance(nbytes, bool) or not 0 <= nbytes <= MAX_PAYLOAD:
+        return line + b"\n"
+    if len(rest) < nbytes:
+        rest += read_exact(fd, nbytes - len(rest))
+    return line + b"\n" + rest[:nbytes] if len(rest) >= nbytes else b""
+
+
+def call_process(request, args: bytes, source: str, name: str, log: int, answer_fd: int) -> None:
+    """In the process forked for one call (request None: loading the file): the grader's softmax if the call asks
+    for it, read from the request pipe and compiled before any of the learner's code runs; then the file run
+    afresh and the function called; its one answer written to ANSWER_FD, the only descriptor left open besides
+    /dev/null for input and the log for what it prints."""
+    reference = None
+    if request is not None and request.get("source_bytes"):
+        namespace = {}
+        exec(compile(read_exact(0, request["source_bytes"]), "<the grader's softmax>", "exec"), namespace)
+        reference = namespace["softmax"]
+    os.dup2(log, 1)  # first: the log may be where the answer goes next
+    os.dup2(log, 2)
+    if answer_fd != ANSWER_FD:
+        os.dup2(answer_fd, ANSWER_FD)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.closerange(3, ANSWER_FD)
+    os.closerange(ANSWER_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    module, status = load(source, name)
+    if request is None:
+        reply, payload = status, b""
+    elif module is None:  # the file ran differently this time
+        reply, payload = {k: v for k, v in status.items() if k in ("status", "traceback")}, b""
+        if reply["status"] == "syntax":
+            reply = {"status": "error", "traceback": status["message"]}
+    else:
+        reply, payload = answer(module, {**request, "softmax": reference}, args, name)
+    if request is not None:
+        reply = {"id": request["id"], **reply}
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # the scratch folder is full: the learner's output is cut there
+            pass
+    write_all(ANSWER_FD, frame(reply, payload))
+
+
+def run(request, args: bytes, source: str, name: str, log: int, sandboxed: bool) -> None:
+    """One load or call in a process forked for it; its answer relayed to the grader, or how it ended without one."""
+    os.ftruncate(log, 0)  # each call's prints within the scratch folder's size, however many calls ran the file
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            call_process(request, args, source, name, log, write_end)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    answer_frame = relay(read_end)
+    os.close(read_end)
+    if not answer_frame:  # how the process ended (it closed its answer pipe: it is ending, or it hangs)
+        _, code = os.waitpid(pid, 0)
+        ended = {"signal": -os.waitstatus_to_exitcode(code)} if os.WIFSIGNALED(code) else \
+            {"exit": os.waitstatus_to_exitcode(code)}
+        answer_frame = frame({**({"id": request["id"]} if request else {}), "status": "died", **ended})
+    end_call(pid, sandboxed)
+    write_all(1, answer_frame)
+
+
+def end_call(pid: int, sandboxed: bool) -> None:
+    """Stop the call's process and, in the sandbox, everything else it started (the harness is the PID namespace's
+    init: kill(-1) reaches every other process in it); reap them."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    if sandboxed and os.getpid() == 1:  # never outside the sandbox: kill(-1) there is every process of the user
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(-1, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            while True:
+                os.waitpid(-1, 0)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
+def undumpable(sandboxed: bool) -> None:
+    """Make the harness non-dumpable, so that a process of the same user (the learner's) can neither open its
+    /proc/<pid>/fd (the grader's pipes) nor read its memory; required in the sandbox."""
+    try:
+        import ctypes
+
+        if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE, 0
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+    except (OSError, ImportError, AttributeError):
+        if sandboxed:
+            raise
 
 
 def main(argv: list) -> int:
@@ -151,38 +304,24 @@ def main(argv: list) -> int:
     if len(argv) > 2:
         sys.path.insert(0, argv[2])  # the learner's own helper modules (self-grading only)
     limit_memory(mebibytes)
-    # The protocol keeps private copies of stdin and stdout; the learner's code gets
-    # /dev/null for input and a log file for what it prints.
-    requests = os.fdopen(os.dup(0), "rb")
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    log = os.open("learner_output.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
+    sandboxed = os.getpid() == 1  # in the sandbox the harness is its PID namespace's init (bwrap --as-pid-1)
+    undumpable(sandboxed)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # no handler: a signal from the learner's processes to init is void
+    log = os.open(LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
-    def send(reply: dict, payload: bytes = b"") -> None:
-        try:
-            sys.stdout.flush()
-        except OSError:  # the scratch folder is full: the learner's output is cut there
-            pass
-        replies.write((json.dumps({**reply, "nbytes": len(payload)}) + "\n").encode() + payload)
-        replies.flush()
+    import numpy  # noqa: F401 - the harness's own start, timed apart from the learner's code; inherited by each fork
 
-    import numpy  # noqa: F401 - the harness's own start, timed apart from the learner's code
-
-    send({"status": "started"})
-    header, source = read_frame(requests)
-    name = header["name"]
-    module, status = load(source.decode("utf-8", errors="replace"), name)
-    send(status)
-    if module is None:
+    write_all(1, frame({"status": "started"}))
+    header, source = read_request(0)
+    if header is None:
         return 0
+    text, name = source.decode("utf-8", errors="replace"), header["name"]
+    run(None, b"", text, name, log, sandboxed)
     while True:
-        request, args_bytes = read_frame(requests)
+        request, args = read_request(0)
         if request is None:
             return 0
-        reply, payload = answer(module, request, args_bytes, name)
-        send({"id": request["id"], **reply}, payload)
+        run(request, args, text, name, log, sandboxed)
 
 
 if __name__ == "__main__":

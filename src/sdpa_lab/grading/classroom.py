@@ -1,7 +1,8 @@
 """Grade a class: every submission in a folder, each in its own sandbox, into one gradebook and one page per learner.
 
-- `submissions(folder)`: {learner: file} for every .py and .ipynb in the folder (the learner
-  is the file's name without its suffix);
+- `submissions(folder)`: {learner: file} for every .py and .ipynb in the folder: the learner
+  is the file's name without its suffix where that is a safe id, else a safe id made from it
+  (`learner_ids`), so that no file name stops the class;
 - `submission_job`: one learner's grade (always sandboxed) as JSON, written whatever their
   file does: a broken submission never stops the others.
 
@@ -11,9 +12,12 @@ learner graded again on their stored seed: sdpa_lab.grading.regrade).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import stat
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,7 +27,10 @@ if TYPE_CHECKING:
 # Parse-time light (the Snakefile lists the class with `submissions`): NumPy and the checks load in the jobs.
 UNUSABLE = 2  # sdpa_lab.grading.grade.UNUSABLE: the exit status of a file that could not be used
 SUFFIXES = (".py", ".ipynb")
-LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a learner id a path and a wildcard can hold
+LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a file's stem used as is for its learner id
+SAFE_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]*(~[0-9a-f]+)?"  # every learner id (class.smk's wildcard constraint)
+HASH_DIGITS = 10  # of the sha256 of a file's name, in the id of a file whose stem cannot be one
+MAX_PLAIN = 100  # characters of a stem used as an id (a longer one is hashed: a path's name within 255 bytes)
 CLASS_TIME_LIMIT = 20.0  # seconds per call: the exercises at the class's sizes take well under a second
 CLASS_MEMORY_MIB = 1024  # for all of a learner's processes together
 CLASS_N_SAMPLES = 10_000  # Exercise 1's pairs: about 250 MB at d_k = 1024
@@ -35,25 +42,63 @@ class ClassError(ValueError):
 
 
 def submissions(folder: str | os.PathLike) -> dict[str, Path]:
-    """{learner: file} for every .py and .ipynb directly in `folder`, sorted (ClassError when there are none,
-    or two files of one learner, or a name no wildcard can hold)."""
+    """{learner id: file} for every .py and .ipynb directly in `folder` (links included: their grade refuses them),
+    sorted by file name (ClassError when there are none, or the folder is not one)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise ClassError(f"submissions: {folder} is not a folder")
-    out: dict[str, Path] = {}
-    for path in sorted(folder.iterdir()):
-        if path.suffix not in SUFFIXES or not path.is_file() or path.name.startswith("."):
-            continue
-        learner = path.stem
-        if not LEARNER.match(learner):
-            raise ClassError(f"submissions: {path.name}: a learner's file name must be letters, digits, '_', '-' "
-                             "or '.'")
-        if learner in out:
-            raise ClassError(f"submissions: two files for learner {learner}: {out[learner].name} and {path.name}")
-        out[learner] = path
-    if not out:
+    files = [p for p in sorted(folder.iterdir()) if p.suffix in SUFFIXES and not p.name.startswith(".")
+             and not stat.S_ISDIR(p.lstat().st_mode)]
+    if not files:
         raise ClassError(f"submissions: no .py or .ipynb file in {folder}")
-    return out
+    ids = learner_ids([p.name for p in files])
+    return {ids[p.name]: p for p in files}
+
+
+def learner_ids(names: list[str]) -> dict[str, str]:
+    """{file name: learner id}: the name without its suffix where it is ASCII letters, digits, '_', '-' and '.'
+    (at most MAX_PLAIN) and no other file has it; else (a space, a quote, a newline, a letter outside ASCII, two
+    files of one learner) a slug of it, '~' and the first HASH_DIGITS hex digits of the sha256 of the whole name.
+    An id is stable (it depends on that file's name and on whether another file shares its stem) and safe in a
+    path, a URL and a Snakemake wildcard; no two files get the same id ('~' is in no plain id; more digits on a
+    clash of hashes)."""
+    stems = [Path(n).stem for n in names]
+    ids = {n: s if LEARNER.match(s) and len(s) <= MAX_PLAIN and stems.count(s) == 1 else None
+           for n, s in zip(names, stems, strict=True)}
+    hashed = [n for n, i in ids.items() if i is None]
+    digits = HASH_DIGITS
+    while True:
+        made = {n: _hashed_id(n, digits) for n in hashed}
+        if len(set(made.values())) == len(made):
+            return {**ids, **made}
+        digits += 6
+
+
+def _hashed_id(name: str, digits: int) -> str:
+    raw = name.encode("utf-8", "surrogateescape")  # a name that is not UTF-8 has a hash too
+    ascii_stem = unicodedata.normalize("NFKD", Path(name).stem).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", ascii_stem).lstrip("_.-")[:40] or "file"
+    return f"{slug}~{hashlib.sha256(raw).hexdigest()[:digits]}"
+
+
+def shown_name(path: str | os.PathLike) -> str:
+    """A file's name as pages and the gradebook show it: its text, bytes that are not UTF-8 replaced by U+FFFD
+    (pages and CSV escape it further)."""
+    return os.fsencode(Path(path).name).decode("utf-8", "replace")
+
+
+def refusal(path: str | os.PathLike) -> str:
+    """Why a class's file is not read ("" if it is read): a symbolic link (its target, outside the folder maybe, is
+    never followed), or anything that is not a regular file."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(mode):
+        return "it is a symbolic link, not a file: a class's links are never followed, so it was not read"
+    if not stat.S_ISREG(mode):
+        return "it is not a regular file, so it was not read"
+    return ""
 
 
 # -- one learner ------------------------------------------------------------------
@@ -95,7 +140,7 @@ def grade_record(g: Grade, learner: str) -> dict:
             "reread": [M.MISTAKES[k].reread for k in p.mistakes if k in M.MISTAKES],
         })
     unusable = "" if g.exit_status != UNUSABLE else unusable_reason(g)
-    return {"learner": learner, "file": g.path.name, "seed": g.seed, "isolation": g.isolation,
+    return {"learner": learner, "file": shown_name(g.path), "seed": g.seed, "isolation": g.isolation,
             "time_limit": g.time_limit, "memory_mib": g.memory_mib, "peak_mib": round(g.peak_mib, 1),
             "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
             "exit_status": g.exit_status, "usable": g.usable,
@@ -106,19 +151,25 @@ def grade_record(g: Grade, learner: str) -> dict:
 def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = None,
                      time_limit: float = CLASS_TIME_LIMIT, memory_mib: int = CLASS_MEMORY_MIB,
                      n_samples: int = CLASS_N_SAMPLES) -> dict:
-    """One learner's grade record, always in a sandbox, never raising for anything their file does."""
+    """One learner's grade record, always in a sandbox, never raising for anything their file does; a link or
+    anything but a regular file is refused unread (`refusal`)."""
     from sdpa_lab.grading.grade import SandboxUnavailable, grade
 
+    def unusable(status: str, why: str) -> dict:
+        return {"learner": learner, "file": shown_name(path), "seed": seed, "isolation": "", "time_limit": time_limit,
+                "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
+                "usable": False, "load_status": status, "unusable": why, "load_message": "", "passed": 0,
+                "parts": [], "n_samples": n_samples}
+
+    if why := refusal(path):
+        return unusable("refused", why)
     try:
         g = grade(path, time_limit=time_limit, memory_mib=memory_mib, n_samples=n_samples, seed=seed,
-                  isolation="sandbox", helpers=False)
+                  isolation="sandbox", helpers=False, follow_links=False)
     except SandboxUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001 - a failure of the grader on this file is recorded, not raised
-        return {"learner": learner, "file": Path(path).name, "seed": seed, "isolation": "", "time_limit": time_limit,
-                "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
-                "usable": False, "load_status": "grader", "unusable": f"the grader could not run: "
-                f"{type(exc).__name__}: {exc}", "load_message": "", "passed": 0, "parts": [], "n_samples": n_samples}
+        return unusable("grader", f"the grader could not run: {type(exc).__name__}: {exc}")
     return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sdpa_lab.grading import checks
+from sdpa_lab.grading.files import read_bytes
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 
 # Exercise 1 as the lesson writes it draws 2 x 100,000 x 1024 normals and holds
@@ -63,15 +64,16 @@ class Grade:
         return PASS if all(p.passed for p in self.parts) else FAIL
 
 
-def read_source(path: Path) -> str:
+def read_source(path: Path, follow_links: bool = True) -> str:
     """The code of a submission: a .py file's text, or the code cells of a Jupyter notebook (ValueError if it is
     not one); IPython's magics and shell lines (% and !) are left out as comments."""
+    data = read_bytes(path, follow_links)
     if path.suffix != ".ipynb":
-        return path.read_text(encoding="utf-8", errors="replace")
+        return data.decode("utf-8", errors="replace")
     import nbformat
 
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
     except Exception as exc:  # noqa: BLE001 - nbformat's many errors on a file that is not a notebook
         raise ValueError(f"{path.name} is not a readable Jupyter notebook ({type(exc).__name__})") from None
     cells = []
@@ -100,7 +102,7 @@ def resolve_isolation(isolation: str):
 
 def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memory_mib: int = DEFAULT_MEMORY_MIB,
           n_samples: int | None = None, seed: int | None = None, isolation: str = "auto",
-          helpers: bool = True) -> Grade:
+          helpers: bool = True, follow_links: bool = True) -> Grade:
     """Run every check on the solutions file at `path` (its code runs in a separate, limited process).
 
     n_samples: the pairs Exercise 1 is asked to draw; None: a quick 10,000, and the lesson's 100,000
@@ -108,7 +110,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
     seed: the grade's inputs (None: a fresh one, recorded in the Grade). isolation: "auto" (a
     bubblewrap sandbox where one starts, else a plain process), "sandbox" (SandboxUnavailable
     where none starts) or "none". helpers: the file's folder is importable (self-grading; a
-    class's submissions do not see each other).
+    class's submissions do not see each other). follow_links: the file may be a symbolic link (your own
+    file, self-grading); False (a class): a link is not read.
     """
     box_class = resolve_isolation(isolation)
     path = Path(path)
@@ -121,10 +124,10 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
         cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
         return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu)
 
-    if not path.is_file():
+    if not (path.is_file() if follow_links else path.is_symlink() or path.exists()):  # read_source refuses
         return done(Outcome("missing", message=f"{path}: no such file"), [])
     try:
-        source = read_source(path)
+        source = read_source(path, follow_links)
     except (ValueError, OSError) as exc:
         return done(Outcome("error", message=str(exc)), [])
     draw = checks.Draw(seed, n_samples)

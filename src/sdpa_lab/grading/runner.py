@@ -3,9 +3,10 @@
 The learner's code never runs in the grader's process. `LearnerProcess` starts the
 harness (child.py) in a bubblewrap sandbox (sdpa_lab.grading.sandbox) when given one, else
 as a plain child process in a temporary folder with a minimal environment (self-grading
-where no sandbox can start); sends it the file's source, then one request per call; and
-waits for each answer at most `time_limit` seconds of wall-clock time; past that it kills
-the process and starts a fresh one for the next call.
+where no sandbox can start); sends it the file's source, then one request per call (the
+harness runs each in a process of its own: child.py says why); and waits for each answer at
+most `time_limit` seconds of wall-clock time; past that it kills the harness and all it
+started, and starts a fresh one for the next call.
 
 Nothing the process sends is trusted: every frame is checked against the protocol (its
 size, its JSON, its status and fields, the .npz of the arrays: numbers only, no pickles,
@@ -24,23 +25,30 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from sdpa_lab.grading import child
+from sdpa_lab.grading.replies import Forged, check_call_reply, check_load_reply
 from sdpa_lab.grading.sandbox import HARNESS, Sandbox, numpy_site
 
 OK = "ok"
 STARTUP_TIME_LIMIT = 60.0  # seconds for the learner's process to start Python and import NumPy, on a loaded machine
-MAX_HEADER = 64 * 1024  # bytes of one reply's JSON line
-MAX_PAYLOAD = 32 * 2**20  # bytes of one reply's arrays (the probes' answers are kilobytes)
-MAX_ITEMS = 8  # arrays in one reply
-MAX_TEXT = 4000  # characters of a message (a traceback) kept
-CALL_STATUSES = {"ok", "error", "memory", "not_written", "missing"}
-LOAD_STATUSES = {"ready", "syntax", "error", "memory", "not_written"}
+MAX_HEADER = child.MAX_HEADER  # bytes of one reply's JSON line
+MAX_PAYLOAD = child.MAX_PAYLOAD  # bytes of one reply's arrays (the probes' answers are kilobytes)
+# The lesson's stable softmax, sent (as source) to the process of a call that asks for it and compiled there only:
+# it is never in the harness, its files or any other call's process (see child.py).
+REFERENCE_SOFTMAX = b"""\
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    x = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / np.sum(e, axis=axis, keepdims=True)
+"""
 
 
 @dataclass(frozen=True)
@@ -71,17 +79,6 @@ class Outcome:
         return self.status in ("timeout", "memory", "died", "unusable")
 
 
-class Forged(Exception):
-    """A reply that breaks the protocol; its message is the one line the grade shows."""
-
-
-def _text(value, what: str) -> str:
-    """A string field of a reply, its control characters (but newlines) dropped and its length capped."""
-    if not isinstance(value, str):
-        raise Forged(f"{what} is not text")
-    return "".join(c for c in value if c == "\n" or c.isprintable())[:MAX_TEXT]
-
-
 def _message(reply: dict, name: str, memory_mib: int) -> str:
     status = reply["status"]
     if status == "syntax":
@@ -96,75 +93,6 @@ def _message(reply: dict, name: str, memory_mib: int) -> str:
     if status == "missing":
         return "not defined in the file"
     return ""
-
-
-def check_load_reply(reply: dict) -> dict:
-    """The file's status, validated (Forged if it breaks the protocol); text fields cleaned."""
-    status = reply.get("status")
-    if status not in LOAD_STATUSES:
-        raise Forged(f"unknown status {str(status)[:40]!r}")
-    out = {"status": status}
-    if status == "ready":
-        functions = reply.get("functions")
-        if not (isinstance(functions, list) and all(f in child.FUNCTIONS for f in functions)
-                and len(set(functions)) == len(functions)):
-            raise Forged("the list of functions is not a list of the graded functions' names")
-        out["functions"] = functions
-    elif status == "syntax":
-        if not isinstance(reply.get("line"), int) or isinstance(reply.get("line"), bool):
-            raise Forged("a syntax error without a line number")
-        out.update(line=reply["line"], message=_text(reply.get("message"), "the message"),
-                   text=_text(reply.get("text", ""), "the line"))
-    elif status == "error":
-        out["traceback"] = _text(reply.get("traceback"), "the traceback")
-    return out
-
-
-def check_call_reply(reply: dict, payload: bytes, request_id: int, kwargs: dict) -> dict:
-    """A call's reply, validated (Forged if it breaks the protocol), with its arrays read from `payload`."""
-    if reply.get("id") != request_id:
-        raise Forged(f"a reply to call {str(reply.get('id'))[:20]}, not to call {request_id}")
-    status = reply.get("status")
-    if status not in CALL_STATUSES:
-        raise Forged(f"unknown status {str(status)[:40]!r}")
-    accepted = reply.get("kwargs", [])
-    if not (isinstance(accepted, list) and all(isinstance(k, str) and k in kwargs for k in accepted)):
-        raise Forged("the accepted keyword arguments are not among those sent")
-    out = {"status": status, "kwargs": tuple(accepted)}
-    if status == "error":
-        out["traceback"] = _text(reply.get("traceback"), "the traceback")
-    if status != OK:
-        if payload:
-            raise Forged(f"arrays sent with status {status}")
-        return out
-    n, sequence = reply.get("n"), reply.get("sequence")
-    if not isinstance(sequence, bool) or not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= MAX_ITEMS:
-        raise Forged("the count of returned arrays is missing or out of range")
-    if not sequence and n != 1:
-        raise Forged("one array announced, with a count other than 1")
-    out.update(sequence=sequence, values=read_arrays(payload, n))
-    return out
-
-
-def read_arrays(payload: bytes, n: int) -> tuple[np.ndarray, ...]:
-    """The arrays item0..item{n-1} of an .npz, checked: no pickles, numbers only, sizes within MAX_PAYLOAD."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(payload)) as z:
-            names = [i.filename for i in z.infolist()]
-            if sum(i.file_size for i in z.infolist()) > MAX_PAYLOAD:  # a compressed bomb
-                raise Forged("the arrays unpack to more than the size limit")
-        if sorted(names) != sorted(f"item{i}.npy" for i in range(n)):
-            raise Forged(f"the arrays are not the {n} announced")
-        with np.load(io.BytesIO(payload), allow_pickle=False) as data:
-            values = tuple(data[f"item{i}"] for i in range(n))
-    except Forged:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever np.load makes of forged bytes
-        raise Forged(f"the arrays cannot be read ({type(exc).__name__})") from None
-    for a in values:
-        if a.dtype.kind not in "biuf" or a.dtype.hasobject:
-            raise Forged(f"an array of {a.dtype}, not numbers")
-    return values
 
 
 class LearnerProcess:
@@ -182,6 +110,7 @@ class LearnerProcess:
         self._buffer = b""
         self._calls = 0
         self._oom_before = 0
+        self._held_reference = False  # the last call was given the grader's softmax
 
     # -- process management -------------------------------------------------
     def _popen(self) -> subprocess.Popen:
@@ -216,6 +145,8 @@ class LearnerProcess:
             return lost.outcome
         except Forged as exc:
             return self._forged(exc, "importing the file")
+        if reply["status"] == "died":
+            return self._died(reply["ended"], "importing the file")
         if reply["status"] != "ready":
             self.close()
             return Outcome(reply["status"], message=_message(reply, self.name, self.memory_mib))
@@ -252,8 +183,13 @@ class LearnerProcess:
     def call(self, function: str, *args: np.ndarray, reference_softmax: bool = False, **kwargs) -> Outcome:
         """function(*args, **kwargs) in the learner's process; a fresh process if the last one was lost.
 
-        reference_softmax: the call runs with the file's `softmax` replaced by a correct one.
+        reference_softmax: the call runs with the file's `softmax` replaced by a correct one (REFERENCE_SOFTMAX);
+        the first call after such calls gets a fresh process (in the sandbox, a fresh sandbox: its scratch folder,
+        /dev/shm and IPC namespace), so that nothing they left can carry the correct softmax to it.
         """
+        if self._held_reference and not reference_softmax:
+            self.close()
+        self._held_reference = reference_softmax
         if self._proc is None:
             started = self.start()
             if started.status != "ready":
@@ -265,8 +201,9 @@ class LearnerProcess:
             np.savez(buffer, **{f"arg{i}": a for i, a in enumerate(args)})
             payload = buffer.getvalue()
         self._oom_before = self.sandbox.cgroup.oom_kills() if self.sandbox is not None else 0
-        request = {"id": self._calls, "function": function, "kwargs": kwargs, "reference_softmax": reference_softmax}
-        if not self._send(request, payload):
+        source = REFERENCE_SOFTMAX if reference_softmax else b""
+        request = {"id": self._calls, "function": function, "kwargs": kwargs, "source_bytes": len(source)}
+        if not self._send(request, payload, source):
             return self._lost(f"calling {function}")
         try:
             reply = check_call_reply(*self._receive(f"running {function}"), self._calls, kwargs)
@@ -274,6 +211,8 @@ class LearnerProcess:
             return lost.outcome
         except Forged as exc:
             return self._forged(exc, f"running {function}")
+        if reply["status"] == "died":
+            return self._died(reply["ended"], f"running {function}")
         if self._oom_killed():  # a process it started was killed for memory: the answer went over the limit
             self.close()
             return Outcome("memory", message=f"ran out of memory: its processes together needed more than the "
@@ -287,9 +226,10 @@ class LearnerProcess:
             return outcome
         return Outcome(OK, reply["values"], reply["sequence"], kwargs=reply["kwargs"])
 
-    def _send(self, header: dict, payload: bytes = b"") -> bool:
+    def _send(self, header: dict, payload: bytes = b"", after: bytes = b"") -> bool:
+        """A frame to the harness, and `after` it the bytes its header announces apart (the grader's softmax)."""
         try:
-            self._proc.stdin.write((json.dumps({**header, "nbytes": len(payload)}) + "\n").encode() + payload)
+            self._proc.stdin.write((json.dumps({**header, "nbytes": len(payload)}) + "\n").encode() + payload + after)
             self._proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return False
@@ -345,6 +285,14 @@ class LearnerProcess:
         self.close()
         return Outcome("unusable", message=f"unusable: the learner's process broke the grader's protocol while "
                                            f"{doing}: {exc}")
+
+    def _died(self, ended: str, doing: str) -> Outcome:
+        """The process of a load or call ended without an answer (the harness says how): out of memory if the kernel
+        stopped a process of the grade, else its exit status or signal."""
+        if self._oom_killed():
+            return self._lost(doing)
+        self.close()
+        return Outcome("died", message=f"the process {ended} while {doing}")
 
     def _lost(self, doing: str) -> Outcome:
         if self._oom_killed():

@@ -6,10 +6,13 @@ What the learner's process sees and may do (`Sandbox.command`):
   the system's shared libraries (/lib, /usr/lib); the grader's harness (child.py);
 - nothing of the project (neither `sdpa_lab` nor the examples), no /etc (no passwd), no /sys;
 - a private scratch folder, /scratch, a tmpfs capped at SCRATCH_MIB: it bounds the bytes
-  the learner can write, printing included (their output goes to a file there);
-- no network (its own empty network namespace), its own PID namespace: when the grade ends
-  or the grader dies, the namespace's init dies and the kernel kills every process in it,
-  a `setsid()` one too (`--unshare-pid --die-with-parent`);
+  the learner can write, printing included (their output goes to a file there); and a
+  /dev/shm capped at SHM_MIB (multiprocessing's semaphores); everything else is read-only,
+  the tmpfs bwrap makes for /, /dev and the hidden site-packages included;
+- no network (its own empty network namespace), its own PID namespace whose init is the
+  harness itself (`--as-pid-1`: no bwrap init holding the grader's pipes, which the learner
+  could open through /proc/1/fd): when the grade ends or the grader dies, it dies and the
+  kernel kills every process in the namespace, a `setsid()` one too (`--die-with-parent`);
 - a minimal environment (`--clearenv`; bwrap itself starts with the same few variables, so
   that not even /proc/1/environ holds the grader's);
 - an unprivileged user (uid 65534 in its own user namespace) with no capabilities, so it
@@ -41,6 +44,7 @@ from pathlib import Path
 HARNESS = Path(__file__).with_name("child.py")
 SCRATCH = "/scratch"
 SCRATCH_MIB = 64  # bytes the learner may write, printing included
+SHM_MIB = 8  # bytes the learner may write to /dev/shm (the only other writable place)
 SITE = "/opt/site"  # where NumPy is mounted
 HARNESS_IN = "/opt/harness/child.py"
 PIDS_MAX = 64  # processes and threads per grade (a fork bomb stops there)
@@ -211,6 +215,16 @@ def _cgroup2_root(mounts: Path = Path("/proc/self/mounts")) -> Path:
     raise OSError("no memory cgroup: neither cgroup v1's memory controller nor a cgroup v2 with memory")
 
 
+def read_only_but_scratch(stdlib: Path) -> list[str]:
+    """bwrap options, last on its command line, that leave the learner two writable places, each capped: /scratch and
+    a small /dev/shm (POSIX semaphores and shared memory: multiprocessing's locks); the root, /dev and the hidden
+    site-packages, tmpfs that bwrap makes writable and unbounded, are remounted read-only (their device files
+    /dev/null, /dev/zero ... stay writable: writing to them stores nothing)."""
+    hidden = ["--remount-ro", str(stdlib / "site-packages")] if (stdlib / "site-packages").is_dir() else []
+    return ["--size", str(SHM_MIB * 2**20), "--tmpfs", "/dev/shm", "--remount-ro", "/dev", *hidden,
+            "--remount-ro", "/"]
+
+
 class Sandbox:
     """One grade's sandbox: the bwrap command line for the learner's process, and the cgroup all its processes share."""
 
@@ -226,7 +240,7 @@ class Sandbox:
         # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
         # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
         cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-               "--die-with-parent", "--new-session", "--clearenv", "--proc", "/proc", "--dev", "/dev"]
+               "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1", "--proc", "/proc", "--dev", "/dev"]
         for path in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/bin", "/usr/bin"):
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]
@@ -240,6 +254,7 @@ class Sandbox:
         if helpers is not None:  # self-grading: the learner's own folder, read-only, for their helper modules
             cmd += ["--ro-bind", str(helpers), "/opt/learner"]
         cmd += ["--size", str(SCRATCH_MIB * 2**20), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
+        cmd += read_only_but_scratch(stdlib)
         for key, value in ENV.items():
             cmd += ["--setenv", key, value]
         return [*cmd, "--", str(exe), "-I", "-S", HARNESS_IN, SITE, *harness_args]

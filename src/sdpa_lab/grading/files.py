@@ -1,0 +1,35 @@
+"""Reading a submission's bytes without following a link (light: the Snakefile's parse uses it)."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+
+def read_bytes(path: str | os.PathLike, follow_links: bool = True) -> bytes:
+    """A file's bytes; follow_links=False: never through a symbolic link (O_NOFOLLOW: a link put in its place after
+    it was listed too), and only from a regular file (ValueError otherwise, naming neither target nor content)."""
+    path = Path(path)
+    if follow_links:
+        return path.read_bytes()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # O_NONBLOCK: a FIFO does not hang the open
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{path.name} is a symbolic link: not read") from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path.name} is not a regular file: not read")
+        return f.read()
+
+
+def digest(path: str | os.PathLike) -> str:
+    """The sha256 of a regular file's bytes, never through a link ("" for a link or anything unreadable)."""
+    try:
+        return hashlib.sha256(read_bytes(path, follow_links=False)).hexdigest()
+    except (OSError, ValueError):
+        return ""
