@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from sdpa_lab.grading import classroom, sandbox
-from sdpa_lab.grading.classroom import SAFE_ID, gradebook_job, learner_ids, overview, submissions
+from sdpa_lab.grading.classroom import SAFE_ID, learner_ids, submissions
 from sdpa_lab.grading.grade import FAIL, PASS, UNUSABLE, grade
+from sdpa_lab.grading.gradebook import gradebook_job, overview
 
 from tests.grading.test_sandbox import CORRECT, N_SAMPLES, sandboxed, secret_environment, write  # noqa: F401
 
@@ -88,8 +89,9 @@ def test_a_class_file_that_is_a_link_is_refused_unread_everywhere(linked_class, 
     for r in records:
         paths.append(tmp_path / f"{r['learner']}.json")
         paths[-1].write_text(json.dumps(r))
-    gradebook_job([str(p) for p in paths], str(tmp_path / "gradebook.csv"), str(tmp_path / "pages"))
-    shown = (tmp_path / "gradebook.csv").read_text() + "".join(
+    gradebook_job([str(p) for p in paths], str(tmp_path / "gradebook.csv"), str(tmp_path / "pages"),
+                  str(tmp_path / "scores.csv"), str(tmp_path / "class.html"))
+    shown = "".join((tmp_path / f).read_text() for f in ("gradebook.csv", "scores.csv", "class.html")) + "".join(
         p.read_text() for p in (tmp_path / "pages").glob("*.html")) + json.dumps(records)
     assert MARKER not in shown and "root:x" not in shown and "instructor_home" not in shown
     assert [u["learner"] for u in overview(records)["unusable"]] == ["eve", "dir", "gone"]

@@ -153,7 +153,7 @@ def test_exercise_1_returning_constants_fails(tmp_path):
     ex1 = g.parts[2]
     assert not ex1.passed and g.exit_status == FAIL
     failed = [c.what for c in ex1.checks if not c.passed]
-    assert any("draws of np.random.seed(42)" in w for w in failed)  # exact to the lesson's value, not its draw
+    assert any("the draws:" in w for w in failed)  # exactly d_k: no draw's variance, by any generator
     assert any(f"raw variance near d_k = {checks.Draw(g.seed).exercise_1_d_k}" in w for w in failed)
 
 
