@@ -26,7 +26,9 @@ CORRECT = (EXAMPLES / "correct.py").read_text()
 SECRET = "sdpa-class-secret-5f1c"
 
 ATTACKS = {  # learner: code appended to the correct solution
-    "harness": 'import sys\nsys.modules["__main__"].answer = lambda *a: ({"status": "pass"}, b"")\n',
+    # `softmax = sys and softmax` needs `sys`: the line that changes it runs at import
+    "harness": 'import sys\nsys.modules["__main__"].answer = lambda *a: ({"status": "pass"}, b"")\n'
+               "softmax = sys and softmax\n",
     "exec_correct": "import pathlib, sdpa_lab\nexec((pathlib.Path(sdpa_lab.__file__).parents[2] / "
                     "'examples/solutions/correct.py').read_text())\n",
     "constants": "def exercise_1(seed=42, n_samples=100_000, d_k=1024):\n    return 1024.0, 1.0\n",

@@ -20,6 +20,9 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sdpa_lab.grading.limits import MEMORY_MIB, N_SAMPLES, TIME_LIMIT
+from sdpa_lab.grading.modules import COURSE_MODULES
+
 if TYPE_CHECKING:
     from sdpa_lab.grading.grade import Grade
 
@@ -27,9 +30,8 @@ if TYPE_CHECKING:
 UNUSABLE = 2  # sdpa_lab.grading.grade.UNUSABLE: the exit status of a file that could not be used
 SUFFIXES = (".py", ".ipynb")
 LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a learner id a path and a wildcard can hold
-CLASS_TIME_LIMIT = 20.0  # seconds per call: the exercises at the class's sizes take well under a second
-CLASS_MEMORY_MIB = 1024  # for all of a learner's processes together
-CLASS_N_SAMPLES = 10_000  # Exercise 1's pairs: about 250 MB at d_k = 1024
+# The same limits as `sdpa-lab grade` (sdpa_lab.grading.limits): one file, one grade.
+CLASS_TIME_LIMIT, CLASS_MEMORY_MIB, CLASS_N_SAMPLES = TIME_LIMIT, MEMORY_MIB, N_SAMPLES
 COLUMNS = ("learner", "file", "seed", "part", "item", "claim", "verdict", "mistakes", "detail")
 PARTS = ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3")
 
@@ -104,25 +106,26 @@ def grade_record(g: Grade, learner: str) -> dict:
             "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
             "exit_status": g.exit_status, "usable": g.usable,
             "load_status": g.load.status, "load_message": g.load.message, "unusable": unusable,
-            "passed": sum(bool(p.passed) for p in g.parts), "parts": parts}
+            "passed": sum(bool(p.passed) for p in g.parts), "parts": parts, "notes": list(g.notes)}
 
 
 def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = None,
                      time_limit: float = CLASS_TIME_LIMIT, memory_mib: int = CLASS_MEMORY_MIB,
-                     n_samples: int = CLASS_N_SAMPLES) -> dict:
+                     n_samples: int | None = CLASS_N_SAMPLES, modules: tuple[str, ...] = COURSE_MODULES) -> dict:
     """One learner's grade record, always in a sandbox, never raising for anything their file does."""
     from sdpa_lab.grading.grade import SandboxUnavailable, grade
 
     try:
         g = grade(path, time_limit=time_limit, memory_mib=memory_mib, n_samples=n_samples, seed=seed,
-                  isolation="sandbox", helpers=False)
+                  isolation="sandbox", helpers=False, modules=tuple(modules))
     except SandboxUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001 - a failure of the grader on this file is recorded, not raised
         return {"learner": learner, "file": Path(path).name, "seed": seed, "isolation": "", "time_limit": time_limit,
                 "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
                 "usable": False, "load_status": "grader", "unusable": f"the grader could not run: "
-                f"{type(exc).__name__}: {exc}", "load_message": "", "passed": 0, "parts": [], "n_samples": n_samples}
+                f"{type(exc).__name__}: {exc}", "load_message": "", "passed": 0, "parts": [], "n_samples": n_samples,
+                "notes": []}
     return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
 
 
@@ -141,15 +144,15 @@ def where_graded() -> str:
 
 
 def submission_job(path: str, learner: str, out: str, seed: int | None = None, time_limit: float = CLASS_TIME_LIMIT,
-                   memory_mib: int = CLASS_MEMORY_MIB, n_samples: int = CLASS_N_SAMPLES,
-                   log_path: str | None = None) -> None:
+                   memory_mib: int = CLASS_MEMORY_MIB, n_samples: int | None = CLASS_N_SAMPLES,
+                   log_path: str | None = None, modules: tuple[str, ...] = COURSE_MODULES) -> None:
     """The workflow's job for one submission: its grade record to `out` (JSON)."""
     from sdpa_lab.io import write_text
     from sdpa_lab.joblog import job_log
 
     with job_log("grade_submission", log_path) as logger:
         logger.info("%s: grading on %s", learner, where_graded())
-        record = grade_submission(path, learner, seed, time_limit, memory_mib, n_samples)
+        record = grade_submission(path, learner, seed, time_limit, memory_mib, n_samples, modules)
         write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", out)
         logger.info("%s: %d of %d pass, exit %d, seed %s, peak %.0f MiB, %.1f s: wrote %s", learner, record["passed"],
                     len(record["parts"]), record["exit_status"], record["seed"], record["peak_mib"],
