@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 import time
 from dataclasses import dataclass, field
@@ -143,8 +144,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
 def _last_line(traceback: str) -> str:
     """A traceback's error and the last place it names (the learner's cell and line)."""
     lines = [line.strip() for line in traceback.strip().splitlines() if line.strip()]
-    places = [line for line in lines if line.startswith("File ")]
-    return (lines[-1] if lines else "an error") + (f" ({places[-1].split(', in ')[0]})" if places else "")
+    places = [m for line in lines if (m := re.match(r'File "([^"]+)", line (\d+)', line))]
+    return (lines[-1] if lines else "an error") + (f" ({places[-1][1]}, line {places[-1][2]})" if places else "")
 
 
 def _wrap(text: str, indent: str) -> str:

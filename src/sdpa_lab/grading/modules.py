@@ -109,10 +109,11 @@ def linked_site(folder: Path, modules: tuple[str, ...]) -> Path:
 
 
 def missing_module_hint(text: str, modules: tuple[str, ...]) -> str:
-    """`text` (a learner's traceback) with a line added where it ends in a module the grader does not give."""
+    """`text` (a learner's traceback) with a hint on its error line where it names a module the grader does not
+    give."""
     found = re.search(r"ModuleNotFoundError: No module named '([A-Za-z0-9_.]+)'", text)
     if not found or found[1].split(".")[0] in modules:
         return text
-    given = ", ".join(modules)
-    return (f"{text}\n(the grader gives a learner's code only the course's modules: {given}; an instructor adds one "
-            f"to the config setting {SETTING})")
+    hint = (f" (the grader gives a learner's code only the course's modules, {', '.join(modules)}: an instructor "
+            f"adds one with the config setting {SETTING})")
+    return text[:found.end()] + hint + text[found.end():]

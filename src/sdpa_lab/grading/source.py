@@ -4,7 +4,7 @@ One rule for every file, self-graded or in a class (docs/grading.md, "What of yo
 
 - a `.py` file is one piece of code (a UTF-8 byte-order mark, as Windows editors write, is dropped);
   a notebook's code cells are read in order with nbformat, each cell numbered as `cell N`, N
-  counting the code cells from the top (markdown cells not counted), with `In [k]` beside it
+  counting the code cells from the top (markdown cells not counted), with `In [k]` after it
   where the notebook holds an execution count;
 - IPython's magics and shell lines (`%...`, `!...`, `x = !cmd`, `x = %time f()`, `name?`) are
   replaced by `pass` and a cell that starts with a cell magic (`%%bash`, `%%time`, ...) is left
@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import symtable
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 @dataclass
 class Cell:
-    label: str  # where it is for the learner: "x.ipynb, cell 3 (In [5])", or "x.py"
+    label: str  # where it is for the learner: "x.ipynb, cell 3, In [5]", or "x.py"
     text: str
     notes: list = field(default_factory=list)  # (line, what) of the magics left out
 
@@ -94,7 +95,7 @@ def read_cells(path: Path) -> list[Cell]:
     cells = []
     for cell in (c for c in nb.cells if c.get("cell_type") == "code"):
         count = cell.get("execution_count")
-        shown = f" (In [{count}])" if isinstance(count, int) and not isinstance(count, bool) else ""
+        shown = f", In [{count}]" if isinstance(count, int) and not isinstance(count, bool) else ""
         cells.append(Cell(f"{path.name}, cell {len(cells) + 1}{shown}", str(cell.get("source", "")).lstrip("\ufeff")))
     return cells
 
@@ -198,18 +199,42 @@ def used_at_definition(stmt: ast.stmt) -> set[str]:
     return _loaded(parts + ([stmt.returns] if stmt.returns is not None else []))
 
 
-def runs(tree: ast.Module) -> list[bool]:
+def _globals(table: symtable.SymbolTable) -> set[str]:
+    """The module-level names a function or class reads or sets, its nested ones included (not its own locals)."""
+    names = {s.get_name() for s in table.get_symbols() if s.is_global()}
+    return names.union(*(_globals(child) for child in table.get_children()))
+
+
+def _uses(stmts: list, source: str) -> list[set[str]]:
+    """Per top-level statement, the module-level names it reads: a definition's when it runs and when it is called
+    (symtable tells a function's globals from its locals), any other statement's as written."""
+    try:
+        tables = {(t.get_name(), t.get_lineno()): t for t in symtable.symtable(source, "<learner>", "exec")
+                  .get_children()}
+    except (SyntaxError, ValueError, RecursionError):  # what compile() refuses: the learner's process will say so
+        tables = {}
+    out = []
+    for stmt in stmts:
+        table = tables.get((stmt.name, stmt.lineno)) if isinstance(stmt, _DEFS) else None
+        if table is None:
+            out.append(_loaded([stmt]))
+        else:
+            out.append(_globals(table) | used_at_definition(stmt))
+    return out
+
+
+def runs(tree: ast.Module, source: str) -> list[bool]:
     """Per top-level statement: whether it runs (an import, a definition, or a statement binding a needed name)."""
     stmts = tree.body
     always = [isinstance(s, (ast.Import, ast.ImportFrom, *_DEFS)) for s in stmts]
-    binds = [bound(s) for s in stmts]
+    binds, uses = [bound(s) for s in stmts], _uses(stmts, source)
     needed = set(FUNCTIONS).union(*(used_at_definition(s) for s in stmts if isinstance(s, _DEFS)))
     changed = True
     while changed:  # what the needed names read is needed too
         changed = False
-        for s, names in zip(stmts, binds, strict=True):
-            if names & needed and not (uses := _loaded([s])) <= needed:
-                needed |= uses
+        for names, read in zip(binds, uses, strict=True):
+            if names & needed and not read <= needed:
+                needed |= read
                 changed = True
     return [a or bool(names & needed) for a, names in zip(always, binds, strict=True)]
 
@@ -235,7 +260,7 @@ def keep_needed(source: str, tree: ast.Module) -> tuple[str, list[int]]:
     sharing a line keep theirs), and the first line of each one left out that did something (not a `pass` put
     for a magic, not a docstring)."""
     lines = source.split("\n")
-    stmts, run = tree.body, runs(tree)
+    stmts, run = tree.body, runs(tree, source)
     skipped = []
     for group in _groups(stmts):
         if all(run[i] for i in group):
@@ -285,9 +310,14 @@ def prepare(path: Path, modules: tuple = COURSE_MODULES) -> Prepared:
     source, skipped = keep_needed(source, tree)
     if skipped:
         written = "\n".join(texts).split("\n")  # the code as sent, before the blanking: for the quotes
-        items = [f"{_quote(written[n - 1])} ({_short(places[n - 1])})" for n in skipped]
-        notes.append("Top-level code not run: the grader runs your imports, your definitions and the assignments "
-                     "your functions need, then calls the functions itself; skipped " + _listing(items))
+        calls = [n for n in skipped if any(f + "(" in written[n - 1] for f in FUNCTIONS)]  # named first
+        items = [f"{_quote(written[n - 1])} ({_short(places[n - 1])})" for n in calls + [
+            n for n in skipped if n not in calls]]
+        cells = list(dict.fromkeys(_short((places[n - 1][0], 0)) for n in skipped if ", " in places[n - 1][0]))
+        where = f" in {len(cells)} cell{'s' if len(cells) > 1 else ''}" if cells else ""
+        notes.append(f"Top-level code not run: the grader runs your imports, your definitions and the assignments "
+                     f"your functions need, then calls the functions itself; {len(skipped)} statement"
+                     f"{'s' if len(skipped) > 1 else ''} left out{where}: " + _listing(items))
     return Prepared(path.name, source, notes, stop, places, tuple(modules))
 
 
