@@ -185,7 +185,8 @@ GRADING_MODULES = list(config.get("grading_modules", COURSE_MODULES))
 
 def grading_resources():
     """A grade's resources: the learner's processes (their cgroup's limit) and the grader, about 300 MiB; each of
-    the ten calls may run into the time limit once, and the process restarts after it."""
+    the ten calls may run into the time limit once, and the process restarts after it.
+    """
     return {
         "mem_mb": job_mem_mb(GRADING_MEMORY_MIB + 300),
         "runtime": int(10 * (GRADING_TIME_LIMIT + 5) / 60) + 2,
