@@ -167,3 +167,12 @@ def test_the_plain_process_sees_only_the_course_modules(tmp_path):
     site = modules.linked_site(tmp_path / "site", ("numpy",))
     assert {p.name for p in site.iterdir()} >= {"numpy"} and "matplotlib" not in {p.name for p in site.iterdir()}
     assert all(p.is_symlink() and p.resolve().exists() for p in site.iterdir())
+
+
+def test_sdpa_lab_grade_refuses_a_bad_module_name_before_any_work(tmp_path, capsys):
+    from sdpa_lab.cli import main
+
+    path = tmp_path / "s.py"
+    path.write_text("import numpy as np\n")
+    assert main(["grade", str(path), "--module", "os; rm"]) == 2
+    assert "--module: 'os; rm' is not a top-level module's name" in capsys.readouterr().err

@@ -115,5 +115,5 @@ def missing_module_hint(text: str, modules: tuple[str, ...]) -> str:
     if not found or found[1].split(".")[0] in modules:
         return text
     hint = (f" (the grader gives a learner's code only the course's modules, {', '.join(modules)}: an instructor "
-            f"adds one with the config setting {SETTING})")
+            f"adds one with the config setting {SETTING}, a learner with sdpa-lab grade --module)")
     return text[:found.end()] + hint + text[found.end():]
