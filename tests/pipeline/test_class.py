@@ -85,7 +85,7 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
     assert mine == theirs
     for name in ("no_scale", "divides_by_dk", "wrong_axis", "swapped_outputs"):
         assert verdict[name] != "5 of 5 pass" and totals[name]["mistakes"], name
-    for name in (*ATTACKS, *BROKEN):
+    for name in (*(a for a in ATTACKS if a != "exec_correct"), *BROKEN):  # exec_correct: below
         assert verdict[name] in ("unusable", *(f"{k} of 5 pass" for k in range(5))), name
     for name in ("harness", "forged", "syntax", "raises", "empty"):
         assert verdict[name] == "unusable" and totals[name]["detail"], name
