@@ -122,14 +122,15 @@ def strip_magics(cell: Cell) -> Cell:
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%"):
         return Cell(cell.label, "\n" * (len(lines) - 1), [(0, first.split()[0])])
-    out, notes, continued = [], [], False
+    out, notes, continued, since = [], [], False, 0  # since: the first line after the last magic (a statement start)
     for i, line in enumerate(lines, 1):
         stripped = line.strip()
         if continued:  # a magic continued with a backslash
             out.append("")
-        elif _is_magic(stripped) and _statement_start("\n".join(out) + "\n"):
+        elif _is_magic(stripped) and _statement_start("\n".join(out[since:]) + "\n"):
             out.append(line[:len(line) - len(line.lstrip())] + "pass")
             notes.append((i, stripped))
+            since = i
         else:
             out.append(line)
             continue
@@ -287,7 +288,10 @@ def _quote(code: str) -> str:
 
 def prepare(path: Path, modules: tuple = COURSE_MODULES) -> Prepared:
     """The submission at `path` as the grader runs it (ValueError: not a readable notebook, or too long)."""
-    cells = [strip_magics(c) for c in read_cells(path)]
+    cells = read_cells(path)
+    if sum(len(c.text) for c in cells) > MAX_CODE:  # before any work that grows with it
+        raise ValueError(f"{path.name} holds more than {MAX_CODE:,} characters of code: not a lesson's solutions")
+    cells = [strip_magics(c) for c in cells]
     stop = ""
     for i, cell in enumerate(cells):
         if stop := syntax_error(cell):
@@ -300,8 +304,6 @@ def prepare(path: Path, modules: tuple = COURSE_MODULES) -> Prepared:
         places += [(cell.label, k) for k in range(1, n + 1)]
         texts.append(cell.text)
     source = "\n".join(texts) + "\n"
-    if len(source) > MAX_CODE:
-        raise ValueError(f"{path.name} holds more than {MAX_CODE:,} characters of code: not a lesson's solutions")
     notes = []
     if magics:
         notes.append("IPython magics and shell commands are not run by the grader (it runs Python only): skipped "
