@@ -131,6 +131,12 @@ def test_a_byte_order_mark_and_windows_newlines_are_read(tmp_path):
     assert p.source == "import numpy as np\ndef softmax(x):\n    return x\n\n" and not p.stop
 
 
+def test_a_notebook_saved_with_a_byte_order_mark_is_read(tmp_path):
+    path = notebook(tmp_path / "bom.ipynb", ["import numpy as np\ndef softmax(x):\n    return x"])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert "def softmax(x):" in prepare(path).source
+
+
 def test_a_missing_module_is_named_with_the_setting_to_extend():
     text = "Traceback\nModuleNotFoundError: No module named 'pandas'\n"
     hinted = modules.missing_module_hint(text, ("numpy", "matplotlib"))

@@ -133,7 +133,7 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
                              "code before it is graded, and none after it")
             if load.message:
                 notes.append(f"Your file stopped with an error: {_last_line(load.message)}; as with Jupyter's Run "
-                             f"All, the functions defined before it are graded, and none after it:\n{load.message}")
+                             "All, the functions defined before it are graded, and none after it")
             parts = [grader(Calls(process, name), draw) for name, grader in GRADERS]
         return done(load, parts, box)
     finally:
