@@ -111,7 +111,8 @@ def _slips() -> dict[str, str]:
     }
 
 
-LATE_IMPORT = "import pandas as pd  # not among the course's modules\ndf = pd.DataFrame({'d_k': [4, 16]})\ndf"
+LATE_IMPORT = ("import pandas as pd  # not among the course's modules\n\n\n"  # a rewrite of exercise_2 needs it
+               "def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):\n    return list(pd.Series([0.0] * len(d_ks)))")
 LATE_SYNTAX = "def plot_everything(:\n    pass"
 
 

@@ -76,8 +76,8 @@ def test_a_syntax_error_before_any_function_is_unusable_in_the_cells_coordinates
 @needs_sandbox
 @pytest.mark.parametrize("isolation", ["sandbox", "none"])
 def test_a_module_outside_the_list_is_refused_naming_the_setting_and_the_list_extends(tmp_path, isolation):
-    path = tmp_path / "mo.py"
-    path.write_text("import pandas as pd\n" + CORRECT)
+    path = tmp_path / "mo.py"  # entropy (so exercise_2) reads pandas: its import runs
+    path.write_text("import pandas as pd\n" + CORRECT.replace("def entropy(p):\n", "def entropy(p):\n    pd\n"))
     g = grade(path, seed=SEED, isolation=isolation)
     assert g.exit_status == UNUSABLE
     assert "No module named 'pandas'" in g.load.message and "grading_modules" in g.load.message

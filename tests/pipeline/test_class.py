@@ -89,9 +89,9 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
         assert verdict[name] in ("unusable", *(f"{k} of 5 pass" for k in range(5))), name
     for name in ("harness", "forged", "syntax", "raises", "empty"):
         assert verdict[name] == "unusable" and totals[name]["detail"], name
-    # the project's package is out of reach: its import stops the file after the correct functions, which are graded
+    # its attack binds nothing the graded functions need: it never runs, and the correct functions are graded
     exec_correct = json.loads((work / "results/class/grades/exec_correct.json").read_text())
-    assert any("No module named 'sdpa_lab'" in n for n in exec_correct["notes"])
+    assert any("Top-level code not run" in n and "`import pathlib, sdpa_lab`" in n for n in exec_correct["notes"])
     parts = {(r["learner"], r["part"]): r["verdict"] for r in rows if r["item"] == "verdict"}
     assert parts["forks", "exercise_3"] == "runs out of memory"
     assert parts["setsid", "exercise_2"] == "hangs"

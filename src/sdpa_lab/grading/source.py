@@ -13,10 +13,10 @@ One rule for every file, self-graded or in a class (docs/grading.md, "What of yo
   Python, so valid code is never touched;
 - a cell whose code is not valid Python stops the file there, as Jupyter's Run All does: the
   cells before it are graded, the error is reported in the cell's own coordinates;
-- of the top-level code, only the imports, the definitions (def, class) and the statements
-  that bind a name the graded functions need (directly or through other needed names) run;
-  everything else (a learner's own `exercise_1()` at the lesson's size, prints, plots) is
-  left out with a note: the grader calls the functions itself.
+- of the top-level code, only the definitions (def, class) and the statements that bind a
+  name the graded functions need (directly or through other needed names), imports included,
+  run; everything else (a learner's own `exercise_1()` at the lesson's size, prints, plots, an
+  import nothing graded uses) is left out with a note: the grader calls the functions itself.
 
 Every line keeps its number in the source sent to the learner's process, so `relocate` turns
 the places in its tracebacks (`File "x.ipynb", line 52`) into the learner's (`cell 5, line 3`).
@@ -225,9 +225,11 @@ def _uses(stmts: list, source: str) -> list[set[str]]:
 
 
 def runs(tree: ast.Module, source: str) -> list[bool]:
-    """Per top-level statement: whether it runs (an import, a definition, or a statement binding a needed name)."""
+    """Per top-level statement: whether it runs (a definition, or a statement binding a name the graded functions
+    need: an import as any other; a `from __future__` or a `*` import always)."""
     stmts = tree.body
-    always = [isinstance(s, (ast.Import, ast.ImportFrom, *_DEFS)) for s in stmts]
+    always = [isinstance(s, _DEFS) or (isinstance(s, ast.ImportFrom) and (
+        s.module == "__future__" or any(a.name == "*" for a in s.names))) for s in stmts]  # what binds unknown names
     binds, uses = [bound(s) for s in stmts], _uses(stmts, source)
     needed = set(FUNCTIONS).union(*(used_at_definition(s) for s in stmts if isinstance(s, _DEFS)))
     changed = True
@@ -317,7 +319,7 @@ def prepare(path: Path, modules: tuple = COURSE_MODULES) -> Prepared:
             n for n in skipped if n not in calls]]
         cells = list(dict.fromkeys(_short((places[n - 1][0], 0)) for n in skipped if ", " in places[n - 1][0]))
         where = f" in {len(cells)} cell{'s' if len(cells) > 1 else ''}" if cells else ""
-        notes.append(f"Top-level code not run: the grader runs your imports, your definitions and the assignments "
+        notes.append(f"Top-level code not run: the grader runs your definitions and the imports and assignments "
                      f"your functions need, then calls the functions itself; {len(skipped)} statement"
                      f"{'s' if len(skipped) > 1 else ''} left out{where}: " + _listing(items))
     return Prepared(path.name, source, notes, stop, places, tuple(modules))
