@@ -185,3 +185,23 @@ def test_sdpa_lab_grade_refuses_a_bad_module_name_before_any_work(tmp_path, caps
     path.write_text("import numpy as np\n")
     assert main(["grade", str(path), "--module", "os; rm"]) == 2
     assert "--module: 'os; rm' is not a top-level module's name" in capsys.readouterr().err
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=6))
+def test_every_line_sent_is_found_in_its_cell_at_the_place_given(tmp_path_factory, cuts):
+    """A notebook of any split of a file into cells: each non-blank line of the source sent is the line `where`
+    names, in the cell it names (counted among the code cells, markdown cells between them); a split inside a
+    function stops the file at that cell, and the cells before it are checked."""
+    lines = (EXAMPLES / "correct.py").read_text().split("\n")
+    bounds = sorted({0, *(c for c in cuts if c < len(lines)), len(lines)})
+    cells = ["\n".join(lines[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+    path = notebook(tmp_path_factory.mktemp("nb") / "cut.ipynb", cells, counts=list(range(10, 10 + len(cells))))
+    p = prepare(path)
+    for n, line in enumerate(p.source.split("\n"), 1):
+        if line.strip():
+            label, k = p.where(n)
+            index = int(label.split("cell ")[1].split(",")[0]) - 1
+            assert label == f"cut.ipynb, cell {index + 1}, In [{10 + index}]"
+            assert cells[index].split("\n")[k - 1] == line
+

@@ -231,14 +231,18 @@ def runs(tree: ast.Module, source: str) -> list[bool]:
     always = [isinstance(s, _DEFS) or (isinstance(s, ast.ImportFrom) and (
         s.module == "__future__" or any(a.name == "*" for a in s.names))) for s in stmts]  # what binds unknown names
     binds, uses = [bound(s) for s in stmts], _uses(stmts, source)
+    binding: dict[str, list[int]] = {}
+    for i, names in enumerate(binds):
+        for name in names:
+            binding.setdefault(name, []).append(i)
     needed = set(FUNCTIONS).union(*(used_at_definition(s) for s in stmts if isinstance(s, _DEFS)))
-    changed = True
-    while changed:  # what the needed names read is needed too
-        changed = False
-        for names, read in zip(binds, uses, strict=True):
-            if names & needed and not read <= needed:
-                needed |= read
-                changed = True
+    todo, seen = list(needed), set()
+    while todo:  # what a needed name's statements read is needed too (each statement once: linear in the file)
+        for i in binding.get(todo.pop(), ()):
+            if i not in seen:
+                seen.add(i)
+                todo += uses[i] - needed
+                needed |= uses[i]
     return [a or bool(names & needed) for a, names in zip(always, binds, strict=True)]
 
 
