@@ -81,9 +81,10 @@ def decode(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def read_cells(path: Path) -> list[Cell]:
-    """A .py file as one cell, or a notebook's code cells (ValueError if it is not a readable notebook)."""
-    text = decode(path.read_bytes())
+def read_cells(path: Path, data: bytes | None = None) -> list[Cell]:
+    """A .py file as one cell, or a notebook's code cells (ValueError if it is not a readable notebook); `data`: its
+    bytes, where the caller read them (else read here)."""
+    text = decode(path.read_bytes() if data is None else data)
     if path.suffix != ".ipynb":
         return [Cell(path.name, text)]
     import nbformat
@@ -292,9 +293,10 @@ def _quote(code: str) -> str:
     return f"`{line[:60]}{'...' if len(line) > 60 else ''}`"
 
 
-def prepare(path: Path, modules: tuple = COURSE_MODULES) -> Prepared:
-    """The submission at `path` as the grader runs it (ValueError: not a readable notebook, or too long)."""
-    cells = read_cells(path)
+def prepare(path: Path, modules: tuple = COURSE_MODULES, data: bytes | None = None) -> Prepared:
+    """The submission at `path` (its bytes `data`, if read already) as the grader runs it (ValueError: not a
+    readable notebook, or too long)."""
+    cells = read_cells(path, data)
     if sum(len(c.text) for c in cells) > MAX_CODE:  # before any work that grows with it
         raise ValueError(f"{path.name} holds more than {MAX_CODE:,} characters of code: not a lesson's solutions")
     cells = [strip_magics(c) for c in cells]
