@@ -302,7 +302,11 @@ def config_errors(config: Any) -> list[str]:
             T, widest = config[section]["T"], max(config[section]["d_k"])
             if problem := trial_size_problem(T, widest):
                 lines.append(f"config setting {section}.d_k: got {widest} with T = {T}: {problem}")
+        from sdpa_lab.grading.limits import grading_problems
+
+        lines += grading_problems(config)
     return lines
+
 
 
 def command_line_problems(args: Any) -> list[str]:

@@ -65,9 +65,11 @@ def test_a_file_that_is_not_a_notebook_is_unusable_in_one_line(tmp_path):
 @needs_sandbox
 def test_a_file_that_raises_at_import_is_unusable_with_its_error_and_line(tmp_path):
     path = tmp_path / "wen.py"
-    path.write_text("import numpy as np\n\n\ndef softmax(x, axis=-1):\n    return x\n\n\nraise RuntimeError('oops')\n")
+    # an assignment softmax needs runs at import, before softmax is defined
+    path.write_text("import numpy as np\n\nSCALE = int('oops')\n\n\ndef softmax(x, axis=-1):\n    return x * SCALE\n")
     record = classroom.grade_submission(path, "wen", seed=1)
-    assert record["exit_status"] == 2 and record["unusable"] == "RuntimeError: oops (wen.py, line 8)"
+    assert record["exit_status"] == 2
+    assert record["unusable"] == "ValueError: invalid literal for int() with base 10: 'oops' (wen.py, line 3)"
 
 
 def test_a_traceback_in_one_line_is_its_error_and_the_deepest_place_in_the_learners_file():

@@ -267,9 +267,11 @@ def test_an_exception_shows_only_the_learners_traceback(tmp_path):
 
 
 def test_an_exception_at_import_makes_the_file_unusable(tmp_path):
-    g = grade(write(tmp_path, "import numpy as np\nraise RuntimeError('boom')\n"), time_limit=20)
+    # a statement that runs at import: the assignment softmax needs, raising before any function is defined
+    code = "import numpy as np\nSCALE = int('boom')\ndef softmax(x, axis=-1):\n    return x * SCALE\n"
+    g = grade(write(tmp_path, code), time_limit=20)
     assert g.exit_status == UNUSABLE
-    assert "line 2" in g.load.message and "RuntimeError: boom" in g.load.message
+    assert "line 2" in g.load.message and "ValueError: invalid literal" in g.load.message
     assert "an error while importing it" in format_grade(g)
 
 
@@ -289,7 +291,9 @@ def test_an_endless_loop_is_stopped_at_the_time_limit(tmp_path):
 
 
 def test_an_endless_loop_at_import_makes_the_file_unusable(tmp_path):
-    g = grade(write(tmp_path, "while True:\n    pass\n"), time_limit=1.5)
+    # a loop that binds a name softmax needs: it runs at import (top-level code that binds nothing needed does not)
+    g = grade(write(tmp_path, "def softmax(x, axis=-1):\n    return x * STEP\nwhile True:\n    STEP = 1\n"),
+              time_limit=1.5)
     assert g.exit_status == UNUSABLE and g.load.status == "timeout"
     assert "while importing the file" in g.load.message
 

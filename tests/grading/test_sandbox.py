@@ -95,8 +95,8 @@ def test_replacing_the_harness_in_main_gets_no_pass(tmp_path):
 
         harness.answer = forged
 
-        def softmax(x, axis=-1):
-            return x
+        def softmax(x, axis=-1):  # needs `harness`: so the lines that bind it run at import
+            return x if harness else x
         """)
     g, _ = sandboxed(path)
     assert g.exit_status == FAIL and not any(p.passed for p in g.parts)
@@ -108,8 +108,8 @@ def test_a_forged_pass_status_from_the_replaced_harness_is_unusable(tmp_path):
         harness = sys.modules["__main__"]
         harness.answer = lambda module, request, args_bytes, name: ({"status": "pass", "verdict": "pass"}, b"")
 
-        def softmax(x, axis=-1):
-            return x
+        def softmax(x, axis=-1):  # needs `harness`: so the lines that bind it run at import
+            return x if harness else x
         """)
     g, _ = sandboxed(path)
     assert g.exit_status == UNUSABLE
@@ -119,11 +119,13 @@ def test_a_forged_pass_status_from_the_replaced_harness_is_unusable(tmp_path):
 
 @pytest.mark.parametrize("how", ["through sdpa_lab.__file__", "by its absolute path"])
 def test_the_shipped_correct_solution_is_out_of_reach(tmp_path, how):
+    # `softmax = exec(...)` binds a graded function's name: it runs at import (a bare `exec(...)` would not run)
     if how == "through sdpa_lab.__file__":
         code = ("import pathlib, sdpa_lab\n"
-                "exec((pathlib.Path(sdpa_lab.__file__).parents[2] / 'examples/solutions/correct.py').read_text())\n")
+                "softmax = exec((pathlib.Path(sdpa_lab.__file__).parents[2] / 'examples/solutions/correct.py')"
+                ".read_text())\n")
     else:
-        code = f"exec(open({str(REPO / 'examples/solutions/correct.py')!r}).read())\n"
+        code = f"softmax = exec(open({str(REPO / 'examples/solutions/correct.py')!r}).read())\n"
     g, text = sandboxed(write(tmp_path, code))
     assert g.exit_status == UNUSABLE
     assert ("ModuleNotFoundError: No module named 'sdpa_lab'" in g.load.message if "sdpa_lab" in how

@@ -27,7 +27,9 @@ CORRECT = (EXAMPLES / "correct.py").read_text()
 SECRET = "sdpa-class-secret-5f1c"
 
 ATTACKS = {  # learner: code appended to the correct solution
-    "harness": 'import sys\nsys.modules["__main__"].answer = lambda *a: ({"status": "pass"}, b"")\n',
+    # `softmax = sys and softmax` needs `sys`: the line that changes it runs at import
+    "harness": 'import sys\nsys.modules["__main__"].answer = lambda *a: ({"status": "pass"}, b"")\n'
+               "softmax = sys and softmax\n",
     "exec_correct": "import pathlib, sdpa_lab\nexec((pathlib.Path(sdpa_lab.__file__).parents[2] / "
                     "'examples/solutions/correct.py').read_text())\n",
     "constants": "def exercise_1(seed=42, n_samples=100_000, d_k=1024):\n    return 1024.0, 1.0\n",
@@ -70,7 +72,7 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
     # the time limit leaves room, on a loaded machine, for the forks learner's children, which hold their memory
     # for 2 s so that the kernel sees them together
     proc = snakemake(work, "--config", f"submissions={subs}", "grading_seed=1234",
-                     "grading_time_limit=8", "grading_n_samples=2000",
+                     "grading_time_limit=8", "grading_n_samples=2000", "grading_memory_mib=1024",
                      targets=["grade_class"])
     assert proc.returncode == 0, proc.stderr[-3000:]
 
@@ -84,10 +86,13 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
     assert mine == theirs
     for name in ("no_scale", "divides_by_dk", "wrong_axis", "swapped_outputs"):
         assert verdict[name] != "5 of 5 pass" and totals[name]["mistakes"], name
-    for name in (*ATTACKS, *BROKEN):
+    for name in (*(a for a in ATTACKS if a != "exec_correct"), *BROKEN):  # exec_correct: below
         assert verdict[name] in ("unusable", *(f"{k} of 5 pass" for k in range(5))), name
-    for name in ("harness", "exec_correct", "forged", "syntax", "raises", "empty"):
+    for name in ("harness", "forged", "syntax", "raises", "empty"):
         assert verdict[name] == "unusable" and totals[name]["detail"], name
+    # its attack binds nothing the graded functions need: it never runs, and the correct functions are graded
+    exec_correct = json.loads((work / "results/class/grades/exec_correct.json").read_text())
+    assert any("Top-level code not run" in n and "`import pathlib, sdpa_lab`" in n for n in exec_correct["notes"])
     parts = {(r["learner"], r["part"]): r["verdict"] for r in rows if r["item"] == "verdict"}
     assert parts["forks", "exercise_3"] == "runs out of memory"
     assert parts["setsid", "exercise_2"] == "hangs"

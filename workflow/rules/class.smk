@@ -1,20 +1,12 @@
 # A class (config `submissions`, a folder: e.g. --config submissions=class/), graded by
 # sdpa_lab.grading.classroom: one job per learner's file, each in its own bubblewrap
-# sandbox (all its processes within CLASS_MEMORY_MIB together, each call within the time
+# sandbox (all its processes within grading_memory_mib together, each call within the time
 # limit), so a class spreads over cores and over SLURM; a submission that breaks,
 # hangs, forges replies or blows up is recorded as such and never stops the others.
 # Then the gradebook, the scores for an LMS, the class overview (reports/class.html, the
 # instructor's first page) and one feedback page per learner; the report links the overview.
 
-from sdpa_lab.grading.classroom import (
-    CLASS_MEMORY_MIB,
-    CLASS_N_SAMPLES,
-    CLASS_TIME_LIMIT,
-    SAFE_ID,
-)
-
-CLASS_CALL_LIMIT = config.get("grading_time_limit", CLASS_TIME_LIMIT)
-CLASS_PAIRS = config.get("grading_n_samples", CLASS_N_SAMPLES)
+from sdpa_lab.grading.classroom import SAFE_ID
 
 
 # Each learner's id (classroom.learner_ids): the file's stem, or a slug and a hash of its name.
@@ -41,18 +33,16 @@ rule grade_submission:
         ENVIRONMENT
     threads: 1
     resources:
-        # The learner's processes (their cgroup's limit) and the grader, about 300 MiB; each of
-        # the nine calls may run into the time limit once, and the process restarts after it.
-        mem_mb=job_mem_mb(CLASS_MEMORY_MIB + 300),
-        runtime=int(10 * (CLASS_CALL_LIMIT + 5) / 60) + 2,
+        **grading_resources(),
     params:
         learner=lambda w: w.learner,
         path=lambda w: str(CLASS[w.learner]),
         digest=submission_digest,
-        seed=config.get("grading_seed"),
-        time_limit=CLASS_CALL_LIMIT,
-        memory_mib=CLASS_MEMORY_MIB,
-        n_samples=CLASS_PAIRS,
+        seed=GRADING_SEED,
+        time_limit=GRADING_TIME_LIMIT,
+        memory_mib=GRADING_MEMORY_MIB,
+        n_samples=GRADING_N_SAMPLES,
+        modules=GRADING_MODULES,
     script:
         "../scripts/grade_submission.py"
 

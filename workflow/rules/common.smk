@@ -30,6 +30,8 @@ from sdpa_lab.config import (
     with_defaults,
 )
 from sdpa_lab.experiments import registry
+from sdpa_lab.grading import limits as grading_limits
+from sdpa_lab.grading.modules import COURSE_MODULES
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 from sdpa_lab.workflow_support.cluster import out_of_memory_report
@@ -170,10 +172,25 @@ def all_outputs():
     ]
 
 
-# A learner's solutions (config `solutions`, optional; graded by solutions.smk) and the limits on their code.
+# A learner's solutions (config `solutions`, optional; graded by solutions.smk) and how a learner's
+# code is graded, alone or in a class: one seed, one set of limits, one list of modules (the
+# defaults are `sdpa-lab grade`'s, sdpa_lab.grading.limits): one file, one grade.
 SOLUTIONS_CSV = "results/solutions.csv"
-GRADING_TIME_LIMIT = 120  # seconds
-GRADING_MEMORY_MIB = 4096
+GRADING_SEED = config.get("grading_seed")
+GRADING_TIME_LIMIT = config.get("grading_time_limit", grading_limits.TIME_LIMIT)
+GRADING_MEMORY_MIB = config.get("grading_memory_mib", grading_limits.MEMORY_MIB)
+GRADING_N_SAMPLES = config.get("grading_n_samples", grading_limits.N_SAMPLES)
+GRADING_MODULES = list(config.get("grading_modules", COURSE_MODULES))
+
+
+def grading_resources():
+    """A grade's resources: the learner's processes (their cgroup's limit) and the grader, about 300 MiB; each of
+    the ten calls may run into the time limit once, and the process restarts after it.
+    """
+    return {
+        "mem_mb": job_mem_mb(GRADING_MEMORY_MIB + 300),
+        "runtime": int(10 * (GRADING_TIME_LIMIT + 5) / 60) + 2,
+    }
 
 
 def solutions_outputs():
@@ -200,6 +217,8 @@ NOT_SWEEP = (
     "grading_time_limit",
     "grading_n_samples",
     "grading_points",
+    "grading_memory_mib",
+    "grading_modules",
 )
 
 

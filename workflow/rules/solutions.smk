@@ -20,15 +20,14 @@ rule solutions:
         ENVIRONMENT
     threads: 1
     resources:
-        # The learner's process may use up to the memory limit (the lesson's Exercise 1
-        # holds about 2.5 GB), the grader about 300 MiB; each of the five parts may run
-        # into the time limit once.
-        mem_mb=GRADING_MEMORY_MIB + 300,
-        runtime=int(5 * GRADING_TIME_LIMIT / 60) + 5,
+        **grading_resources(),
     params:
         solutions=config["solutions"],
         found=Path(config["solutions"]).is_file(),  # a file created later reruns the rule
+        seed=GRADING_SEED,
         time_limit=GRADING_TIME_LIMIT,
         memory_mib=GRADING_MEMORY_MIB,
+        n_samples=GRADING_N_SAMPLES,
+        modules=GRADING_MODULES,
     script:
         "../scripts/grade_solutions.py"

@@ -8,4 +8,7 @@ solutions_job(
     snakemake.params.time_limit,  # noqa: F821
     snakemake.params.memory_mib,  # noqa: F821
     snakemake.log[0],  # noqa: F821
+    seed=snakemake.params.seed,  # noqa: F821
+    n_samples=snakemake.params.n_samples,  # noqa: F821
+    modules=tuple(snakemake.params.modules),  # noqa: F821
 )

@@ -11,4 +11,5 @@ submission_job(
     memory_mib=snakemake.params.memory_mib,  # noqa: F821
     n_samples=snakemake.params.n_samples,  # noqa: F821
     log_path=snakemake.log[0],  # noqa: F821
+    modules=tuple(snakemake.params.modules),  # noqa: F821
 )

@@ -89,12 +89,17 @@ def load(source: str, name: str):
     module = type(sys)("solutions")
     module.__file__ = name
     sys.modules["solutions"] = module
+    stopped = None
     try:
         exec(code, module.__dict__)
     except BaseException as exc:  # noqa: BLE001 - anything the learner's module raises is reported
-        return None, failure(exc, name)
+        stopped = failure(exc, name)
     present = [fn for fn in FUNCTIONS if callable(getattr(module, fn, None))]
-    return module, {"status": "ready", "functions": present}
+    if stopped is None:
+        return module, {"status": "ready", "functions": present}
+    if not present or stopped["status"] != "error":  # as a notebook's Run All: what was defined before it is kept
+        return None, stopped
+    return module, {"status": "ready", "functions": present, "stopped": stopped["traceback"]}
 
 
 def accepted_kwargs(fn, kwargs: dict) -> dict:

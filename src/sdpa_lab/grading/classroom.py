@@ -21,6 +21,9 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sdpa_lab.grading.limits import MEMORY_MIB, N_SAMPLES, TIME_LIMIT
+from sdpa_lab.grading.modules import COURSE_MODULES
+
 if TYPE_CHECKING:
     from sdpa_lab.grading.grade import Grade
 
@@ -31,9 +34,8 @@ LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a file's stem used as i
 SAFE_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]*(~[0-9a-f]+)?"  # every learner id (class.smk's wildcard constraint)
 HASH_DIGITS = 10  # of the sha256 of a file's name, in the id of a file whose stem cannot be one
 MAX_PLAIN = 100  # characters of a stem used as an id (a longer one is hashed: a path's name within 255 bytes)
-CLASS_TIME_LIMIT = 20.0  # seconds per call: the exercises at the class's sizes take well under a second
-CLASS_MEMORY_MIB = 1024  # for all of a learner's processes together
-CLASS_N_SAMPLES = 10_000  # Exercise 1's pairs: about 250 MB at d_k = 1024
+# The same limits as `sdpa-lab grade` (sdpa_lab.grading.limits): one file, one grade.
+CLASS_TIME_LIMIT, CLASS_MEMORY_MIB, CLASS_N_SAMPLES = TIME_LIMIT, MEMORY_MIB, N_SAMPLES
 PARTS = ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3")
 
 
@@ -145,12 +147,12 @@ def grade_record(g: Grade, learner: str) -> dict:
             "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
             "exit_status": g.exit_status, "usable": g.usable,
             "load_status": g.load.status, "load_message": g.load.message, "unusable": unusable,
-            "passed": sum(bool(p.passed) for p in g.parts), "parts": parts}
+            "passed": sum(bool(p.passed) for p in g.parts), "parts": parts, "notes": list(g.notes)}
 
 
 def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = None,
                      time_limit: float = CLASS_TIME_LIMIT, memory_mib: int = CLASS_MEMORY_MIB,
-                     n_samples: int = CLASS_N_SAMPLES) -> dict:
+                     n_samples: int | None = CLASS_N_SAMPLES, modules: tuple[str, ...] = COURSE_MODULES) -> dict:
     """One learner's grade record, always in a sandbox, never raising for anything their file does; a link or
     anything but a regular file is refused unread (`refusal`)."""
     from sdpa_lab.grading.grade import SandboxUnavailable, grade
@@ -159,13 +161,13 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
         return {"learner": learner, "file": shown_name(path), "seed": seed, "isolation": "", "time_limit": time_limit,
                 "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
                 "usable": False, "load_status": status, "unusable": why, "load_message": "", "passed": 0,
-                "parts": [], "n_samples": n_samples}
+                "parts": [], "n_samples": n_samples, "notes": []}
 
     if why := refusal(path):
         return unusable("refused", why)
     try:
         g = grade(path, time_limit=time_limit, memory_mib=memory_mib, n_samples=n_samples, seed=seed,
-                  isolation="sandbox", helpers=False, follow_links=False)
+                  isolation="sandbox", helpers=False, follow_links=False, modules=tuple(modules))
     except SandboxUnavailable:
         raise
     except Exception as exc:  # noqa: BLE001 - a failure of the grader on this file is recorded, not raised
@@ -188,15 +190,15 @@ def where_graded() -> str:
 
 
 def submission_job(path: str, learner: str, out: str, seed: int | None = None, time_limit: float = CLASS_TIME_LIMIT,
-                   memory_mib: int = CLASS_MEMORY_MIB, n_samples: int = CLASS_N_SAMPLES,
-                   log_path: str | None = None) -> None:
+                   memory_mib: int = CLASS_MEMORY_MIB, n_samples: int | None = CLASS_N_SAMPLES,
+                   log_path: str | None = None, modules: tuple[str, ...] = COURSE_MODULES) -> None:
     """The workflow's job for one submission: its grade record to `out` (JSON)."""
     from sdpa_lab.io import write_text
     from sdpa_lab.joblog import job_log
 
     with job_log("grade_submission", log_path) as logger:
         logger.info("%s: grading on %s", learner, where_graded())
-        record = grade_submission(path, learner, seed, time_limit, memory_mib, n_samples)
+        record = grade_submission(path, learner, seed, time_limit, memory_mib, n_samples, modules)
         write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", out)
         logger.info("%s: %d of %d pass, exit %d, seed %s, peak %.0f MiB, %.1f s: wrote %s", learner, record["passed"],
                     len(record["parts"]), record["exit_status"], record["seed"], record["peak_mib"],

@@ -26,12 +26,15 @@ def new_solutions(args: argparse.Namespace) -> int:
 def grade(args: argparse.Namespace) -> int:
     from sdpa_lab.grading.grade import UNUSABLE, SandboxUnavailable, format_grade
     from sdpa_lab.grading.grade import grade as run
+    from sdpa_lab.grading.modules import COURSE_MODULES, ModulesError, site_entries
 
+    modules = tuple(dict.fromkeys((*COURSE_MODULES, *args.module)))
     try:
+        site_entries(modules)
         g = run(args.file, time_limit=args.time_limit, memory_mib=args.memory_limit, n_samples=args.n_samples,
-                seed=args.seed, isolation=args.isolation)
-    except SandboxUnavailable as exc:
-        print(f"sdpa-lab grade: {exc}", file=sys.stderr)
+                seed=args.seed, isolation=args.isolation, modules=modules)
+    except (SandboxUnavailable, ModulesError) as exc:
+        print(f"sdpa-lab grade: {exc}".replace("config setting grading_modules", "--module"), file=sys.stderr)
         return UNUSABLE
     print(format_grade(g))
     return g.exit_status
@@ -80,6 +83,9 @@ def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     g.add_argument("--seed", type=_seed, default=None,
                    help="the seed of the grade's inputs (default: a fresh one, printed; give it to grade again the "
                         "same way)")
+    g.add_argument("--module", action="append", default=[], metavar="NAME",
+                   help="a module your code may import beyond numpy and matplotlib, as a class's config "
+                        "grading_modules (repeat for more)")
     g.add_argument("--isolation", choices=ISOLATIONS, default="auto",
                    help="auto: in a bubblewrap sandbox where one starts, else a plain process (default); sandbox: "
                         "only in a sandbox; none: a plain process")

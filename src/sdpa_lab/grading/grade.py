@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdpa_lab.grading import checks
+from sdpa_lab.grading import checks, limits
 from sdpa_lab.grading.files import read_bytes
+from sdpa_lab.grading.modules import COURSE_MODULES
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
+from sdpa_lab.grading.source import prepare
 
-# Exercise 1 as the lesson writes it draws 2 x 100,000 x 1024 normals and holds
-# three arrays of 800 MB: about 10 s and 2.5 GB here. The limits leave room for that.
-DEFAULT_TIME_LIMIT = 120.0  # seconds of wall-clock time per call
-DEFAULT_MEMORY_MIB = 4096
+# One set of limits for every grade, self-graded or in a class (sdpa_lab.grading.limits says why).
+DEFAULT_TIME_LIMIT = limits.TIME_LIMIT
+DEFAULT_MEMORY_MIB = limits.MEMORY_MIB
 
 PASS, FAIL, UNUSABLE = 0, 1, 2  # exit statuses
 ISOLATIONS = ("auto", "sandbox", "none")  # sandbox where it starts / only in a sandbox / a plain process
@@ -47,6 +49,7 @@ class Grade:
     peak_mib: float = 0.0  # the most memory its processes used together (sandbox only, else 0)
     seconds: float = 0.0
     learner_cpu_seconds: float = 0.0  # the CPU its processes used together (sandbox only, else 0)
+    notes: list = field(default_factory=list)  # about the file as a whole: what of it did not run, and why
 
     @property
     def usable(self) -> bool:
@@ -62,26 +65,6 @@ class Grade:
         if not self.usable or self.forged:
             return UNUSABLE
         return PASS if all(p.passed for p in self.parts) else FAIL
-
-
-def read_source(path: Path, follow_links: bool = True) -> str:
-    """The code of a submission: a .py file's text, or the code cells of a Jupyter notebook (ValueError if it is
-    not one); IPython's magics and shell lines (% and !) are left out as comments."""
-    data = read_bytes(path, follow_links)
-    if path.suffix != ".ipynb":
-        return data.decode("utf-8", errors="replace")
-    import nbformat
-
-    try:
-        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
-    except Exception as exc:  # noqa: BLE001 - nbformat's many errors on a file that is not a notebook
-        raise ValueError(f"{path.name} is not a readable Jupyter notebook ({type(exc).__name__})") from None
-    cells = []
-    for cell in nb.cells:
-        if cell.get("cell_type") == "code":
-            lines = str(cell.get("source", "")).splitlines()
-            cells.append("\n".join(f"# {line}" if line.lstrip().startswith(("%", "!")) else line for line in lines))
-    return "\n\n".join(cells) + "\n"
 
 
 def resolve_isolation(isolation: str):
@@ -101,8 +84,8 @@ def resolve_isolation(isolation: str):
 
 
 def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memory_mib: int = DEFAULT_MEMORY_MIB,
-          n_samples: int | None = None, seed: int | None = None, isolation: str = "auto",
-          helpers: bool = True, follow_links: bool = True) -> Grade:
+          n_samples: int | None = limits.N_SAMPLES, seed: int | None = None, isolation: str = "auto",
+          helpers: bool = True, follow_links: bool = True, modules: tuple[str, ...] = COURSE_MODULES) -> Grade:
     """Run every check on the solutions file at `path` (its code runs in a separate, limited process).
 
     n_samples: the pairs Exercise 1 is asked to draw; None: a quick 10,000, and the lesson's 100,000
@@ -111,42 +94,60 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
     bubblewrap sandbox where one starts, else a plain process), "sandbox" (SandboxUnavailable
     where none starts) or "none". helpers: the file's folder is importable (self-grading; a
     class's submissions do not see each other). follow_links: the file may be a symbolic link (your own
-    file, self-grading); False (a class): a link is not read.
+    file, self-grading); False (a class): a link is not read. modules: what the file may import (the
+    course's list, config `grading_modules`). What of the file runs: sdpa_lab.grading.source.
     """
     box_class = resolve_isolation(isolation)
     path = Path(path)
     seed = checks.fresh_seed() if seed is None else int(seed)
     how = "bubblewrap sandbox" if box_class is not None else "plain process"
     start = time.monotonic()
+    notes = []
 
     def done(load, parts, box=None) -> Grade:
         peak = box.cgroup.peak_bytes() / 2**20 if box is not None else 0.0
         cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
-        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu)
+        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu, notes)
 
-    if not (path.is_file() if follow_links else path.is_symlink() or path.exists()):  # read_source refuses
+    if not (path.is_file() if follow_links else path.is_symlink() or path.exists()):  # read_bytes refuses
         return done(Outcome("missing", message=f"{path}: no such file"), [])
     try:
-        source = read_source(path, follow_links)
+        prepared = prepare(path, modules, data=read_bytes(path, follow_links))
     except (ValueError, OSError) as exc:
         return done(Outcome("error", message=str(exc)), [])
+    notes += prepared.notes
     draw = checks.Draw(seed, n_samples)
-    box = box_class(memory_mib) if box_class is not None else None
+    box = box_class(memory_mib, modules) if box_class is not None else None
     try:
-        with LearnerProcess(path.name, source, time_limit, memory_mib, box,
-                            helpers=path.parent if helpers else None) as process:
+        with LearnerProcess(path.name, prepared.source, time_limit, memory_mib, box,
+                            helpers=path.parent if helpers else None, modules=modules,
+                            relocate=prepared.relocate) as process:
             load = process.start()
             if load.status != "ready":
                 return done(load, [], box)
             if not load.functions:
                 missing = ", ".join(name for name, _ in GRADERS)
-                load = Outcome("missing", message=f"{path.name} defines none of the functions to grade ({missing})")
+                load = Outcome("syntax", message=prepared.stop) if prepared.stop else Outcome(
+                    "missing", message=f"{path.name} defines none of the functions to grade ({missing})")
                 return done(load, [], box)
+            if prepared.stop:
+                notes.append(f"Your file stops at {prepared.stop.splitlines()[0]}: as with Jupyter's Run All, the "
+                             "code before it is graded, and none after it")
+            if load.message:
+                notes.append(f"Your file stopped with an error: {_last_line(load.message)}; as with Jupyter's Run "
+                             "All, the functions defined before it are graded, and none after it")
             parts = [grader(Calls(process, name), draw) for name, grader in GRADERS]
         return done(load, parts, box)
     finally:
         if box is not None:
             box.close()
+
+
+def _last_line(traceback: str) -> str:
+    """A traceback's error and the last place it names (the learner's cell and line)."""
+    lines = [line.strip() for line in traceback.strip().splitlines() if line.strip()]
+    places = [m for line in lines if (m := re.match(r'File "([^"]+)", line (\d+)', line))]
+    return (lines[-1] if lines else "an error") + (f" ({places[-1][1]}, line {places[-1][2]})" if places else "")
 
 
 def _wrap(text: str, indent: str) -> str:
@@ -170,8 +171,10 @@ def format_grade(g: Grade) -> str:
                 "died": "a crash while importing it",
                 "unusable": "a reply that breaks the grader's protocol"}.get(g.load.status, "")
         lines = [head, "", f"The file cannot be used{': ' + what if what else ''}.", _wrap(g.load.message, "    ")]
-        return "\n".join(lines)
+        return "\n".join(lines + [_wrap(f"note: {note}", "    ") for note in g.notes])
     lines = [head, ""]
+    for note in g.notes:
+        lines += [_wrap(f"note: {note}", ""), ""]
     width = max(len(p.signature) for p in g.parts) + 2
     for p in g.parts:
         lines.append(f"{p.signature:<{width}}{p.verdict}")
@@ -204,7 +207,7 @@ def rows(g: Grade) -> list[dict]:
     the learner's error and the diagnosis; a file that cannot be used is one row."""
     if not g.usable:
         return [{"part": "file", "item": "load", "claim": "", "verdict": "unusable", "detail": g.load.message}]
-    out = []
+    out = [{"part": "file", "item": "note", "claim": "", "verdict": "", "detail": n} for n in g.notes]
     for p in g.parts:
         out.append({"part": p.name, "item": "verdict", "claim": "", "verdict": p.verdict,
                     "detail": p.lost.message if p.lost is not None else ";".join(p.mistakes)})
@@ -227,8 +230,10 @@ def grade_rows(path: str | os.PathLike, **limits) -> list[dict]:
 
 
 def solutions_job(solutions: str | os.PathLike, out: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT,
-                  memory_mib: int = DEFAULT_MEMORY_MIB, log_path: str | None = None) -> None:
-    """The workflow's job: grade `solutions` and write the verdicts to `out` (results/solutions.csv).
+                  memory_mib: int = DEFAULT_MEMORY_MIB, log_path: str | None = None, seed: int | None = None,
+                  n_samples: int | None = limits.N_SAMPLES, modules: tuple[str, ...] = COURSE_MODULES) -> None:
+    """The workflow's job: grade `solutions` and write the verdicts to `out` (results/solutions.csv), with the
+    class's settings (seed, limits, modules): a file graded here and in a class gets one grade.
 
     Whatever the file does, the verdicts are written and the job succeeds: a bad
     solutions file never breaks the rest of the pipeline.
@@ -237,7 +242,8 @@ def solutions_job(solutions: str | os.PathLike, out: str | os.PathLike, time_lim
     from sdpa_lab.joblog import job_log
 
     with job_log("solutions", log_path) as logger:
-        table = grade_rows(solutions, time_limit=time_limit, memory_mib=memory_mib)
+        table = grade_rows(solutions, time_limit=time_limit, memory_mib=memory_mib, seed=seed, n_samples=n_samples,
+                           modules=tuple(modules))
         write_csv(table, out)
         verdicts = [f"{r['part']}: {r['verdict']}" for r in table if r["item"] in ("verdict", "load", "grader")]
         logger.info("solutions %s: %s; wrote %s", solutions, "; ".join(verdicts), out)

@@ -47,6 +47,8 @@ def check_load_reply(reply: dict) -> dict:
                 and len(set(functions)) == len(functions)):
             raise Forged("the list of functions is not a list of the graded functions' names")
         out["functions"] = functions
+        if "stopped" in reply:  # the error that stopped the file after these functions were defined
+            out["stopped"] = text(reply["stopped"], "the error that stopped the file")
     elif status == "syntax":
         if not isinstance(reply.get("line"), int) or isinstance(reply.get("line"), bool):
             raise Forged("a syntax error without a line number")

@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from sdpa_lab.grading import child
+from sdpa_lab.grading.modules import COURSE_MODULES, linked_site
 from sdpa_lab.grading.replies import Forged, check_call_reply, check_load_reply
-from sdpa_lab.grading.sandbox import HARNESS, Sandbox, numpy_site
+from sdpa_lab.grading.sandbox import HARNESS, Sandbox
 
 OK = "ok"
 STARTUP_TIME_LIMIT = 60.0  # seconds for the learner's process to start Python and import NumPy, on a loaded machine
@@ -99,8 +100,11 @@ class LearnerProcess:
     """A solutions file's source loaded in its own (sandboxed) process; `call` runs one of its functions there."""
 
     def __init__(self, name: str, source: str, time_limit: float, memory_mib: int, sandbox: Sandbox | None = None,
-                 helpers: str | os.PathLike | None = None):
+                 helpers: str | os.PathLike | None = None, modules: tuple[str, ...] = COURSE_MODULES,
+                 relocate=None):
         self.name, self.source = name, source
+        self.modules = tuple(modules)  # what a plain process may import (a sandbox mounts its own)
+        self.relocate = relocate or (lambda text: text)  # the source's places as the learner's (a notebook's cells)
         self.time_limit = float(time_limit)
         self.memory_mib = int(memory_mib)
         self.sandbox = sandbox
@@ -124,9 +128,11 @@ class LearnerProcess:
 
         self._scratch = tempfile.TemporaryDirectory(prefix="sdpa-lab-grade-")
         helpers = [str(self.helpers)] if self.helpers is not None else []
-        env = {**ENV, "HOME": self._scratch.name, "TMPDIR": self._scratch.name}
+        site = linked_site(Path(self._scratch.name) / ".site", self.modules)
+        env = {**ENV, "HOME": self._scratch.name, "TMPDIR": self._scratch.name,
+               "MPLCONFIGDIR": str(Path(self._scratch.name) / ".matplotlib")}
         return subprocess.Popen(
-            [sys.executable, "-I", "-S", str(HARNESS), str(numpy_site()), str(self.memory_mib), *helpers],
+            [sys.executable, "-I", "-S", str(HARNESS), str(site), str(self.memory_mib), *helpers],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self._scratch.name,
             env=env, start_new_session=True)  # its own process group, so a kill reaches anything it started
 
@@ -149,8 +155,8 @@ class LearnerProcess:
             return self._died(reply["ended"], "importing the file")
         if reply["status"] != "ready":
             self.close()
-            return Outcome(reply["status"], message=_message(reply, self.name, self.memory_mib))
-        return Outcome("ready", functions=tuple(reply["functions"]))
+            return Outcome(reply["status"], message=self.relocate(_message(reply, self.name, self.memory_mib)))
+        return Outcome("ready", functions=tuple(reply["functions"]), message=self.relocate(reply.get("stopped", "")))
 
     def close(self) -> None:
         """Stop the process (and anything it started)."""
@@ -219,7 +225,7 @@ class LearnerProcess:
                                              f"limit of {self.memory_mib} MiB while running {function} (one was "
                                              "stopped by the kernel)")
         if reply["status"] != OK:
-            outcome = Outcome(reply["status"], message=_message(reply, self.name, self.memory_mib),
+            outcome = Outcome(reply["status"], message=self.relocate(_message(reply, self.name, self.memory_mib)),
                               kwargs=reply["kwargs"])
             if outcome.fatal:  # a MemoryError may leave the process short of memory: start afresh
                 self.close()

@@ -2,7 +2,8 @@
 
 What the learner's process sees and may do (`Sandbox.command`):
 
-- the Python runtime (its standard library, without site-packages) and NumPy, read-only;
+- the Python runtime (its standard library, without site-packages) and the course's modules
+  (NumPy, matplotlib, ...: sdpa_lab.grading.modules, with what they require), read-only;
   the system's shared libraries (/lib, /usr/lib); the grader's harness (child.py);
 - nothing of the project (neither `sdpa_lab` nor the examples), no /etc (no passwd), no /sys;
 - a private scratch folder, /scratch, a tmpfs capped at SCRATCH_MIB: it bounds the bytes
@@ -41,16 +42,19 @@ import time
 from functools import cache
 from pathlib import Path
 
+from sdpa_lab.grading.modules import COURSE_MODULES, site_entries
+
 HARNESS = Path(__file__).with_name("child.py")
 SCRATCH = "/scratch"
 SCRATCH_MIB = 64  # bytes the learner may write, printing included
 SHM_MIB = 8  # bytes the learner may write to /dev/shm (the only other writable place)
-SITE = "/opt/site"  # where NumPy is mounted
+SITE = "/opt/site"  # where the course's modules are mounted
 HARNESS_IN = "/opt/harness/child.py"
 PIDS_MAX = 64  # processes and threads per grade (a fork bomb stops there)
 ENV = {"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.UTF-8",
        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-       "PYTHONDONTWRITEBYTECODE": "1"}  # one BLAS thread: the learner shares the machine
+       "PYTHONDONTWRITEBYTECODE": "1",  # one BLAS thread: the learner shares the machine
+       "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{SCRATCH}/.matplotlib"}  # plots drawn off-screen, then discarded
 _serial = itertools.count()
 
 
@@ -228,15 +232,15 @@ def read_only_but_scratch(stdlib: Path) -> list[str]:
 class Sandbox:
     """One grade's sandbox: the bwrap command line for the learner's process, and the cgroup all its processes share."""
 
-    def __init__(self, memory_mib: int):
+    def __init__(self, memory_mib: int, modules: tuple[str, ...] = COURSE_MODULES):
         self.memory_mib = int(memory_mib)
+        self.site = site_entries(tuple(modules))  # before the cgroup: a bad list leaves nothing behind
         self.cgroup = Cgroup.create(self.memory_mib * 2**20)
 
     def command(self, harness_args: list[str], helpers: Path | None = None) -> list[str]:
         """bwrap ... python -I -S /opt/harness/child.py ARGS: the learner's process, sandboxed."""
         exe, prefix = python_runtime()
         stdlib = prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
-        site = numpy_site()
         # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
         # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
         cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
@@ -247,9 +251,9 @@ class Sandbox:
         cmd += ["--ro-bind", str(prefix), str(prefix)]
         if (stdlib / "site-packages").is_dir():  # the runtime's own installed packages: hidden
             cmd += ["--tmpfs", str(stdlib / "site-packages")]
-        cmd += ["--dir", SITE, "--ro-bind", str(site / "numpy"), f"{SITE}/numpy"]
-        if (site / "numpy.libs").is_dir():  # the wheel's bundled OpenBLAS
-            cmd += ["--ro-bind", str(site / "numpy.libs"), f"{SITE}/numpy.libs"]
+        cmd += ["--dir", SITE]
+        for entry in self.site:  # exactly the course's distributions, file by file and folder by folder
+            cmd += ["--ro-bind", str(entry), f"{SITE}/{entry.name}"]
         cmd += ["--ro-bind", str(HARNESS), HARNESS_IN]
         if helpers is not None:  # self-grading: the learner's own folder, read-only, for their helper modules
             cmd += ["--ro-bind", str(helpers), "/opt/learner"]

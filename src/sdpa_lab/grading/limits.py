@@ -1,0 +1,35 @@
+"""The limits on a learner's code: one set for `sdpa-lab grade`, the `solutions` rule and a class (one file, one grade).
+
+The grader runs no top-level call of the learner's (sdpa_lab.grading.source); what it runs is
+its own calls, and the largest is the lesson's own Exercise 1 at the lesson's size (100,000 x
+1024: two 800 MB draws and their product), which it asks for only where that decides more
+(checks.grade_exercise_1). Measured here with the lesson's code: 2.4 GB resident at its peak
+and 17 s of wall-clock time on a shared two-core machine. The limits admit it with room for a
+loaded machine. Parse-time light: the Snakefile reads these.
+"""
+
+TIME_LIMIT = 120.0  # seconds of wall-clock time per call (and for loading the file)
+MEMORY_MIB = 4096  # all of a learner's processes together
+N_SAMPLES = None  # Exercise 1's pairs: None draws 10,000, and the lesson's 100,000 only where that decides more
+
+
+def grading_problems(config: dict) -> list[str]:
+    """The grading settings of a config that cannot work: modules not installed (or the project's own), and
+    Exercise 1's pairs beyond the memory limit (three arrays of n x 1024 float64, and 200 MiB for Python)."""
+    from sdpa_lab.grading.modules import ModulesError, site_entries
+
+    lines = []
+    if "grading_modules" in config:
+        try:
+            site_entries(tuple(config["grading_modules"]))
+        except ModulesError as exc:
+            lines.append(str(exc))
+    n = config.get("grading_n_samples") or 100_000  # unset: the lesson's 100,000 where that decides more
+    memory = config.get("grading_memory_mib", MEMORY_MIB)
+    needs = 3 * n * 1024 * 8 // 2**20 + 200
+    if memory < needs:
+        which = f"grading_n_samples = {n}" if config.get("grading_n_samples") else \
+            "grading_n_samples unset: the lesson's 100,000 where that decides more"
+        lines.append(f"config setting grading_memory_mib: got {memory}: Exercise 1 ({which}) needs about {needs} "
+                     "MiB; raise it, or set a smaller grading_n_samples")
+    return lines
