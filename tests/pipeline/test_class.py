@@ -100,8 +100,8 @@ def test_a_class_of_nineteen_is_graded_end_to_end(tmp_path, tiny_config, monkeyp
     scores = pd.read_csv(work / "results/class/scores.csv").set_index("SIS Login ID")  # one row per learner
     assert sorted(scores.index) == learners and scores.index.is_unique
     total = scores["sdpa-lab attention total"]
-    assert total["correct"] == total["notebook"] == 10 and total.between(0, 10).all()
-    assert all(total[name] == 0 for name in ("harness", "exec_correct", "forged", "syntax", "raises", "empty"))
+    assert total["correct"] == total["notebook"] == total["exec_correct"] == 10 and total.between(0, 10).all()
+    assert all(total[name] == 0 for name in ("harness", "forged", "syntax", "raises", "empty"))
     overview = (work / "reports/class.html").read_text()
     assert all(f'href="class/{name}.html"' in overview for name in learners)  # the instructor's first page
 
