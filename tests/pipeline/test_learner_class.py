@@ -1,6 +1,7 @@
 """End to end: a class of twenty files written as learners write them in Jupyter (tests/grading/notebooks.py),
 graded by `snakemake grade_class` with the default limits: the correct ones at full marks, none unusable, each
-mistake failing, and each file's grade the one `sdpa-lab grade` gives it alone."""
+mistake failing and named from what the code does, the scores one row per learner, the overview linking every
+learner, and each file's grade the one `sdpa-lab grade` gives it alone."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import csv
 import io
 import json
 
+import pandas as pd
 import pytest
 
 from sdpa_lab.grading import classroom, sandbox
@@ -17,6 +19,14 @@ from tests.grading.notebooks import write_class
 from tests.pipeline.conftest import make_workdir, snakemake
 
 SEED = 4242
+# learner: the mistake named from the measured outputs, for each notebook that makes one
+NAMED = {"no_scale": "no_scale", "divides_by_dk": "divides_by_dk", "wrong_axis": "wrong_axis",
+         "swapped_outputs": "swapped", "no_max_subtraction": "no_max_subtraction",
+         "whole_array_sum": "whole_array_sum", "k_transpose_3d": "k_transpose",
+         "sums_over_samples": "sums_over_samples",
+         "sqrt_t": "divides_by_sqrt_tq",  # d_k = Q.shape[1]
+         "sqrt_tk": "divides_by_sqrt_tk",  # d_k = K.shape[-2]
+         "softmax_first": "softmax_before_scale"}
 
 
 @pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox: {sandbox.unavailable()}")
@@ -42,6 +52,21 @@ def test_a_class_of_learners_notebooks_is_graded_as_they_wrote_them(tmp_path, ti
             assert verdict[name] == "5 of 5 pass", (name, record["parts"])
         elif name != "default_rng":  # another generator's Exercise 1: decided elsewhere (the checks), not here
             assert verdict[name] in {f"{k} of 5 pass" for k in range(5)}, name
+    records = {name: json.loads((work / f"results/class/grades/{name}.json").read_text()) for name in learners}
+    for name, mistake in NAMED.items():
+        assert mistake in {m for p in records[name]["parts"] for m in p["mistakes"]}, (name, records[name]["parts"])
+    # the lesson claims the variances, not a generator: drawn with default_rng, Exercise 1 verifies the claim
+    assert verdict["default_rng"] == "5 of 5 pass", records["default_rng"]["parts"][2]
+    assert any("np.random.seed(42)" in n for n in records["default_rng"]["parts"][2]["notes"])
+
+    scores = pd.read_csv(work / "results/class/scores.csv").set_index("SIS Login ID")
+    assert sorted(scores.index) == sorted(learners) and scores.index.is_unique  # one row per learner
+    total = scores["sdpa-lab attention total"]
+    full = [name for name, learner in learners.items() if learner.correct] + ["default_rng"]
+    assert (total[full] == 10).all() and (total.drop(full) < 10).all()
+    overview = (work / "reports/class.html").read_text()
+    assert all(f'href="class/{name}.html"' in overview for name in learners)
+
     page = (work / "reports/class/cyd.html").read_text()
     assert "No module named &#39;pandas&#39;" in page and "cyd.ipynb, cell " in page
 
