@@ -18,6 +18,7 @@ import os
 import reprlib
 import stat
 import unicodedata
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -164,14 +165,29 @@ def with_defaults(config: Any) -> Any:
     return filled
 
 
-def _resolve(schema: dict, root: dict) -> dict:
-    """`schema` with a local $ref ("#/$defs/name") followed."""
-    ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
+def resolve(node: Any, root: Mapping) -> dict:
+    """Schema `node` with a local $ref ("#/$defs/name") followed; {} for anything but a mapping."""
+    ref = node.get("$ref", "") if isinstance(node, dict) else ""
     if ref.startswith("#/"):
         for part in ref[2:].split("/"):
             root = root[part]
         return root
-    return schema if isinstance(schema, dict) else {}
+    return node if isinstance(node, dict) else {}
+
+
+def build(node: Any, root: Mapping, leaf: Callable[[dict, str], Any], array: Callable[[dict, Callable[[], Any]], list],
+          keep: Callable[[dict], bool] | None = None, name: str = "") -> Any:
+    """A value of the shape schema `node` describes, the one walk of the schema: a mapping of the settings `keep`
+    accepts (all by default), each built in turn; a list made by `array(node, item)`, where item() builds one
+    entry; any other setting made by `leaf(node, name)`, name being the setting's (or its list's)."""
+    node = resolve(node, root)
+    kind = node.get("type")
+    if kind == "object":
+        return {key: build(prop, root, leaf, array, keep, key) for key, prop in node["properties"].items()
+                if keep is None or keep(prop)}
+    if kind == "array":
+        return array(node, lambda: build(node["items"], root, leaf, array, keep, name))
+    return leaf(node, name)
 
 
 def describe(path, root: dict | None = None) -> str:
@@ -179,8 +195,8 @@ def describe(path, root: dict | None = None) -> str:
     root = load_schema() if root is None else root
     node, found = root, ""
     for part in path:
-        node = _resolve(node, root)
-        node = _resolve(node.get("items", {}) if isinstance(part, int) else node.get("properties", {}).get(part, {}),
+        node = resolve(node, root)
+        node = resolve(node.get("items", {}) if isinstance(part, int) else node.get("properties", {}).get(part, {}),
                         root)
         found = node.get("description", found)
     return found
@@ -192,16 +208,8 @@ def widest_config(root: dict | None = None) -> dict:
     (sdpa_lab.results bounds a CSV's size by it when no config is given). Not a config to run: its lists
     repeat their entries."""
     root = load_schema() if root is None else root
-
-    def widest(schema: dict) -> Any:
-        schema = _resolve(schema, root)
-        if "properties" in schema:
-            return {key: widest(subschema) for key, subschema in schema["properties"].items()}
-        if schema.get("type") == "array":
-            return [widest(schema["items"])] * schema["maxItems"]
-        return schema.get("maximum", schema.get("exclusiveMaximum", schema.get("default")))
-
-    return widest(root)
+    return build(root, root, lambda node, _: node.get("maximum", node.get("exclusiveMaximum", node.get("default"))),
+                 lambda node, item: [item()] * node["maxItems"])
 
 
 def _kind(value: Any) -> str:
@@ -220,7 +228,7 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
         return [f"config setting {_where(path + [k])}: missing; required ({describe(path + [k], root)})"
                 for k in missing]
     if err.validator == "additionalProperties":
-        allowed = sorted(_resolve(err.schema, root).get("properties", {}))
+        allowed = sorted(resolve(err.schema, root).get("properties", {}))
         unknown = [k for k in err.instance if k not in allowed]
         return [f"config setting {_where(path + [_key(k)])}: unknown setting "
                 f"(a typo?){_non_ascii(k)}; allowed here: {', '.join(allowed)}" for k in unknown]
