@@ -87,8 +87,9 @@ class Draw:
 
 
 @dataclass(frozen=True)
-class Check:
-    """One checked statement about a function's outputs, with what was measured."""
+class SolutionCheck:
+    """One checked statement about a learner's function's outputs, with what was measured (a claim's decided
+    comparison is sdpa_lab.claims.model.Check)."""
 
     claim: str  # the claim id it is tied to, or ""
     what: str
@@ -102,7 +103,7 @@ class Part:
 
     name: str
     signature: str
-    checks: list[Check] = field(default_factory=list)
+    checks: list[SolutionCheck] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the verdict rests on, not pass/fail
     lost: Outcome | None = None  # a hang, memory blow-up, crash, or a function not written
     error: str = ""  # the learner's traceback, from the first probe that raised
@@ -133,10 +134,10 @@ def _first_error(part: Part, names, outcomes) -> None:
             return
 
 
-def _check(claim: str, what: str, failures: list[str], measured: str = "") -> Check:
+def _check(claim: str, what: str, failures: list[str], measured: str = "") -> SolutionCheck:
     """A check that passes when there is no failure; the detail is the first failure, or what was measured."""
     detail = failures[0] + (f" (and {len(failures) - 1} more)" if len(failures) > 1 else "") if failures else measured
-    return Check(claim, what, not failures, detail)
+    return SolutionCheck(claim, what, not failures, detail)
 
 
 def _why_not(name: str, o: Outcome, n_items: int | None) -> str | None:
@@ -251,7 +252,7 @@ def attention_probes(seed: int = 0) -> list[tuple[str, tuple, dict]]:
     ]
 
 
-def _attention_checks(probes, outcomes) -> tuple[list[Check], list[str]]:
+def _attention_checks(probes, outcomes) -> tuple[list[SolutionCheck], list[str]]:
     """The forward's checks on its outcomes, and the dtypes of its float32 probe's outputs ([] if unusable)."""
     names = [p[0] for p in probes]
     shapes, rows, agree, good = [], [], [], {}
@@ -396,7 +397,7 @@ def _stopped(part: Part, call: Calls, o, claim: str, returns: str) -> bool:
         return True
     if o.status == "error":
         part.error = o.message
-        part.checks.append(Check(claim, returns, False, "raised an error"))
+        part.checks.append(SolutionCheck(claim, returns, False, "raised an error"))
         return True
     return False
 
@@ -433,7 +434,7 @@ class _Exercise1Call:
     """One call of exercise_1 and what it came to."""
 
     n: int  # the pairs it drew
-    checks: list[Check]
+    checks: list[SolutionCheck]
     exact: str | None  # how its raw variance equals the grader's draw, or None
     mistakes: list[str]
     diagnosis: list[str]
@@ -448,9 +449,9 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     n = n_asked if "n_samples" in o.kwargs else A1_N_SAMPLES
     v = _floats(o)
     if v.shape != (2,) or not np.all(np.isfinite(v)):
-        return _Exercise1Call(n, [Check("B4", _on(label, "returns (raw variance, scaled variance), two finite "
-                                                        "numbers"), False,
-                                        f"returned {v.size} number(s): {np.array2string(v, precision=4)}")],
+        returns = _on(label, "returns (raw variance, scaled variance), two finite numbers")
+        return _Exercise1Call(n, [SolutionCheck("B4", returns, False, f"returned {v.size} number(s): "
+                                                                      f"{np.array2string(v, precision=4)}")],
                               None, [], [])
     tol = M.tolerance(np.float64)
     raw, scaled = v
@@ -480,14 +481,15 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
         if near else "exactly d_k: no draw's variance is" if raw == d else
         f"neither np.random.seed({seed})'s draw nor within {k:.2f} SE of d_k ({z:+.1f} SE)")
     checks = [
-        Check("B4", _on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
-              f"{_round(raw, se)}: {(raw - d) / se:+.1f} SE from {d}"),
-        Check("B4", _on(label, "scaled variance near 1"), abs(scaled - 1) <= k * se / d,
-              f"{_round(scaled, se / d)}: {(scaled - 1) / (se / d):+.1f} SE from 1"),
-        Check("B2", _on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
-              abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
-        Check("B4", _on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, or another "
-                               f"generator's within {k:.2f} SE of d_k"), exact is not None or near, drawn),
+        SolutionCheck("B4", _on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
+                      f"{_round(raw, se)}: {(raw - d) / se:+.1f} SE from {d}"),
+        SolutionCheck("B4", _on(label, "scaled variance near 1"), abs(scaled - 1) <= k * se / d,
+                      f"{_round(scaled, se / d)}: {(scaled - 1) / (se / d):+.1f} SE from 1"),
+        SolutionCheck("B2", _on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
+                      abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
+        SolutionCheck("B4", _on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, "
+                                       f"or another generator's within {k:.2f} SE of d_k"), exact is not None or near,
+                      drawn),
     ]
     if not checks[2].passed:  # the scale, named by its value
         for key, text in exercise_1_scale(ratio, d, n):
@@ -588,17 +590,17 @@ def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
         h = _floats(o)
         bound = math.log(T)  # -sum p log(p + 1e-12) dips to -1e-12 when one weight is 1: the lower bound allows it
         shape_ok = h.shape == (len(d_ks),) and bool(np.all(np.isfinite(h)))
-        part.checks.append(Check("B5", _on(label, f"returns {len(d_ks)} entropies, one per d_k, each between 0 and "
-                                                  f"log {T}"),
-                                 shape_ok and bool(np.all((h >= -1e-11) & (h <= bound + 1e-12))),
-                                 np.array2string(h, precision=4)))
+        part.checks.append(SolutionCheck("B5", _on(label, f"returns {len(d_ks)} entropies, one per d_k, each between "
+                                                          f"0 and log {T}"),
+                                         shape_ok and bool(np.all((h >= -1e-11) & (h <= bound + 1e-12))),
+                                         np.array2string(h, precision=4)))
         if not shape_ok:
             continue
         ref = exercise2_reference(seed, tuple(d_ks), T, reseed=False)
         same = _same(h, ref["unscaled"], 1e-9)  # the lesson's log(p + 1e-12) and an exact entropy: 8e-12 apart
-        part.checks.append(Check("B5", _on(label, f"the draw: np.random.seed({seed}) once, then per d_k "
-                                                  f"q = randn(d_k), Kmat = randn({T}, d_k)"), same,
-                                 "equal to the grader's draw" if same else "not the entropies of that draw"))
+        part.checks.append(SolutionCheck("B5", _on(label, f"the draw: np.random.seed({seed}) once, then per d_k "
+                                                          f"q = randn(d_k), Kmat = randn({T}, d_k)"), same,
+                                         "equal to the grader's draw" if same else "not the entropies of that draw"))
         if not same and not part.mistakes and (says := exercise_2_scale(seed, tuple(d_ks), T, h)):
             part.mistakes.append("scaled_entropies")  # the scale, measured from the entropies and named by value
             part.diagnosis.append(f'{says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
@@ -641,20 +643,23 @@ def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
         perm = np.arange(T)
         arrays = [np.asarray(v) for v in o.values] if o.sequence else []
         ok = len(arrays) == 2 and all(a.shape == (T,) and np.array_equal(np.sort(a), perm) for a in arrays)
-        part.checks.append(Check("B6", _on(label, f"returns two argsorts, each an ordering of the {T} positions"), ok,
-                                 ", ".join(np.array2string(a) for a in arrays) if arrays else
-                                 f"{len(o.values)} item(s)"))
+        part.checks.append(SolutionCheck("B6", _on(label, f"returns two argsorts, each an ordering of the {T} "
+                                                          "positions"), ok,
+                                         ", ".join(np.array2string(a) for a in arrays) if arrays else
+                                         f"{len(o.values)} item(s)"))
         if not ok:
             continue
         unscaled, scaled = arrays
         ref = exercise3_reference(seed, d_k, T)
         same = np.array_equal(unscaled, scaled)
-        part.checks.append(Check("B6", _on(label, "scaling does not change the ranking: the two argsorts are equal"),
-                                 same, f"unscaled {unscaled}, scaled {scaled}"))
+        part.checks.append(SolutionCheck("B6", _on(label, "scaling does not change the ranking: the two argsorts "
+                                                          "are equal"),
+                                         same, f"unscaled {unscaled}, scaled {scaled}"))
         drawn = np.array_equal(unscaled, ref) or np.array_equal(scaled, ref)
-        part.checks.append(Check("B6", _on(label, f"the draw: np.random.seed({seed}), q = randn({d_k}), "
-                                                  f"Kmat = randn({T}, {d_k})"), drawn,
-                                 "the grader's argsort of that draw" if drawn else "not the argsort of that draw"))
+        part.checks.append(SolutionCheck("B6", _on(label, f"the draw: np.random.seed({seed}), q = randn({d_k}), "
+                                                          f"Kmat = randn({T}, {d_k})"), drawn,
+                                         "the grader's argsort of that draw" if drawn else
+                                         "not the argsort of that draw"))
         if part.mistakes or part.diagnosis:
             continue
         if not same:
