@@ -73,4 +73,4 @@ rule grade_class:
 # The calibration study of the tolerances (workflow/rules/calibration.smk), not part of `all`.
 rule calibration:
     input:
-        REPORT,
+        CALIBRATION_REPORT,
