@@ -8,7 +8,7 @@ min_version("9.0")
 
 from pathlib import Path
 
-from sdpa_lab.config import read_config_file
+from sdpa_lab.config_file import read_config_file
 
 # Read the config safely first: a YAML syntax error is reported with its line and column. So is
 # one in a --configfile, which Snakemake has read already (keeping the last of a duplicate key).

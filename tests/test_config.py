@@ -19,15 +19,14 @@ from hypothesis import strategies as st
 
 from sdpa_lab import config as config_module
 from sdpa_lab.config import (
-    MAX_CONFIG_BYTES,
     ConfigError,
     check_config,
     command_line_problems,
     config_errors,
     load_config,
     load_schema,
-    read_config_file,
 )
+from sdpa_lab.config_file import MAX_CONFIG_BYTES, read_config_file
 from sdpa_lab.experiments.registry import SECTIONS
 
 from tests.conftest import REPO

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdpa_lab.config import ConfigError, check_config, read_config_file
+from sdpa_lab.config import ConfigError, check_config
+from sdpa_lab.config_file import read_config_file
 from sdpa_lab.experiments.registry import EXPERIMENTS
 
 # The arms: the package's attention as it ships, then deliberately broken ones, each breaking one place of
