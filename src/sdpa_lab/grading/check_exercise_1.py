@@ -16,24 +16,10 @@ from functools import cache
 import numpy as np
 
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
-from sdpa_lab.experiments.replication import (
-    A1_D_K,
-    A1_N_SAMPLES,
-    _legacy_normal_chunks,
-    lesson_variance_scores,
-)
+from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_normal_chunks, lesson_variance_scores
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_1_scale
-from sdpa_lab.grading.parts import (
-    Draw,
-    Part,
-    SolutionCheck,
-    floats,
-    fresh_seed,
-    on,
-    same_values,
-    stopped,
-)
+from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED
 

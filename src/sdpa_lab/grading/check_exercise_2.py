@@ -13,16 +13,7 @@ from sdpa_lab.attention import lesson_entropy
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_2_scale
-from sdpa_lab.grading.parts import (
-    Draw,
-    Part,
-    SolutionCheck,
-    floats,
-    fresh_seed,
-    on,
-    same_values,
-    stopped,
-)
+from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls
 from sdpa_lab.seeding import LESSON_SEED
 

@@ -9,19 +9,9 @@ from functools import cache
 import numpy as np
 
 from sdpa_lab.attention import softmax as reference_softmax
-from sdpa_lab.experiments.replication import (
-    A2_D_K,
-    A2_T,
-)
+from sdpa_lab.experiments.replication import A2_D_K, A2_T
 from sdpa_lab.grading import mistakes as M
-from sdpa_lab.grading.parts import (
-    Draw,
-    Part,
-    SolutionCheck,
-    fresh_seed,
-    on,
-    stopped,
-)
+from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, fresh_seed, on, stopped
 from sdpa_lab.grading.runner import Calls
 from sdpa_lab.seeding import LESSON_SEED
 

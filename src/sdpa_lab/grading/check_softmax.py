@@ -9,15 +9,7 @@ import numpy as np
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
-from sdpa_lab.grading.parts import (
-    Draw,
-    Part,
-    dtype_note,
-    first_error,
-    from_failures,
-    shape_text,
-    why_unusable,
-)
+from sdpa_lab.grading.parts import Draw, Part, dtype_note, first_error, from_failures, shape_text, why_unusable
 from sdpa_lab.grading.runner import Calls
 from sdpa_lab.seeding import stream
 
@@ -41,6 +33,7 @@ def softmax_probes(seed: int = 0) -> list[tuple[str, tuple, dict]]:
 
 
 def grade_softmax(call: Calls, draw: Draw | None = None) -> Part:
+    """softmax on the probes: shape, rows that sum to 1, the reference's values, large inputs; the mistake named."""
     part = Part("softmax", "softmax(x, axis=-1)")
     probes = softmax_probes(draw.seed if draw is not None else 0)
     outcomes = []

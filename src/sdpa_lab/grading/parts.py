@@ -98,10 +98,12 @@ class Part:
 
 
 def shape_text(a) -> str:
+    """An array's shape as a learner reads it: (3, 7)."""
     return "(" + ", ".join(str(n) for n in a.shape) + ")"
 
 
 def first_error(part: Part, names, outcomes) -> None:
+    """The part's error: the learner's traceback from the first probe (named) that raised."""
     for name, o in zip(names, outcomes, strict=True):
         if o.status == "error":
             part.error = f"on {name}:\n{o.message}"
@@ -142,6 +144,7 @@ def floats(o: Outcome) -> np.ndarray:
 
 
 def same_values(a: np.ndarray, b, tol: float) -> bool:
+    """Whether `a` has `b`'s shape and values, within `tol` (relative to max(1, |b|): mistakes.max_difference)."""
     return a.shape == np.shape(b) and M.max_difference(a, np.asarray(b, dtype=np.float64)) <= tol
 
 
@@ -158,4 +161,5 @@ def stopped(part: Part, call: Calls, o, claim: str, returns: str) -> bool:
 
 
 def on(label: str, what: str) -> str:
+    """A check's statement on one call of an exercise: "the lesson's seed 42, ...: returns ..."."""
     return f"{label}: {what}"
