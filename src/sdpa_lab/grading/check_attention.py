@@ -16,6 +16,7 @@ from sdpa_lab.grading.parts import (
     Draw,
     Part,
     SolutionCheck,
+    call_probes,
     dtype_note,
     first_error,
     from_failures,
@@ -115,22 +116,12 @@ def grade_attention(call: Calls, draw: Draw | None = None) -> Part:
     forward is blamed only for what it gets wrong with a correct helper."""
     part = Part("scaled_dot_product_attention", "scaled_dot_product_attention(Q, K, V) -> (output, weights)")
     probes = attention_probes(draw.seed if draw is not None else 0)
-
-    def run(**helpers) -> list[Outcome] | None:
-        outcomes = []
-        for _, args, _ in probes:
-            outcomes.append(call(*args, **helpers))
-            if call.lost is not None:
-                part.lost = call.lost
-                return None
-        return outcomes
-
-    outcomes = run()
+    outcomes = call_probes(call, probes, part)
     if outcomes is None:
         return part
     part.checks, dtypes = _attention_checks(probes, outcomes)
     if not part.passed:
-        again = run(reference_softmax=True)
+        again = call_probes(call, probes, part, reference_softmax=True)
         if again is None:
             return part
         if not _same_outcomes(outcomes, again):  # the forward calls the file's softmax, and it changed the outputs

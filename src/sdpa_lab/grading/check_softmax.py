@@ -9,7 +9,16 @@ import numpy as np
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
-from sdpa_lab.grading.parts import Draw, Part, dtype_note, first_error, from_failures, shape_text, why_unusable
+from sdpa_lab.grading.parts import (
+    Draw,
+    Part,
+    call_probes,
+    dtype_note,
+    first_error,
+    from_failures,
+    shape_text,
+    why_unusable,
+)
 from sdpa_lab.grading.runner import Calls
 from sdpa_lab.seeding import stream
 
@@ -36,12 +45,9 @@ def grade_softmax(call: Calls, draw: Draw | None = None) -> Part:
     """softmax on the probes: shape, rows that sum to 1, the reference's values, large inputs; the mistake named."""
     part = Part("softmax", "softmax(x, axis=-1)")
     probes = softmax_probes(draw.seed if draw is not None else 0)
-    outcomes = []
-    for _, args, kwargs in probes:
-        outcomes.append(call(*args, **kwargs))
-        if call.lost is not None:
-            part.lost = call.lost
-            return part
+    outcomes = call_probes(call, probes, part)
+    if outcomes is None:
+        return part
     names = [p[0] for p in probes]
     first_error(part, names, outcomes)
 

@@ -97,6 +97,18 @@ class Part:
         return f"FAIL ({sum(not c.passed for c in self.checks)} of {len(self.checks)} checks)"
 
 
+def call_probes(call: Calls, probes, part: Part, **helpers) -> list[Outcome] | None:
+    """The outcome of each probe (name, args, kwargs), called with `helpers` too (reference_softmax=True: a
+    correct softmax in place of the file's); None, with the part's `lost` set, where a call was lost."""
+    outcomes = []
+    for _, args, kwargs in probes:
+        outcomes.append(call(*args, **kwargs, **helpers))
+        if call.lost is not None:
+            part.lost = call.lost
+            return None
+    return outcomes
+
+
 def shape_text(a) -> str:
     """An array's shape as a learner reads it: (3, 7)."""
     return "(" + ", ".join(str(n) for n in a.shape) + ")"
