@@ -8,7 +8,7 @@ min_version("9.0")
 
 from pathlib import Path
 
-from sdpa_lab.config import read_config_file
+from sdpa_lab.config_file import read_config_file
 
 # Read the config safely first: a YAML syntax error is reported with its line and column. So is
 # one in a --configfile, which Snakemake has read already (keeping the last of a duplicate key).
@@ -73,4 +73,4 @@ rule grade_class:
 # The calibration study of the tolerances (workflow/rules/calibration.smk), not part of `all`.
 rule calibration:
     input:
-        REPORT,
+        CALIBRATION_REPORT,

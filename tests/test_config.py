@@ -1,7 +1,7 @@
-"""sdpa_lab.config: a config is refused before any work with one line per problem naming the setting, the bad value
-and what is allowed; careless and hostile files are refused quickly, naming the file and where in it, and no
-message repeats an expanded value; fuzzing the default config, every mutation is either valid by the schema or
-refused by a ConfigError naming the setting."""
+"""sdpa_lab.config and sdpa_lab.config_file: a config is refused before any work with one line per problem naming
+the setting, the bad value and what is allowed; careless and hostile files are refused quickly, naming the file and
+where in it, and no message repeats an expanded value; fuzzing the default config, every mutation is either valid
+by the schema or refused by a ConfigError naming the setting."""
 
 from __future__ import annotations
 
@@ -19,15 +19,14 @@ from hypothesis import strategies as st
 
 from sdpa_lab import config as config_module
 from sdpa_lab.config import (
-    MAX_CONFIG_BYTES,
     ConfigError,
     check_config,
     command_line_problems,
     config_errors,
     load_config,
     load_schema,
-    read_config_file,
 )
+from sdpa_lab.config_file import MAX_CONFIG_BYTES, read_config_file
 from sdpa_lab.experiments.registry import SECTIONS
 
 from tests.conftest import REPO

@@ -1,4 +1,4 @@
-"""The sweep configuration: loading it safely, filling in its defaults and checking it against its schema.
+"""The sweep configuration's schema: its defaults filled in, a config checked against it, and the one walk of it.
 
 The one schema is src/sdpa_lab/config.schema.yaml, package data, so the
 installed package and the workflow read the same file. Every setting has a
@@ -8,16 +8,16 @@ each missing default), and `config_errors`/`check_config` check the filled-in
 config: by the workflow once, when it parses the Snakefile, before any job
 (workflow/rules/common.smk, whose `config` then holds the filled-in values), and
 by the package's own entry points, with a message that names each bad setting.
+`build` is the one walk of the schema (the widest config here, the calibration's drawn configs in
+sdpa_lab.calibration.space). Reading a config file safely is sdpa_lab.config_file's; `load_config` does both.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-import os
-import reprlib
-import stat
 import unicodedata
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -28,17 +28,18 @@ import yaml
 if TYPE_CHECKING:
     import jsonschema
 
+from sdpa_lab.config_file import (
+    _SAFE_LOADER,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    ConfigError,
+    cut,
+    read_config_file,
+    short,
+    yaml_kind,
+)
 from sdpa_lab.experiments.registry import SECTIONS
 from sdpa_lab.validation import forward_size_problem, trial_size_problem
-
-
-class ConfigError(ValueError):
-    """A configuration value that the schema does not allow."""
-
-
-# LibYAML's safe loader where PyYAML has it (its wheels do): the same safe loading, a few times
-# faster, and every snakemake call, a no-op too, reads the config and the schema.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def schema_path() -> Path:
@@ -69,7 +70,7 @@ def _key(key: Any) -> str:
     """A mapping key as the user wrote it, cut to 40 characters; quoted if it is not plain text
     (a line break or a control character in it would garble the message)."""
     plain = isinstance(key, str) and key.isprintable() and key == key.strip() and key != ""
-    return _cut(key if plain else repr(key), 40)
+    return cut(key if plain else repr(key), 40)
 
 
 def _non_ascii(key: Any) -> str:
@@ -164,14 +165,29 @@ def with_defaults(config: Any) -> Any:
     return filled
 
 
-def _resolve(schema: dict, root: dict) -> dict:
-    """`schema` with a local $ref ("#/$defs/name") followed."""
-    ref = schema.get("$ref", "") if isinstance(schema, dict) else ""
+def resolve(node: Any, root: Mapping) -> dict:
+    """Schema `node` with a local $ref ("#/$defs/name") followed; {} for anything but a mapping."""
+    ref = node.get("$ref", "") if isinstance(node, dict) else ""
     if ref.startswith("#/"):
         for part in ref[2:].split("/"):
             root = root[part]
         return root
-    return schema if isinstance(schema, dict) else {}
+    return node if isinstance(node, dict) else {}
+
+
+def build(node: Any, root: Mapping, leaf: Callable[[dict, str], Any], array: Callable[[dict, Callable[[], Any]], list],
+          keep: Callable[[dict], bool] | None = None, name: str = "") -> Any:
+    """A value of the shape schema `node` describes, the one walk of the schema: a mapping of the settings `keep`
+    accepts (all by default), each built in turn; a list made by `array(node, item)`, where item() builds one
+    entry; any other setting made by `leaf(node, name)`, name being the setting's (or its list's)."""
+    node = resolve(node, root)
+    kind = node.get("type")
+    if kind == "object":
+        return {key: build(prop, root, leaf, array, keep, key) for key, prop in node["properties"].items()
+                if keep is None or keep(prop)}
+    if kind == "array":
+        return array(node, lambda: build(node["items"], root, leaf, array, keep, name))
+    return leaf(node, name)
 
 
 def describe(path, root: dict | None = None) -> str:
@@ -179,8 +195,8 @@ def describe(path, root: dict | None = None) -> str:
     root = load_schema() if root is None else root
     node, found = root, ""
     for part in path:
-        node = _resolve(node, root)
-        node = _resolve(node.get("items", {}) if isinstance(part, int) else node.get("properties", {}).get(part, {}),
+        node = resolve(node, root)
+        node = resolve(node.get("items", {}) if isinstance(part, int) else node.get("properties", {}).get(part, {}),
                         root)
         found = node.get("description", found)
     return found
@@ -192,23 +208,8 @@ def widest_config(root: dict | None = None) -> dict:
     (sdpa_lab.results bounds a CSV's size by it when no config is given). Not a config to run: its lists
     repeat their entries."""
     root = load_schema() if root is None else root
-
-    def widest(schema: dict) -> Any:
-        schema = _resolve(schema, root)
-        if "properties" in schema:
-            return {key: widest(subschema) for key, subschema in schema["properties"].items()}
-        if schema.get("type") == "array":
-            return [widest(schema["items"])] * schema["maxItems"]
-        return schema.get("maximum", schema.get("exclusiveMaximum", schema.get("default")))
-
-    return widest(root)
-
-
-def _kind(value: Any) -> str:
-    """A value's kind in YAML words: a string, a list, a number, ..."""
-    names = {bool: "a boolean", str: "a string", list: "a list", dict: "a mapping", float: "a decimal number",
-             int: "an integer", type(None): "empty (null)"}
-    return names.get(type(value), type(value).__name__)
+    return build(root, root, lambda node, _: node.get("maximum", node.get("exclusiveMaximum", node.get("default"))),
+                 lambda node, item: [item()] * node["maxItems"])
 
 
 def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
@@ -220,19 +221,19 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
         return [f"config setting {_where(path + [k])}: missing; required ({describe(path + [k], root)})"
                 for k in missing]
     if err.validator == "additionalProperties":
-        allowed = sorted(_resolve(err.schema, root).get("properties", {}))
+        allowed = sorted(resolve(err.schema, root).get("properties", {}))
         unknown = [k for k in err.instance if k not in allowed]
         return [f"config setting {_where(path + [_key(k)])}: unknown setting "
                 f"(a typo?){_non_ascii(k)}; allowed here: {', '.join(allowed)}" for k in unknown]
     if not path and err.validator == "type":
         return [(f"config: the file must be a mapping of settings (seed: ..., variance: ...), "
-                 f"got {_kind(err.instance)}: {short(err.instance)}")]
+                 f"got {yaml_kind(err.instance)}: {short(err.instance)}")]
     bound, value = err.validator_value, err.instance
     if err.validator == "type" and _is_non_finite(value):
         msg = f"got {value!r}; must be a finite number"
     elif err.validator == "type":
         expected = {"object": "a mapping", "array": "a list", "integer": "an integer"}.get(bound, bound)
-        msg = f"got {short(value)} ({_kind(value)}); expected {expected}"
+        msg = f"got {short(value)} ({yaml_kind(value)}); expected {expected}"
     elif err.validator == "uniqueItems":
         seen = [v for i, v in enumerate(value) if v in value[:i]]
         msg = f"got {short(value)}, which repeats {short(seen)}; each value must appear once"
@@ -318,7 +319,7 @@ def command_line_problems(args: Any) -> list[str]:
         key, _, value = str(arg).partition("=")
         digits = value.strip().lstrip("+-").replace("_", "")
         if digits.isdigit() and len(digits) > MAX_INT_DIGITS:
-            lines.append(f"config setting {_key(key)}: --config {_cut(key, 40)}=<an integer of {len(digits):,} "
+            lines.append(f"config setting {_key(key)}: --config {cut(key, 40)}=<an integer of {len(digits):,} "
                          f"digits>: too many digits; at most {MAX_INT_DIGITS} are read (a seed has at most 20)")
     return lines
 
@@ -330,167 +331,6 @@ def check_config(config: Any) -> dict:
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
     return with_defaults(config)
-
-
-# A config is a few hundred bytes; refusing anything far larger before parsing bounds the time and
-# memory any file can cost.
-MAX_CONFIG_BYTES = 64 * 1024
-# Deepest nesting of lists and mappings read (a config nests three deep; building a deeply
-# nested value recurses in Python).
-MAX_DEPTH = 16
-# Longest integer literal read (a seed has at most 20 digits); Python refuses to parse over 4300.
-MAX_INT_DIGITS = 100
-
-
-def short(value: Any, limit: int = 80) -> str:
-    """repr(value) cut to about `limit` characters (the lists and strings in it shortened first)."""
-    cut = reprlib.Repr()
-    cut.maxlevel, cut.maxlist, cut.maxdict, cut.maxtuple = 3, 8, 6, 8
-    cut.maxstring = cut.maxlong = cut.maxother = limit // 2
-    return _cut(cut.repr(value), limit)
-
-
-def _cut(text: str, limit: int = 80) -> str:
-    """`text` cut to `limit` characters."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _at(mark) -> str:
-    """A YAML mark as a user reads it: line and column counted from 1."""
-    return f"line {mark.line + 1}, column {mark.column + 1}"
-
-
-def _mapping_without_duplicates(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict:
-    """A mapping, refused if a key appears twice (YAML's loaders keep the last one silently)."""
-    first: dict = {}
-    for key_node, _ in node.value:
-        if isinstance(key_node, yaml.ScalarNode):
-            key = (key_node.tag, key_node.value)
-            if key in first:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {_cut(key_node.value, 40)} (first given at {_at(first[key])}); "
-                    "give each setting once", key_node.start_mark)
-            first[key] = key_node.start_mark
-    return loader.construct_mapping(node, deep=True)
-
-
-def _bounded_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    """An integer literal of at most MAX_INT_DIGITS digits."""
-    if len(node.value) > MAX_INT_DIGITS:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"an integer of {len(node.value)} digits; at most {MAX_INT_DIGITS} are read", node.start_mark)
-    return loader.construct_yaml_int(node)
-
-
-class _ConfigLoader(_SAFE_LOADER):  # type: ignore[misc, valid-type]
-    """The safe loader, refusing duplicate keys and overlong integers."""
-
-
-_ConfigLoader.add_constructor("tag:yaml.org,2002:map", _mapping_without_duplicates)
-_ConfigLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
-
-
-def _decode(data: bytes, path: Path) -> str:
-    """`data` as UTF-8 text; ConfigError with the line, column and byte offset of the first bad byte."""
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise ConfigError(f"config file {path}: not UTF-8 text: byte {data[exc.start]:#04x} at line {line}, "
-                          f"column {column} (byte offset {exc.start}); save it as UTF-8") from None
-
-
-def _parse(text: str, path: Path) -> Any:
-    """The YAML document in `text`, read safely: no aliases, no duplicate keys, no code."""
-    try:
-        # Aliases and nesting first, from the event stream, before anything is built: a config
-        # needs no alias, and a few hundred bytes of nested aliases expand to billions of values
-        # (billion laughs).
-        depth = 0
-        for event in yaml.parse(text, Loader=_SAFE_LOADER):
-            depth += isinstance(event, yaml.CollectionStartEvent) - isinstance(event, yaml.CollectionEndEvent)
-            if depth > MAX_DEPTH:
-                raise ConfigError(f"config file {path}: nested deeper than {MAX_DEPTH} levels at "
-                                  f"{_at(event.start_mark)}; a config nests three")
-            if isinstance(event, yaml.AliasEvent):
-                raise ConfigError(f"config file {path}: YAML alias *{short(event.anchor, 40)} at "
-                                  f"{_at(event.start_mark)}: aliases are not allowed in a config; "
-                                  "write the values out")
-        return yaml.load(text, Loader=_ConfigLoader)
-    except yaml.reader.ReaderError as exc:  # a character YAML does not allow; its position counts characters
-        line = text.count("\n", 0, exc.position) + 1
-        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
-        raise ConfigError(f"config file {path}: not valid YAML at line {line}, column {column}: "
-                          f"{exc.reason} (character {exc.character!r})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at {_at(mark)}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"config file {path}: not valid YAML{where}: {_cut(problem, 200)}") from None
-
-
-class NotARegularFile(OSError):
-    """A path that names a FIFO, a device, a socket or a folder, where a file was expected."""
-
-
-_FILE_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def regular_file_problem(mode: int) -> str | None:
-    """Why a file of stat mode `mode` is not a regular file ("is a FIFO (named pipe), not a regular file"), or None."""
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((name for is_kind, name in _FILE_KINDS if is_kind(mode)), "something else")
-    return f"is {kind}, not a regular file"
-
-
-def read_regular_file(path: str | Path, limit: int) -> bytes:
-    """At most `limit` bytes of regular file `path` (all of it if `limit` is -1); NotARegularFile (an OSError)
-    for anything else.
-
-    Stat first, then open without blocking and check again what was opened: opening a FIFO
-    for reading waits for a writer, and reading a device such as /dev/zero never ends.
-    """
-    if problem := regular_file_problem(os.stat(path).st_mode):
-        raise NotARegularFile(problem)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as file:
-        if problem := regular_file_problem(os.fstat(fd).st_mode):  # replaced since the stat
-            raise NotARegularFile(problem)
-        return file.read(limit)
-
-
-def read_config_file(path: str | Path) -> dict:
-    """The mapping in YAML file `path`, read with the safe loader; ConfigError naming the file otherwise.
-
-    Refused at once, without opening it: anything but a regular file (a FIFO would block
-    the open, a device never ends). Refused, each with the line and column: a file over MAX_CONFIG_BYTES
-    (before parsing), text that is not UTF-8, a YAML syntax error, an alias,
-    a duplicate key, an integer of more than MAX_INT_DIGITS digits, and a
-    templated (`__use_yte__`) config. A file that is empty or holds a list or
-    a scalar is refused too. The settings themselves are not checked here
-    (see `check_config`).
-    """
-    path = Path(path)
-    try:
-        data = read_regular_file(path, MAX_CONFIG_BYTES + 1)
-    except NotARegularFile as exc:
-        raise ConfigError(f"config file {path}: {exc}; a config is a plain file") from None
-    except OSError as exc:
-        raise ConfigError(f"config file {path}: cannot be read ({exc.strerror or exc})") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config file {path}: larger than {MAX_CONFIG_BYTES // 1024} KiB; a config is a few "
-                          "hundred bytes (is this the right file?)")
-    config = _parse(_decode(data, path), path)
-    if not isinstance(config, dict):
-        got = "is empty" if config is None else f"holds {_kind(config)} ({short(config)}), not a mapping"
-        raise ConfigError(f"config file {path}: {got}; it must map settings to values (seed: ..., variance: ...)")
-    if "__use_yte__" in config:
-        raise ConfigError(f"config file {path}: __use_yte__ is not allowed: Snakemake would evaluate this file "
-                          "as a YTE template, running its ?-expressions as Python code; give plain values")
-    return config
 
 
 def load_config(path: str | Path) -> dict:

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.config import read_regular_file, regular_file_problem, widest_config
+from sdpa_lab.config import widest_config
+from sdpa_lab.config_file import read_regular_file, regular_file_problem
 from sdpa_lab.experiments.registry import EXPERIMENTS, columns, settings_of
 from sdpa_lab.tables import Rows
 from sdpa_lab.workflow_support.cost import size

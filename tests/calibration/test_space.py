@@ -15,7 +15,7 @@ from sdpa_lab.calibration.report import build_report, worst_margins
 from sdpa_lab.calibration.runner import run_batch
 from sdpa_lab.calibration.studies import CORRECT_ARM, check_study
 from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
-from sdpa_lab.config import ConfigError, check_config, load_schema
+from sdpa_lab.config import ConfigError, check_config, load_schema, resolve
 from sdpa_lab.io import write_csv
 
 from tests.claims.tables import lesson_csvs
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.xdist_group("calibration_space")
 
 def leaves(value, node, root, path=""):
     """(path, value) of every number a config holds, list items under path[] and list lengths under path#len."""
-    node = space._resolve(node, root)
+    node = resolve(node, root)
     if node["type"] == "object":
         for key, v in value.items():
             yield from leaves(v, node["properties"][key], root, f"{path}.{key}")
@@ -41,7 +41,7 @@ def leaves(value, node, root, path=""):
 
 def edges(node, root, path=""):
     """path -> (lowest, highest) value the schema allows, for every number and list length of a config."""
-    node = space._resolve(node, root)
+    node = resolve(node, root)
     out = {}
     if node["type"] == "object":
         for key, prop in node["properties"].items():

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from sdpa_lab.grading import checks
+from sdpa_lab.grading import check_exercise_1, checks, parts
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.grade import FAIL, PASS, format_grade, grade
 from sdpa_lab.grading.runner import Outcome
@@ -99,9 +99,9 @@ def test_the_lessons_forward_copied_verbatim_passes_with_a_dtype_note(examples):
 
 def test_the_dtype_note_is_kept_for_float32_only():
     part = checks.Part("f", "f()")
-    checks._dtype_note(part, ["float32", "float32"])
+    parts.dtype_note(part, ["float32", "float32"])
     assert part.notes == []
-    checks._dtype_note(part, ["float64", "float64"])
+    parts.dtype_note(part, ["float64", "float64"])
     assert len(part.notes) == 1 and part.passed
 
 
@@ -184,8 +184,8 @@ def test_exercise_1_summed_over_the_samples_of_another_generator_is_named_statis
 
 
 def test_exercise_1_by_default_draws_the_quick_size_and_says_so(monkeypatch):
-    assert checks.QUICK_N_SAMPLES < checks.A1_N_SAMPLES
-    monkeypatch.setattr(checks, "QUICK_N_SAMPLES", 2500)  # the quick size, made smaller for the test
+    assert check_exercise_1.QUICK_N_SAMPLES < check_exercise_1.A1_N_SAMPLES
+    monkeypatch.setattr(check_exercise_1, "QUICK_N_SAMPLES", 2500)  # the quick size, made smaller for the test
     calls = Exercise1Calls()
     part = checks.grade_exercise_1(calls, checks.Draw(7))
     assert part.passed
@@ -196,8 +196,8 @@ def test_exercise_1_by_default_draws_the_quick_size_and_says_so(monkeypatch):
 
 def test_exercise_1_draws_the_lessons_size_where_the_draw_is_not_the_graders(monkeypatch):
     calls = Exercise1Calls(generator="default_rng")
-    monkeypatch.setattr(checks, "QUICK_N_SAMPLES", 1000)
-    monkeypatch.setattr(checks, "A1_N_SAMPLES", 2000)  # the lesson's size, made small for the test
+    monkeypatch.setattr(check_exercise_1, "QUICK_N_SAMPLES", 1000)
+    monkeypatch.setattr(check_exercise_1, "A1_N_SAMPLES", 2000)  # the lesson's size, made small for the test
     part = checks.grade_exercise_1(calls, checks.Draw(7))
     assert [n for _, n, _ in calls.asked] == [1000, 2000, 1000]  # at seed 42 only
     assert "decided statistically, on the lesson's own 2,000 pairs" in " ".join(part.notes)
@@ -205,7 +205,7 @@ def test_exercise_1_draws_the_lessons_size_where_the_draw_is_not_the_graders(mon
 
 
 def test_exercise_1_without_n_samples_is_told_how_to_grade_quicker(monkeypatch):
-    monkeypatch.setattr(checks, "A1_N_SAMPLES", 4000)  # what a function without n_samples draws, made small
+    monkeypatch.setattr(check_exercise_1, "A1_N_SAMPLES", 4000)  # what a function without n_samples draws, made small
     part = checks.grade_exercise_1(Exercise1Calls(accepts_n=False, n_fixed=4000), checks.Draw(7))
     assert part.passed, part.checks
     assert "takes no n_samples" in part.notes[0] and "4,000 pairs" in part.notes[0]

@@ -11,7 +11,7 @@ import pytest
 
 from sdpa_lab.attention import scaled_dot_product_attention, softmax
 from sdpa_lab.cli import main
-from sdpa_lab.grading import checks
+from sdpa_lab.grading import check_exercise_1, checks
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.grade import FAIL, PASS, UNUSABLE, format_grade, grade
 from sdpa_lab.grading.runner import Outcome
@@ -151,7 +151,8 @@ def test_exercise_1_names_an_unscaled_or_d_k_scaled_variance():
 
 def test_exercise_1_without_n_samples_is_judged_at_the_lessons_n(monkeypatch):
     drawn = []
-    monkeypatch.setattr(checks, "exercise1_reference", lambda seed, n, d_k, continued: drawn.append(n) or (0.0, 0.0))
+    monkeypatch.setattr(check_exercise_1, "exercise1_reference",
+                        lambda seed, n, d_k, continued: drawn.append(n) or (0.0, 0.0))
     part = checks.grade_exercise_1(Respond(lambda **kw: (1030.0, 1030.0 / 1024), accepted=("seed", "d_k")), DRAW)
     assert set(drawn) == {100_000} and "drawn: 100,000 pairs" in part.notes[0]
 

@@ -6,7 +6,7 @@ import re
 
 import yaml
 
-from sdpa_lab import config as config_module
+from sdpa_lab import config_file
 
 from tests.conftest import REPO
 
@@ -18,9 +18,9 @@ def test_yaml_is_read_safely_and_rules_run_no_shell():
     # the config files' loader built on it, which only adds refusals).
     unsafe_yaml = re.compile(r"yaml\.(unsafe_load|full_load|load_all)\(|"
                              r"yaml\.load\((?![^\n]*Loader=(_SAFE_LOADER|_ConfigLoader)\))|Loader=yaml\.(Full|Unsafe)?Loader")
-    assert config_module._SAFE_LOADER in (yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    assert config_module._ConfigLoader.__bases__ == (config_module._SAFE_LOADER,)
-    assert not issubclass(config_module._ConfigLoader, yaml.constructor.FullConstructor)
+    assert config_file._SAFE_LOADER in (yaml.SafeLoader, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    assert config_file._ConfigLoader.__bases__ == (config_file._SAFE_LOADER,)
+    assert not issubclass(config_file._ConfigLoader, yaml.constructor.FullConstructor)
     shell = re.compile(r"^\s*(shell|run)\s*:|os\.system\(|shell\s*=\s*True|os\.popen\(", re.M)
     for path in sources:
         text = path.read_text(encoding="utf-8")

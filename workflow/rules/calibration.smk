@@ -104,7 +104,7 @@ rule calibration_tables:
         sweeps=lambda wildcards: [SWEEPS.format(study=name) for name in load_studies()],
         code=code_of("sdpa_lab.calibration.summary", "sdpa_lab.calibration.space"),
     output:
-        **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
+        **{table: f"{CALIBRATION_DIR}/{table}.csv" for table in TABLES},
     log:
         "logs/calibration/tables.log",
     benchmark:
@@ -121,11 +121,11 @@ rule calibration_tables:
 
 rule calibration_report:
     input:
-        **{table: f"{RESULTS_DIR}/{table}.csv" for table in TABLES},
+        **{table: f"{CALIBRATION_DIR}/{table}.csv" for table in TABLES},
         code=code_of("sdpa_lab.calibration.report"),
         templates=templates(),
     output:
-        REPORT,
+        CALIBRATION_REPORT,
     log:
         "logs/calibration/report.log",
     benchmark:

@@ -25,12 +25,13 @@ from sdpa_lab.calibration.studies import (
 from sdpa_lab.calibration.summary import CONFIDENCE, headline
 from sdpa_lab.io import write_text
 from sdpa_lab.joblog import job_log
-from sdpa_lab.report.figures import new_figure, render, style
+from sdpa_lab.report.figures import COLOURS, new_figure, render, style
 from sdpa_lab.report.rendering import css_size, data_uri, environment
 
-# Okabe-Ito colours, one per check family in a figure (cycled) and one per arm.
+# Okabe-Ito colours, one per check family in a figure (cycled) and one per arm: a scale's arm in the
+# main report's colour of that scale.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
-ARM_COLOURS = {"inv_sqrt_dk": "#0072B2", "none": "#D55E00", "inv_dk": "#009E73", "no_pp_term": "#CC79A7"}
+ARM_COLOURS = {**{scale: COLOURS[scale] for scale in ("inv_sqrt_dk", "none", "inv_dk")}, "no_pp_term": "#CC79A7"}
 
 
 def read_tables(results_dir: str | Path) -> dict[str, pd.DataFrame]:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import copy
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from sdpa_lab.config import ConfigError, config_errors, load_schema
+from sdpa_lab.config import ConfigError, build, config_errors, load_schema, resolve
 from sdpa_lab.workflow_support import cost
 
 # The chance that a bounded setting takes exactly its lower bound, and exactly its upper bound (each): the
@@ -49,16 +49,6 @@ def cpu_seconds(config: Mapping) -> float:
     c = cost.estimate(config)
     asked = 3 * (len(set(config["entropy_sweep"]["d_k"])) + len(set(config["gradient"]["d_k"])))
     return c.total_cpu_s - c.cpu_s["fixed"] + EXPECTATION_CPU_S * asked
-
-
-def _resolve(node: Mapping, root: Mapping) -> Mapping:
-    ref = node.get("$ref")
-    if ref is None:
-        return node
-    target: Any = root
-    for part in ref.removeprefix("#/").split("/"):
-        target = target[part]
-    return target
 
 
 def _size(rng: random.Random, lo: int, hi: int) -> int:
@@ -96,26 +86,25 @@ def _number(rng: random.Random, node: Mapping) -> float:
     return min(high_edge, max(low_edge, math.exp(rng.uniform(a, math.log(hi)))))
 
 
-def _array(rng: random.Random, node: Mapping, root: Mapping, name: str) -> list:
+def _array(rng: random.Random, node: Mapping, item: Callable[[], Any]) -> list:
+    """A list of entries item() draws, of a length drawn by _size: unique ones if the node asks for that."""
     n = _size(rng, node.get("minItems", 0), node["maxItems"])
-    items = _resolve(node["items"], root)
     out: list = []
     while len(out) < n:  # every item space here is far larger than maxItems: the loop ends
-        value = draw_value(rng, items, root, name)
+        value = item()
         if not node.get("uniqueItems") or value not in out:
             out.append(value)
     return out
 
 
-def draw_value(rng: random.Random, node: Mapping, root: Mapping, name: str = "") -> Any:
-    """A value the schema node accepts, drawn from `rng`: every setting with a default (those without one are
-    optional switches no experiment reads), integers and numbers over their whole range."""
-    node = _resolve(node, root)
+def _is_setting(prop: Mapping) -> bool:
+    """Whether a schema property is a setting to draw: it has a default (the others are optional switches no
+    experiment reads)."""
+    return "default" in prop
+
+
+def _drawn(rng: random.Random, node: Mapping, name: str) -> int | float:
     kind = node.get("type")
-    if kind == "object":
-        return {key: draw_value(rng, prop, root, key) for key, prop in node["properties"].items() if "default" in prop}
-    if kind == "array":
-        return _array(rng, node, root, name)
     if kind == "integer":
         return _integer(rng, node, name)
     if kind == "number":
@@ -123,14 +112,15 @@ def draw_value(rng: random.Random, node: Mapping, root: Mapping, name: str = "")
     raise ValueError(f"config schema: cannot draw setting {name!r} of type {kind!r}")
 
 
-def lowest(node: Mapping, root: Mapping) -> Any:
-    """The cheapest value the schema node accepts: every number at its lower edge, every list at its shortest."""
-    node = _resolve(node, root)
+def draw_value(rng: random.Random, node: Mapping, root: Mapping, name: str = "") -> Any:
+    """A value the schema node accepts, drawn from `rng`: every setting with a default (those without one are
+    optional switches no experiment reads), integers and numbers over their whole range."""
+    return build(node, root, lambda leaf, key: _drawn(rng, leaf, key), lambda array, item: _array(rng, array, item),
+                 _is_setting, name)
+
+
+def _lowest(node: Mapping, name: str) -> int | float:
     kind = node.get("type")
-    if kind == "object":
-        return {key: lowest(prop, root) for key, prop in node["properties"].items() if "default" in prop}
-    if kind == "array":
-        return [lowest(node["items"], root)] * node.get("minItems", 0)
     if kind == "integer":
         return node["minimum"]
     if kind == "number":
@@ -138,10 +128,15 @@ def lowest(node: Mapping, root: Mapping) -> Any:
     raise ValueError(f"config schema: no lowest value of type {kind!r}")
 
 
+def lowest(node: Mapping, root: Mapping) -> Any:
+    """The cheapest value the schema node accepts: every number at its lower edge, every list at its shortest."""
+    return build(node, root, _lowest, lambda array, item: [item()] * array.get("minItems", 0), _is_setting)
+
+
 def defaults(section: Mapping, root: Mapping) -> dict:
     """A section's settings at their defaults (those draw_value draws: every setting with a default)."""
-    node = _resolve(section, root)
-    return {key: copy.deepcopy(prop["default"]) for key, prop in node["properties"].items() if "default" in prop}
+    node = resolve(section, root)
+    return {key: copy.deepcopy(prop["default"]) for key, prop in node["properties"].items() if _is_setting(prop)}
 
 
 def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[dict, int]:

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sdpa_lab.config import ConfigError, check_config, read_config_file
+from sdpa_lab.config import ConfigError, check_config
+from sdpa_lab.config_file import read_config_file
 from sdpa_lab.experiments.registry import EXPERIMENTS
 
 # The arms: the package's attention as it ships, then deliberately broken ones, each breaking one place of
@@ -188,13 +189,13 @@ def load_study(path: str | Path) -> Study:
 
 # Where the study lives: study files in, batches and tables out.
 STUDIES_DIR = "config/calibration"
-RESULTS_DIR = "results/calibration"
-BATCH = RESULTS_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
-SWEEPS = RESULTS_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep configs, for its batches
-EXPECTATIONS = RESULTS_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
+CALIBRATION_DIR = "results/calibration"
+BATCH = CALIBRATION_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
+SWEEPS = CALIBRATION_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep configs, for its batches
+EXPECTATIONS = CALIBRATION_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
 TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power", "configs",
           "false_fail_checks")
-REPORT = "reports/calibration.html"
+CALIBRATION_REPORT = "reports/calibration.html"
 
 
 def study_files(studies_dir: str | Path = STUDIES_DIR) -> dict[str, Path]:
@@ -237,7 +238,7 @@ SECONDS_PER_DRAWN_CONFIG = 0.04
 
 def is_calibration_target(target: str) -> bool:
     """Whether a snakemake target asks for the calibration study (its rule, report or a file of its results)."""
-    return target == "calibration" or target == REPORT or target.startswith(RESULTS_DIR + "/")
+    return target == "calibration" or target == CALIBRATION_REPORT or target.startswith(CALIBRATION_DIR + "/")
 
 
 def estimated_cpu_s(studies: Mapping[str, Study], done=lambda path: False) -> float:

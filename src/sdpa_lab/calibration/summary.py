@@ -25,8 +25,10 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 
+from sdpa_lab import rates
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
 from sdpa_lab.claims import ALPHA_FAMILY, FAILS, HOLDS, INCONCLUSIVE
+from sdpa_lab.claims.model import TOWARD_FAIL
 from sdpa_lab.io import write_csv
 from sdpa_lab.joblog import job_log
 
@@ -43,15 +45,11 @@ FAMILY = ["config", "arm", "claim", "check", "relation"]
 
 
 def wilson(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
-    """Wilson score interval of a binomial proportion successes / n (95% by default)."""
+    """Wilson score interval of a binomial proportion successes / n (95% by default; sdpa_lab.rates.wilson)."""
     if n <= 0:
         return float("nan"), float("nan")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    low = 0.0 if successes == 0 else max(0.0, centre - half)  # exact at the ends, not rounded to 1e-18
-    high = 1.0 if successes == n else min(1.0, centre + half)
-    return low, high
+    low, high = rates.wilson(successes / n, n, z)
+    return float(low), float(high)
 
 
 def upper_bound(failures: int, n: int, confidence: float = 0.95) -> float:
@@ -84,18 +82,13 @@ def _order(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return table.sort_values(by, kind="stable").drop(columns=["arm_order"], errors="ignore").reset_index(drop=True)
 
 
-# z in the direction in which each relation fails (sdpa_lab.claims RELATIONS and CONTRADICTED, as Check.margin):
-# a check fails exactly when its z this way exceeds its own k (k_check), its margin 1.
-TOWARD_FAIL = {"within": np.abs, "above": np.negative, "not below": np.negative,
-               "below": lambda z: z, "not above": lambda z: z}
-
-
 def toward_fail(checks: pd.DataFrame, column: str = "z") -> pd.Series:
-    """Per check: its z signed so that the check fails when it exceeds its k; |z| for a two-sided check."""
+    """Per check: its z signed so that the check fails when it exceeds its k (its margin 1), as Check.margin
+    signs a deviation (claims.model.TOWARD_FAIL); |z| for a two-sided check."""
     out = pd.Series(np.nan, index=checks.index)
-    for relation, f in TOWARD_FAIL.items():
+    for relation in (*TWO_SIDED, *DIRECTIONAL):
         rows = checks.relation == relation
-        out[rows] = f(checks[column][rows].to_numpy())
+        out[rows] = TOWARD_FAIL[relation](checks[column][rows].to_numpy())
     return out
 
 

@@ -18,7 +18,9 @@ def bonferroni_k(n_checks: int, alpha_family: float = ALPHA_FAMILY) -> float:
 
 
 def variance_se(d: float, n: int) -> float:
-    """Standard error of the sample variance of n independent q.k scores of length d (Var = d, E S^4 = 3d^2 + 6d)."""
+    """Standard error of the sample variance of n independent q.k scores of length d, for standard normal
+    entries only (Var = d, E S^4 = 3d^2 + 6d). Entries of another law, of variance 1 and fourth moment m4, give
+    E S^4 = 3d^2 + d (m4^2 - 3): uniform or +-1 entries need their own standard error."""
     return d * math.sqrt((2.0 + 6.0 / d) / n)
 
 

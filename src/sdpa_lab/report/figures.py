@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from sdpa_lab.claims.standard_errors import variance_se
 from sdpa_lab.io import write_bytes
+from sdpa_lab.rates import wilson
 from sdpa_lab.report.specs import (  # noqa: F401 (re-exported)
     DPI,
     FIGURES,
@@ -276,13 +277,6 @@ def gradient_figure(R: Results, k: float | None = None) -> Figure:
     return fig
 
 
-def _wilson(p: np.ndarray, n: np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval of a binomial proportion p out of n, at z standard errors."""
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
-
-
 @styled
 def learning_success_figure(R: Results, k: float | None = None) -> Figure:
     """Fraction of runs that learn vs d_k at each scale's best learning rate, with Wilson intervals."""
@@ -294,7 +288,7 @@ def learning_success_figure(R: Results, k: float | None = None) -> Figure:
     for scale in ("none", "inv_sqrt_dk"):
         s = best[best.scale == scale].sort_values("d_k")
         d, p = s.d_k.to_numpy(dtype=float), s.value.to_numpy(dtype=float)
-        lo, hi = _wilson(p, s.runs.to_numpy(dtype=float), z)
+        lo, hi = wilson(p, s.runs.to_numpy(dtype=float), z)
         # at p = 0 or 1 the interval's end equals p up to rounding: no negative bar
         yerr = [np.maximum(p - lo, 0.0), np.maximum(hi - p, 0.0)]
         ax.errorbar(d * offsets[scale], p, yerr=yerr, fmt="-o", color=COLOURS[scale],

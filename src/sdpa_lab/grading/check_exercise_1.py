@@ -1,0 +1,193 @@
+"""Exercise 1 graded: the raw and scaled variance of q.k at d_k = 1024 against B4 and B2, and the draw against
+the grader's.
+
+Each exercise takes its seed and sizes as arguments (the skeleton's defaults are the
+lesson's) and is called twice: on the lesson's values and on the grade's own draw. Its
+outputs are compared with the grader's computation of the same draw, which the grade never
+prints: only whether they agree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
+from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_normal_chunks, lesson_variance_scores
+from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading.diagnosis import exercise_1_scale
+from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
+from sdpa_lab.grading.runner import Calls, Outcome
+from sdpa_lab.seeding import LESSON_SEED
+
+EXERCISE1_D_K = 1024
+
+
+@cache
+def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool) -> tuple[float, float]:
+    """Exercise 1's raw and scaled variance at d_k after np.random.seed(seed).
+
+    continued: the lesson's d_k = 4, 16, 64, 256 smaller than d_k drawn first, in one stream
+    (the exercise as written); otherwise d_k alone.
+    """
+    rs = np.random.RandomState(seed)
+    if continued:
+        for d in A1_D_K:
+            if d < d_k:
+                lesson_variance_scores(rs, n_samples, d)
+    scores = lesson_variance_scores(rs, n_samples, d_k)
+    return float(scores.var()), float((scores / np.sqrt(d_k)).var())
+
+
+QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs by default: an exact match with the grader's draw decides as much
+
+
+@cache
+def exercise1_over_samples(seed: int, n_samples: int, d_k: int, continued: bool) -> tuple[float, float]:
+    """Exercise 1's variances with the mistake of summing Q * K over axis 0, the samples: d_k sums of
+    n_samples products each (np.random.seed(seed), the lesson's smaller d_k first when continued)."""
+    rs = np.random.RandomState(seed)
+    if continued:
+        for d in A1_D_K:
+            if d < d_k:
+                lesson_variance_scores(rs, n_samples, d)
+    rs_k = np.random.RandomState()
+    rs_k.set_state(rs.get_state())
+    for _ in _legacy_normal_chunks(rs_k, n_samples, d_k):  # K's draws follow Q's
+        pass
+    sums = np.zeros(d_k)  # (d_k,): one sum of n_samples products per feature
+    for q, k in zip(_legacy_normal_chunks(rs, n_samples, d_k), _legacy_normal_chunks(rs_k, n_samples, d_k),
+                    strict=True):
+        sums += np.sum(q * k, axis=0)
+    return float(sums.var()), float((sums / np.sqrt(d_k)).var())
+
+
+@dataclass
+class _Exercise1Call:
+    """One call of exercise_1 and what it came to."""
+
+    n: int  # the pairs it drew
+    checks: list[SolutionCheck]
+    exact: str | None  # how its raw variance equals the grader's draw, or None
+    mistakes: list[str]
+    diagnosis: list[str]
+
+
+def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k: float) -> _Exercise1Call | Outcome:
+    """exercise_1(seed, n_asked, d) decided: the variances against the claims (B4, B2), the draw against the
+    grader's, and, where a check fails, the mistake the numbers show. An Outcome where the call stopped."""
+    o = call(seed=seed, n_samples=n_asked, d_k=d)
+    if call.lost is not None or o.status == "error":
+        return o
+    n = n_asked if "n_samples" in o.kwargs else A1_N_SAMPLES
+    v = floats(o)
+    if v.shape != (2,) or not np.all(np.isfinite(v)):
+        returns = on(label, "returns (raw variance, scaled variance), two finite numbers")
+        return _Exercise1Call(n, [SolutionCheck("B4", returns, False, f"returned {v.size} number(s): "
+                                                                      f"{np.array2string(v, precision=4)}")],
+                              None, [], [])
+    tol = M.tolerance(np.float64)
+    raw, scaled = v
+    se = variance_se(d, n)
+    ratio = raw / scaled if scaled else float("inf")
+    # The draw is judged on the raw variance alone: a wrong scale or axis is named below, not blamed on it.
+    stream_of = {True: f"np.random.seed({seed}), the lesson's smaller d_k, then d_k = {d}, in one stream",
+                 False: f"np.random.seed({seed}), then d_k = {d} alone"}
+    exact = next((stream_of[c] for c in (True, False)
+                  if same_values(v[:1], exercise1_reference(seed, n, d, c)[:1], tol)), None)
+    mistakes, diagnosis = [], []
+    if exact is None and abs(raw - d) > k * se:
+        over = next((c for c in (True, False)
+                     if same_values(v[:1], exercise1_over_samples(seed, n, d, c)[:1], tol)), None)
+        if over is not None or abs(raw - n) <= k * variance_se(n, d):  # d sums of n products each: variance n
+            if over is not None:
+                exact = stream_of[over] + ", summed over axis 0"
+            m = M.MISTAKES["sums_over_samples"]
+            mistakes.append("sums_over_samples")
+            diagnosis.append(
+                f"measured: raw variance {raw:,.4g}, about n_samples = {n:,} rather than d_k = {d}"
+                + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
+                + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
+    # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
+    near, z = abs(raw - d) <= k * se and raw != d, (raw - d) / se  # exactly d_k is no draw's variance
+    drawn = f"your draws are {exact}" if exact else (
+        f"not np.random.seed({seed})'s stream (another generator, or no seed?): {z:+.1f} SE from d_k, as a draw's"
+        if near else "exactly d_k: no draw's variance is" if raw == d else
+        f"neither np.random.seed({seed})'s draw nor within {k:.2f} SE of d_k ({z:+.1f} SE)")
+    checks = [
+        SolutionCheck("B4", on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
+                      f"{_round(raw, se)}: {(raw - d) / se:+.1f} SE from {d}"),
+        SolutionCheck("B4", on(label, "scaled variance near 1"), abs(scaled - 1) <= k * se / d,
+                      f"{_round(scaled, se / d)}: {(scaled - 1) / (se / d):+.1f} SE from 1"),
+        SolutionCheck("B2", on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
+                      abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
+        SolutionCheck("B4", on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, "
+                                      f"or another generator's within {k:.2f} SE of d_k"), exact is not None or near,
+                      drawn),
+    ]
+    if not checks[2].passed:  # the scale, named by its value
+        for key, text in exercise_1_scale(ratio, d, n):
+            mistakes.append(key)
+            diagnosis.append(text)
+    return _Exercise1Call(n, checks, exact, mistakes, diagnosis)
+
+
+def _round(x: float, se: float) -> str:
+    """x to the digits its standard error leaves meaningful (two significant digits of the SE)."""
+    digits = max(0, 1 - math.floor(math.log10(se))) if se > 0 else 6
+    return f"{x:,.{digits}f}"
+
+
+def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
+    """Exercise 1 at the lesson's seed 42 and d_k = 1024, then at the grade's seed and another d_k.
+
+    With draw.n_samples None (the default) each call draws QUICK_N_SAMPLES pairs, and the lesson's own
+    100,000 only where that decides more: at seed 42, when the variances are not the grader's draw (so
+    B4 is decided statistically, and the lesson's size gives it the lesson's power).
+    """
+    if not isinstance(draw, Draw):
+        draw = Draw(fresh_seed(), draw)
+    part = Part("exercise_1", "exercise_1(seed=42, n_samples=100_000, d_k=1024) -> (raw variance, scaled variance)")
+    k = bonferroni_k(2)  # two draws; raw and scaled are one piece of evidence each (the scaled is the raw / d_k)
+    n_asked = draw.n_samples or QUICK_N_SAMPLES
+    drawn, escalated, exact, ignored = [], False, True, False
+    for label, seed, d in (("the lesson's seed 42, d_k = 1024", LESSON_SEED, EXERCISE1_D_K),
+                           (f"seed {draw.seed}, d_k = {draw.exercise_1_d_k}", draw.seed, draw.exercise_1_d_k)):
+        got = _exercise_1_call(call, label, seed, d, n_asked, k)
+        if (isinstance(got, _Exercise1Call) and draw.n_samples is None and seed == LESSON_SEED
+                and got.n < A1_N_SAMPLES and got.exact is None and not got.mistakes and got.checks[0].passed):
+            small, escalated = got.n, True
+            got = _exercise_1_call(call, label, seed, d, A1_N_SAMPLES, k)
+            if isinstance(got, _Exercise1Call):
+                part.notes.append(f"at seed 42 your variances of {small:,} pairs are not the grader's draw, so B4 "
+                                  f"is decided statistically, on the lesson's own {A1_N_SAMPLES:,} pairs (SE "
+                                  f"{variance_se(d, A1_N_SAMPLES):.2g} rather than {variance_se(d, small):.2g}; "
+                                  f"--n-samples {small} skips that draw)")
+        if isinstance(got, Outcome):
+            stopped(part, call, got, "B4", on(label, "returns (raw variance, scaled variance)"))
+            return part
+        part.checks += got.checks
+        exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked and not escalated
+        drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {variance_se(d, got.n):.2g})")
+        for key, text in zip(got.mistakes, got.diagnosis, strict=True):
+            if key not in part.mistakes:
+                part.mistakes.append(key)
+                part.diagnosis.append(text)
+    note = (f"drawn: {'; '.join(drawn)}. Tolerance k = {k:.2f} SE, so a correct solution fails by chance less "
+            f"than once in {1 / ALPHA_FAMILY:,.0f} grades")
+    if ignored:
+        note += (". Your exercise_1 takes no n_samples, so it drew the lesson's 100,000 pairs at every call: give "
+                 "it the skeleton's n_samples=100_000 parameter for a quicker grade")
+    elif draw.n_samples is None and exact:
+        note += (f". The lesson draws {A1_N_SAMPLES:,} pairs; with your draws equal to the grader's, a "
+                 f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
+    part.notes.insert(0, note)
+    if not exact and part.passed:
+        part.notes.append("your variances are not those of np.random.seed's stream (np.random.default_rng, or "
+                          "np.random.randn without np.random.seed?): they verify the lesson's claim (B4), decided "
+                          "statistically; the lesson's printed digits need np.random.seed(42) and np.random.randn "
+                          "in the lesson's order")
+    return part

@@ -1,0 +1,73 @@
+"""Exercise 3 graded: the argsorts of the unscaled and scaled weights (B6), and the draw against the grader's;
+called on the lesson's values and on the grade's own, as every exercise (see check_exercise_1).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from sdpa_lab.attention import softmax as reference_softmax
+from sdpa_lab.experiments.replication import A2_D_K, A2_T
+from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, fresh_seed, on, stopped
+from sdpa_lab.grading.runner import Calls
+from sdpa_lab.seeding import LESSON_SEED
+
+
+@cache
+def exercise3_reference(seed: int, d_k: int, T: int) -> np.ndarray:
+    """argsort of the softmax weights of np.random.seed(seed), q = randn(d_k), K = randn(T, d_k)."""
+    rs = np.random.RandomState(seed)
+    q, K = rs.randn(d_k), rs.randn(T, d_k)
+    return np.argsort(reference_softmax(K @ q))
+
+
+def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
+    """Exercise 3 at the lesson's seed 42, d_k = 256 and 8 keys, then at the grade's own."""
+    draw = draw if draw is not None else Draw(fresh_seed())
+    part = Part("exercise_3", "exercise_3(seed=42, d_k=256, T=8) -> (argsort of unscaled weights, argsort of "
+                              "scaled weights)")
+    other_d_k, other_T = draw.exercise_3
+    for label, seed, d_k, T in (("the lesson's seed 42, d_k = 256, T = 8", LESSON_SEED, A2_D_K, A2_T),
+                                (f"seed {draw.seed}, d_k = {other_d_k}, T = {other_T}", draw.seed, other_d_k, other_T)):
+        o = call(seed=seed, d_k=d_k, T=T)
+        if stopped(part, call, o, "B6", on(label, "returns two argsorts")):
+            return part
+        perm = np.arange(T)
+        arrays = [np.asarray(v) for v in o.values] if o.sequence else []
+        ok = len(arrays) == 2 and all(a.shape == (T,) and np.array_equal(np.sort(a), perm) for a in arrays)
+        part.checks.append(SolutionCheck("B6", on(label, f"returns two argsorts, each an ordering of the {T} "
+                                                         "positions"), ok,
+                                         ", ".join(np.array2string(a) for a in arrays) if arrays else
+                                         f"{len(o.values)} item(s)"))
+        if not ok:
+            continue
+        unscaled, scaled = arrays
+        ref = exercise3_reference(seed, d_k, T)
+        same = np.array_equal(unscaled, scaled)
+        part.checks.append(SolutionCheck("B6", on(label, "scaling does not change the ranking: the two argsorts "
+                                                         "are equal"),
+                                         same, f"unscaled {unscaled}, scaled {scaled}"))
+        drawn = np.array_equal(unscaled, ref) or np.array_equal(scaled, ref)
+        part.checks.append(SolutionCheck("B6", on(label, f"the draw: np.random.seed({seed}), q = randn({d_k}), "
+                                                         f"Kmat = randn({T}, {d_k})"), drawn,
+                                         "the grader's argsort of that draw" if drawn else
+                                         "not the argsort of that draw"))
+        if part.mistakes or part.diagnosis:
+            continue
+        if not same:
+            if np.array_equal(unscaled, scaled[::-1]):
+                part.mistakes.append("reversed")
+                part.diagnosis.append("measured: one argsort is the other reversed: sort both the same way")
+            else:
+                part.diagnosis.append("measured: the orders differ. A positive scale never reorders the scores; "
+                                      "the argsort of the *weights* can differ only where exp underflowed to "
+                                      "exactly 0 and weights tie (float32 at large d_k): rank the raw scores, or "
+                                      f'sort with kind="stable". Reread "{M.EXERCISE_3}".')
+        elif not drawn and np.array_equal(unscaled, ref[::-1]):
+            part.mistakes.append("descending")
+            part.diagnosis.append("measured: your argsorts are the draw's reversed (descending): use np.argsort's "
+                                  "ascending order, as the exercise compares")
+    return part
