@@ -158,13 +158,20 @@ CLAIMS: tuple[Claim, ...] = (
           SE_VARIANCE + ", divided by d^2 (derived: B1's raw variance times 1/d_k^2, not counted again in the "
           "Bonferroni split); entropy differences between d_k values: k root-sum-square SEs; "
           "between 1/d_k and 1/sqrt(d_k) on the same trials: k SEs of the per-trial difference", decide_b8),
-    Claim("B9", "Softmax rows are distributions; the forward's shapes",
-          "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), and every "
-          "weight row is non-negative and sums to 1 up to rounding.",
-          "every row is non-negative and sums to 1; shapes (B, T, d_k) -> (B, T, T) -> (B, T, d_k)",
+    Claim("B9", "Softmax rows are distributions; the forward's shapes and output",
+          "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), every "
+          "weight row is non-negative and sums to 1 up to rounding, and the output is softmax(Q K^T / sqrt(d_k)) V. "
+          "Decided on the lesson's shapes and on forwards where every dimension differs (T_q != T_k, d_v != d_k): "
+          "only there can the checks tell the scale's sqrt(d_k) from sqrt(d_v), or the axes of Q from those of K.",
+          "every row is non-negative and sums to 1; shapes (B, T, d_k) -> (B, T, T) -> (B, T, d_k); "
+          "Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V",
           "The Full Formula, Piece by Piece", ("forward_shape.csv",),
-          "shapes exactly; row sums within (T + 1) machine epsilons (T additions and a division: a "
-          "worst-case rounding bound, valid at every T the schema allows)",
+          "shapes exactly; row sums within (T_k + 1) machine epsilons (T_k additions and a division: a "
+          "worst-case rounding bound, valid at every T the schema allows); the output within a worst-case rounding "
+          "bound of a reference written apart from the attention (float64), the forward's bound plus the "
+          "reference's: each score's dot product, scale and shift, the exp, the row's sum and division, and the "
+          "weighted sum of the values (Higham's gamma_n = n u / (1 - n u) for each sum of n terms), from the "
+          "largest |q| |k| (Cauchy-Schwarz: a bound on sum_i |q_i k_i|) and largest |v| measured",
           decide_b9),
     Claim("B10", "Without the scale, a wide head stops learning",
           "In a small training task (gradient descent on a query so the attention output picks a target value "
@@ -241,6 +248,8 @@ _NOT_D_K = ("Divide by $\\sqrt{d_k}$, not $d_k$ — the standard deviation grows
 _DIVIDES = "If a random variable has variance $d_k$, dividing it by $\\sqrt{d_k}$ divides its variance by $d_k$"
 _ROWS = "After this, every row is non-negative and sums to 1: these are the attention weights, still (B, T, T)."
 _SHAPES = ("Shapes: $Q, K, V$ are (B, T, d_k); $QK^\\top$ and the weights are (B, T, T); the output is (B, T, d_k)")
+_FORMULA = ("$\\text{Attention}(Q, K, V) = \\text{softmax}\\!\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right) V$, four "
+            "steps: score, scale, normalize, average")
 _STOPS = "Without it, a self-attention layer stops learning as soon as the head grows wide"
 
 LESSON_SENTENCES: dict[tuple[str, str], str] = {
@@ -283,8 +292,9 @@ LESSON_SENTENCES: dict[tuple[str, str], str] = {
     ("B8", "variance of scores / d_k"): _DIVIDES,
     ("B8", "rise of mean entropy under 1/d_k"): _NOT_D_K,
     ("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)"): _NOT_D_K,
-    ("B9", "axes of the weights whose size differs from (B, T, T)"): _SHAPES,
-    ("B9", "axes of the output whose size differs from (B, T, d_k)"): _SHAPES,
+    ("B9", "axes of the weights whose size differs from (B, T_q, T_k)"): _SHAPES,
+    ("B9", "axes of the output whose size differs from (B, T_q, d_v)"): _SHAPES,
+    ("B9", "largest |output - softmax(Q K^T / sqrt(d_k)) V| (an independent reference)"): _FORMULA,
     ("B9", "smallest weight is non-negative"): _ROWS,
     ("B9", "largest |row sum - 1|"): _ROWS,
     ("B10", "slope of scaled minus unscaled success fraction vs log d_k over the wide heads (paired, best learning "
