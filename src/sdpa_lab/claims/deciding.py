@@ -90,7 +90,8 @@ def read_claims(path: str | Path) -> Decision:
         rows = list(csv.DictReader(f))
     checks = tuple(Check(r["id"], r["check"], r["parameters"], r["relation"], _number(r["expected"]),
                          _number(r["measured"]), r["basis"], r["source"], tolerance=_number(r["tolerance"]),
-                         se=_number(r["standard_error"]), literal=r["literal"] == "True", note=r["note"])
+                         se=_number(r["standard_error"]), literal=r["literal"] == "True",
+                         theory_says_false=r["theory_says_false"] == "True", note=r["note"])
                    for r in rows)
     for row, (c, r) in enumerate(zip(checks, rows, strict=True), start=2):
         if c.verdict != r["verdict"]:

@@ -171,11 +171,12 @@ def _shape(raw: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=256)
 def law(kind: str, name: str, d_k: int, T: int) -> tuple[tuple[float, float], ...]:
-    """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled softmax (kind
-    "scaled") or of the scaled minus the unit-variance softmax on the same trial (kind
+    """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled or the unscaled
+    softmax (kinds "scaled", "unscaled") or of the scaled minus the unit-variance softmax on the same trial (kind
     "scaled_minus_unit_variance"), each with its Monte Carlo SE: ((value, se), ...) in SHAPES order.
     From the same draws and Gauss rule as the expectation itself (mean_statistic, scaled_minus_unit_variance)."""
-    moments = _scaled_draws(name, d_k, T, True)[1] if kind == "scaled" else _gap_draws(name, d_k, T)[1]  # (4, P)
+    moments = (_scaled_draws(name, d_k, T, kind == "scaled")[1] if kind in ("scaled", "unscaled")
+               else _gap_draws(name, d_k, T)[1])  # (4, P)
     groups = np.array([_shape(g.mean(axis=1)) for g in np.array_split(moments, SHAPE_GROUPS, axis=1)])
     value, se = _shape(moments.mean(axis=1)), groups.std(axis=0, ddof=1) / np.sqrt(SHAPE_GROUPS)
     return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True))
@@ -189,7 +190,7 @@ def expectation(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
     if kind in ("scaled", "unscaled"):
         return mean_statistic(name, d_k, T, scaled=kind == "scaled")
     base, _, shape = kind.rpartition(":")  # e.g. "scaled:sd": the law's sd (law)
-    if base in ("scaled", "scaled_minus_unit_variance") and shape in SHAPES:
+    if base in KINDS and shape in SHAPES:
         return law(base, name, d_k, T)[SHAPES.index(shape)]
-    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of them but 'unscaled' with "
+    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of them with "
                      f":{'/:'.join(SHAPES)}")
