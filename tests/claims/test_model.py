@@ -6,6 +6,7 @@ than holds/fails, the Bonferroni k and the standard errors against independent c
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -186,8 +187,8 @@ def test_decision_table_and_failures():
     assert [c.check for c in d.failed] == ["b"]
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
-                               "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "literal",
-                               "theory_says_false", "source", "note"]
+                               "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
+                               "literal", "theory_says_false", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
     assert isinstance(t, pd.DataFrame)
@@ -295,6 +296,16 @@ def test_the_summary_says_where_the_sentence_does_not_hold_and_why():
     assert lines[-2] == f"0 of 1 claims hold; 1 {M.NOT_HERE}"
     assert lines[-1].startswith(f"'{M.NOT_HERE}': at this config theory says the lesson's sentence is false")
     assert not d.failed
+
+
+def test_an_expectations_monte_carlo_error_is_bounded_as_a_bias():
+    """k Monte Carlo SEs of the expected value are added to k' SEs of the measurement: the expectation's error is the
+    same in every run at a config, an offset, not noise to add in quadrature."""
+    c = M.statistical("B7", "m", "p", 1.0, 1.0, 0.5, "within", "gradient.csv", expected_se=0.1, skewness=0.3)
+    (got,) = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.0).checks
+    assert got.tolerance == pytest.approx(0.5 * SE.cornish_fisher(3.0, 0.3) + 3.0 * 0.1, rel=1e-15)
+    assert replace(got, measured=1.0 + got.tolerance * 1.001).verdict == M.FAILS
+    assert replace(got, measured=1.0 + got.tolerance * 0.999).verdict == M.HOLDS
 
 
 def test_decide_widens_by_the_skewness_and_the_kurtosis_of_each_check():

@@ -33,14 +33,13 @@ from tests.claims.tables import (
 
 
 def assert_spread(c, kind, name, d, T, trials, mc_se):
-    """The check's SE is theory's sd of one trial over sqrt(trials), its expectation's Monte Carlo SE added, and
-    its skewness and kurtosis those of the mean, thinned by that normal Monte Carlo part."""
+    """The check's SE is theory's sd of one trial over sqrt(trials), its skewness and kurtosis those of the mean;
+    its expectation's Monte Carlo SE is its expected_se (a bias bound: k of them added to the tolerance)."""
     (sd, _), (skewness, _), (kurtosis, _) = law(kind, name, d, T)
-    se_mean = sd / math.sqrt(trials)
-    se = math.hypot(se_mean, mc_se)
-    assert c.se == pytest.approx(se, rel=1e-12), c
-    assert c.skewness == pytest.approx(skewness / math.sqrt(trials) * (se_mean / se) ** 3, rel=1e-12), c
-    assert c.excess_kurtosis == pytest.approx(kurtosis / trials * (se_mean / se) ** 4, rel=1e-12), c
+    assert c.se == pytest.approx(sd / math.sqrt(trials), rel=1e-12), c
+    assert c.skewness == pytest.approx(skewness / math.sqrt(trials), rel=1e-12), c
+    assert c.excess_kurtosis == pytest.approx(kurtosis / trials, rel=1e-12), c
+    assert c.expected_se == mc_se > 0, c
 
 
 # ---- entropy_sweep.csv: B5, B8
@@ -91,7 +90,7 @@ def test_b5_checks():
                      cell=ecell(d, paired, "mean"))
         assert_spread(c, "scaled_minus_unit_variance", "entropy", d, E_T, 100, gap_se)
         assert gap != 0 and gap_se > 0
-        assert c.note == f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included)"
+        assert c.note == f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias)"
     literal = b5["fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every step "
                  "(Exercise 2, literal)", "d_k=4,16,64,256, n=400"]
     assert_check(literal, measured=37 / 400, expected=1.0, se=math.sqrt(0.25 / 400), relation="not below",
@@ -234,7 +233,8 @@ def test_b7_where_theory_says_the_norm_does_not_fall_yet():
     (m1, s1), (m2, s2) = mean_statistic(J, 1, 8, False), mean_statistic(J, 2, 8, False)
     assert m1 - m2 < 0
     c = b7["fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", "d_k=1->2, T=8"]
-    assert_check(c, measured=0.5 - 0.25, expected=m1 - m2, se=math.hypot(0.01, 0.02, s1, s2), relation="within")
+    assert_check(c, measured=0.5 - 0.25, expected=m1 - m2, se=math.hypot(0.01, 0.02), relation="within")
+    assert c.expected_se == pytest.approx(math.hypot(s1, s2), rel=1e-15)  # theory's Monte Carlo SE: a bias bound
     assert c.note.startswith("theory says the lesson's sentence is false here: the difference is negative")
     assert c.theory_says_false and c.verdict == M.FAILS  # far from theory's value: a broken pipeline
     near = replace(c, measured=m1 - m2 + 0.5 * c.se, tolerance=4 * c.se)
@@ -264,7 +264,7 @@ def test_b7_decides_a_difference_above_its_expectation_only_past_four_monte_carl
 
     args = ("B7", "c", "p", 0.3, 0.1)
     at = _positive_by_theory(*args, 4.0, 1.0, "gradient.csv", None)
-    assert (at.relation, at.expected, at.se) == ("within", 4.0, pytest.approx(math.hypot(0.1, 1.0), rel=1e-15))
+    assert (at.relation, at.expected, at.se, at.expected_se) == ("within", 4.0, 0.1, 1.0)
     assert at.theory_says_false and "not clearly positive" in at.note
     past = _positive_by_theory(*args, 4.000001, 1.0, "gradient.csv", None)
     assert (past.relation, past.expected, past.se, past.theory_says_false) == ("above", 0.0, 0.1, False)

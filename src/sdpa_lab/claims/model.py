@@ -73,7 +73,10 @@ class Check:
     basis: str  # "printed" | "statistical" | "derived" | "exact" | "rounding" | "missing"
     source: str  # the CSV the measured number comes from
     tolerance: float = 0.0
-    se: float = float("nan")  # standard error, for statistical and derived checks (tolerance = k' * se)
+    se: float = float("nan")  # standard error, statistical and derived checks (tolerance = k' * se + k * expected_se)
+    # the Monte Carlo SE of `expected` (a finite-d_k expectation): its error is fixed at this config, the same in every
+    # run, so it is bounded as a bias (k of them added to the tolerance), not added to the noise in quadrature
+    expected_se: float = 0.0
     skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
     excess_kurtosis: float = 0.0
     reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
@@ -199,8 +202,8 @@ class Decision:
             "id": c.claim, "statement": self.statements[c.claim], "check": c.check, "parameters": c.parameters,
             "relation": c.relation, "expected": c.expected, "measured": c.measured, "tolerance": c.tolerance,
             "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
-            "standard_error": c.se, "literal": c.literal, "theory_says_false": c.theory_says_false,
-            "source": c.source, "note": c.note,
+            "standard_error": c.se, "expected_se": c.expected_se, "literal": c.literal,
+            "theory_says_false": c.theory_says_false, "source": c.source, "note": c.note,
         } for c in self.checks]
         return pd.DataFrame(rows)
 

@@ -36,15 +36,13 @@ def _entropy_d_k(R: Results) -> list[int]:
 
 def theory_spread(R: Results, base: str, name: str, d: int, T: int, trials: int, mc_se: float) -> dict:
     """The SE, skewness and excess kurtosis of a mean over `trials` trials of statistic `name` (kind `base` of
-    expectations.law) less its expectation (Monte Carlo SE `mc_se`), from theory's law of one trial: its exact sd
-    (not the sample's: a sample sd of few trials of a skewed statistic moves with the mean and makes the
-    studentized deviation skewed the other way), and its skewness and kurtosis for the Cornish-Fisher tolerance."""
+    expectations.law), from theory's law of one trial: its exact sd (not the sample's: a sample sd of few trials of
+    a skewed statistic moves with the mean and makes the studentized deviation skewed the other way), and its
+    skewness and kurtosis for the Cornish-Fisher tolerance; and `mc_se`, the Monte Carlo SE of the expectation the
+    mean is held to, as the check's expected_se (a bias bound, not noise: the same draws in every run)."""
     sd, skewness, kurtosis = (R.expectation(f"{base}:{shape}", name, d, T)[0] for shape in SHAPES)
-    se_mean = sd / math.sqrt(trials)
-    se = math.hypot(se_mean, mc_se)
-    share = se_mean / se  # the Monte Carlo part adds a normal error, which thins the mean's cumulants
-    return {"se": se, "skewness": skewness / math.sqrt(trials) * share**3,
-            "excess_kurtosis": kurtosis / trials * share**4}
+    return {"se": sd / math.sqrt(trials), "skewness": skewness / math.sqrt(trials),
+            "excess_kurtosis": kurtosis / trials, "expected_se": mc_se}
 
 
 def fall_spread(R: Results, kind: str, name: str, a: int, b: int, T: int, trials: int) -> dict:
@@ -99,7 +97,7 @@ def decide_b5(R: Results) -> list[Check]:
         spread = theory_spread(R, "scaled_minus_unit_variance", "entropy", d, T, trials, gap_se)
         out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
                                _entropy(R, d, paired, "mean"), gap, spread.pop("se"), "within", src, **spread,
-                               note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included)"))
+                               note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias)"))
     # Exercise 2 literally: the lesson's own single draw (one continuing seed-42 stream) is reported as what it
     # is, one sample; what a learner doing the exercise sees is measured over many fresh one-draw sequences
     src = "entropy_single_draw.csv"
@@ -132,7 +130,7 @@ def _positive_by_theory(claim, check, parameters, measured, se, expected, expect
     if expected > CLEAR * expected_se:
         return statistical(claim, check, parameters, measured, 0.0, se, "above", src, cell=cell)
     sign = "negative" if expected < -CLEAR * expected_se else "not clearly positive"
-    return statistical(claim, check, parameters, measured, expected, math.hypot(se, expected_se), "within", src,
+    return statistical(claim, check, parameters, measured, expected, se, "within", src, expected_se=expected_se,
                        cell=cell, theory_says_false=True,
                        note=f"theory says the lesson's sentence is false here: the difference is {sign} "
                             f"({expected:.3g}, Monte Carlo SE {expected_se:.2g}; the softmax is not yet saturated at "
@@ -168,7 +166,7 @@ def decide_b7(R: Results) -> list[Check]:
         out.append(statistical("B7", "mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T={T}",
                                _gradient(R, d, paired, "jacobian_norm", "mean"), gap, spread.pop("se"), "within",
                                src, **spread,
-                               note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, included); "
+                               note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias); "
                                     f"the limit itself: {float(limit):.4f}"))
     # The norm measured is the one the lesson writes ("proportional to p_i(1 - p_i) and cross-terms -p_i p_j"): the
     # scaled head's mean norm is theory's exact finite-d_k expectation of ||diag(p) - p p^T||_F (expectations.py,
@@ -181,7 +179,7 @@ def decide_b7(R: Results) -> list[Check]:
                                _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean"), mean, spread.pop("se"),
                                "within", src, **spread,
                                note=f"expected: its exact finite-d_k value (Monte Carlo SE {mean_se:.2g}, "
-                                         "included)"))
+                                         "bounded as a bias)"))
     d = ds[-1]  # ... and far above the unscaled one at the widest head, in the mean and in the typical trial
     widest = "scaled minus unscaled Jacobian norm at the widest head"
     for quantity, check in (("jacobian_norm", f"mean {widest}"), ("log10_jacobian_norm", f"mean log10 {widest}")):

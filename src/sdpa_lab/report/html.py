@@ -83,6 +83,9 @@ def shown(x: float, unit: float) -> str:
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
+        if c.se > 0 and c.expected_se > 0:  # the expected value's Monte Carlo error, bounded as a bias
+            return (f"± {num(c.tolerance, 2)}", f"{(c.tolerance - k * c.expected_se) / c.se:.1f} × SE "
+                    f"{num(c.se, 2)} + {k:.1f} × its expectation's Monte Carlo SE {num(c.expected_se, 2)}")
         if c.se > 0:
             return f"± {num(c.tolerance, 2)}", f"{c.tolerance / c.se:.1f} × SE {num(c.se, 2)}"
         return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
