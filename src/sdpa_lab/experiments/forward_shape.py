@@ -13,7 +13,7 @@ import numpy as np
 from sdpa_lab.attention import scaled_dot_product_attention
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
-from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem
+from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem, other_dimensions
 
 DTYPES = ("float64", "float32")
 # What is measured per forward and dtype, one row each, in this order.
@@ -22,13 +22,6 @@ QUANTITIES = ("weights_B", "weights_T_q", "weights_T_k", "output_B", "output_T",
               "max_output_error", "max_norm_product", "max_abs_value")
 # Queries the reference takes at a time: its (rows, T_k) blocks stay small beside the forward's own arrays.
 REFERENCE_ROWS = 256
-
-
-def other_dimensions(T: int, d_k: int) -> tuple[int, int]:
-    """(T_k, d_v) of the forward beside the lesson's shape (B, T, d_k): each differs from T and d_k, and no array is
-    larger than the lesson-shaped forward's (T_k = T - 1 from T = 3, where a softmax still has two keys; d_v a half
-    of d_k, so 1/sqrt(d_v) is at least sqrt(2) times 1/sqrt(d_k))."""
-    return (T - 1 if T >= 3 else T + 1), (d_k // 2 if d_k >= 2 else 2)
 
 
 def reference_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
