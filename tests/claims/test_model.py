@@ -16,6 +16,7 @@ from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims import standard_errors as SE
 from sdpa_lab.claims import verdicts as V
+from sdpa_lab.claims.registry import lesson_sentence
 from sdpa_lab.results import Results, ResultsError
 
 
@@ -327,3 +328,21 @@ def test_a_tolerance_exactly_at_the_statistics_reach_cannot_decide_and_keeps_the
                        "deviation the statistic can show (1); more samples needed")
     (below,) = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.999).checks
     assert below.note == "a note"
+
+
+def test_why_not_here_quotes_each_sentence_once_and_counts_the_points():
+    fall = M.Check("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", "d_k=4->16, T=1024", "within",
+                   -0.14, -0.139, "statistical", "gradient.csv", tolerance=0.04, se=0.01, theory_says_false=True)
+    typical = replace(fall, check="fall of mean log10 unscaled Jacobian norm (the typical trial)")
+    widest = replace(fall, check="mean scaled minus unscaled Jacobian norm at the widest head", parameters="d_k=64")
+    held = replace(fall, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", theory_says_false=False,
+                   expected=0.05, measured=0.05)
+    text = V.why_not_here([fall, typical, widest, held])
+    saturated, responsive = (lesson_sentence("B7", c.check) for c in (fall, widest))
+    assert sorted([saturated, responsive]) == [responsive, saturated]  # quoted in sorted order, each once
+    assert text.startswith(f"At this config theory says the lesson's sentences “{responsive}” and “{saturated}” "
+                           "are false at 3 points")
+    assert text.endswith("1 of the claim's 4 checks hold.")
+    assert V.why_not_here([held]) == ""
+    one = V.why_not_here([widest])
+    assert one.startswith(f"At this config theory says the lesson's sentence “{responsive}” is false at 1 point,")

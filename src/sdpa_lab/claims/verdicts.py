@@ -99,9 +99,10 @@ def why_not_here(checks: Sequence[Check]) -> str:
     points = "; ".join(f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))}, theory "
                        f"{rounded(c.expected, unit_of(c))}" for c in here)
     sentences = sorted({LESSON_SENTENCES.get((c.claim, c.check), "") for c in here} - {""})
-    quoted = " ".join(f"“{s}”" for s in sentences)
+    quoted = " and ".join(f"“{s}”" for s in sentences)
     held = sum(c.verdict == HOLDS for c in checks)
-    return (f"At this config theory says the lesson's sentence {quoted} is false at {len(here)} point"
+    which = f"sentences {quoted} are" if len(sentences) > 1 else f"sentence {quoted} is"
+    return (f"At this config theory says the lesson's {which} false at {len(here)} point"
             f"{'s' if len(here) > 1 else ''}, and the measurements agree with theory ({points}): the lesson's claim "
             "does not hold here, as theory predicts. This is what the sentence does at this config, not a failure "
             f"of the pipeline (a measurement departing from theory's value there would fail); {held} of the "
