@@ -28,6 +28,12 @@ NS_PER_NORMAL = 6.8
 # entropy_sweep, ranking_invariance: ns of CPU per (trial, key) read back and summarised
 # (results_large.csv: 0.25 s and 0.50 s for 40000 trials * 8 keys * 6 d_k).
 NS_PER_ENTROPY_SCORE = 130.0
+# entropy_sweep's Exercise 2 (exercise2_rows): `trials` fresh sequences, each a query and EXERCISE2_T keys per d_k of
+# EXERCISE2_D_K (restated from sdpa_lab.experiments.entropy_sweep: no NumPy here; a test holds them equal); ns of
+# CPU per normal it draws, softmax and entropy included (1.03 s for 29,265 sequences, measured 2026-12-03).
+EXERCISE2_D_K = (4, 16, 64, 256)
+EXERCISE2_T = 8
+NS_PER_EXERCISE2_NORMAL = 11.5
 NS_PER_RANKING_SCORE = 260.0
 # gradient: ns of CPU per (trial, Jacobian entry), besides its value and output-gradient normals
 # ((T + 1) * d_v per trial at NS_PER_NORMAL) (results_large.csv: 1.50 s for 40000 trials * 6 d_k, T = 8,
@@ -129,6 +135,8 @@ def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
     for name, ns in (("entropy_sweep", NS_PER_ENTROPY_SCORE), ("ranking_invariance", NS_PER_RANKING_SCORE)):
         s = config[name]
         cost.cpu_s[name] = ns * NS * s["trials"] * s["T"] * len(s["d_k"])
+    cost.cpu_s["entropy_sweep"] += (NS_PER_EXERCISE2_NORMAL * NS * config["entropy_sweep"]["trials"]
+                                    * sum(d_k * (EXERCISE2_T + 1) for d_k in EXERCISE2_D_K))
     g = config["gradient"]
     cost.cpu_s["gradient"] = NS * g["trials"] * sum(
         NS_PER_NORMAL * (g["T"] + 1) * _d_v(d_k) + NS_PER_JACOBIAN_ENTRY * g["T"] ** 2 for d_k in g["d_k"])
