@@ -99,3 +99,29 @@ def test_variance_standard_error_off_by_a_factor_is_caught(monkeypatch, factor):
     assert not _catches(check)
     monkeypatch.setattr(C, "variance_se", lambda d, n: factor * se(d, n))
     assert _catches(check)
+
+
+def test_forward_scaled_by_sqrt_d_v_fails_b9_in_the_checker(monkeypatch, tmp_path, capsys):
+    """The shipped forward scaling by 1/sqrt(d_v) (score_scale(V.shape[-1])): indistinguishable wherever d_v = d_k,
+    so only B9's forward where every dimension differs can tell; `sdpa-lab check` exits 1 with B9 failing on its
+    output, against the reference written apart from the attention."""
+    from sdpa_lab.cli import main
+
+    from tests.conftest import TINY_CONFIG, write_run
+
+    def b9_failures() -> tuple[int, list[str]]:
+        results = write_run(tmp_path / str(len(list(tmp_path.iterdir()))), TINY_CONFIG)
+        status = main(["check", str(results), "--no-config", "--all"])
+        return status, [line for line in capsys.readouterr().out.splitlines() if line.split()[:3].count("fails")]
+
+    assert b9_failures() == (0, [])
+    checked = attention._checked_inputs
+
+    def scaled_by_d_v(Q, K, V, scale):
+        Q, K, V, dtype, _ = checked(Q, K, V, scale)
+        return Q, K, V, dtype, dtype.type(attention.score_scale(V.shape[-1], scale))
+
+    monkeypatch.setattr(attention, "_checked_inputs", scaled_by_d_v)
+    status, failing = b9_failures()
+    assert status == 1 and failing
+    assert all("largest |output - softmax(Q K^T / sqrt(d_k)) V|" in line and "d_v)=" in line for line in failing)

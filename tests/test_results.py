@@ -166,3 +166,39 @@ def test_row_indexes_are_reused_across_runs_only_for_the_same_key_columns():
     assert fewer.distinct("t.csv") == [()] and fewer.values("t.csv", "n").tolist() == [4, 3, 2]
     with pytest.raises(ResultsError, match="found 0"):
         fewer.value("t.csv", d_k=1, scale="a")
+
+
+# Seeds span 0 .. 2^64 - 1 (the schema's bounds): each one read back as the very number written.
+SEEDS = [0, 2**63 - 1, 2**63, 2**64 - 1]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_seed_column_reads_back_as_the_seed_written(seed, tmp_path):
+    from sdpa_lab.results import read_table
+
+    (tmp_path / "t.csv").write_text(f"seed,d_k\n{seed},4\n{seed},16\n")
+    table = read_table(tmp_path, "t.csv", {"seed": "int", "d_k": "int"})
+    assert table["seed"].tolist() == [seed, seed]  # Python ints: exact, not wrapped to negatives
+    assert all(type(s) is int for s in table["seed"].tolist())
+    assert table["d_k"].tolist() == [4, 16]
+
+
+@pytest.mark.parametrize("cells, what", [
+    (["18446744073709551616"], "'18446744073709551616' in row 2 is not a 64-bit integer"),  # 2^64
+    # no 64-bit type holds both
+    (["-1", "9223372036854775808"], "'9223372036854775808' in row 3 is not a 64-bit integer"),
+    (["4.5"], "'4.5' in row 2 is not an integer"),
+])
+def test_an_int_column_no_64_bit_integer_holds_is_refused(cells, what, tmp_path):
+    from sdpa_lab.results import read_table
+
+    (tmp_path / "t.csv").write_text("seed\n" + "\n".join(cells) + "\n")
+    with pytest.raises(ResultsError, match=f"t.csv, column 'seed': {what}"):
+        read_table(tmp_path, "t.csv", {"seed": "int"})
+
+
+def test_an_integral_float_in_an_int_column_reads_as_its_integer(tmp_path):
+    from sdpa_lab.results import read_table
+
+    (tmp_path / "t.csv").write_text("n\n4.0\n-3\n")
+    assert read_table(tmp_path, "t.csv", {"n": "int"})["n"].tolist() == [4, -3]

@@ -89,11 +89,25 @@ def _check_column(name: str, column: str, series: pd.Series, kind: str) -> pd.Se
         row = int((~finite).argmax())
         raise ResultsError(f"{where}: {series.iloc[row]!r} in row {row + 2} is not a finite number")
     if kind == "int":
-        if not np.all(values == np.round(values)):
-            row = int((values != np.round(values)).to_numpy().argmax())
-            raise ResultsError(f"{where}: {series.iloc[row]!r} in row {row + 2} is not an integer")
-        return values.astype(np.int64)
+        return _integers(where, series, values)
     return values.astype(float)
+
+
+def _integers(where: str, series: pd.Series, values: pd.Series) -> pd.Series:
+    """An "int" column as 64-bit integers, exactly: int64, or uint64 where pandas read it so (a seed from 2^63 to
+    2^64 - 1, which int64 would wrap to a negative number); an integral float ("4.0") as int64 when it fits.
+    A fraction, or a number no 64-bit integer holds, is an error."""
+    if values.dtype.kind in "iu":
+        return values
+    if not np.all(values == np.round(values)):
+        row = int((values != np.round(values)).to_numpy().argmax())
+        raise ResultsError(f"{where}: {series.iloc[row]!r} in row {row + 2} is not an integer")
+    out_of_range = (values < -(2.0**63)) | (values >= 2.0**63)  # a float that int64 would wrap or clip
+    if out_of_range.any():
+        row = int(out_of_range.to_numpy().argmax())
+        raise ResultsError(f"{where}: {series.iloc[row]!r} in row {row + 2} is not a 64-bit integer here (a "
+                           "column mixing negative numbers with numbers from 2^63 on, or one beyond 2^64 - 1)")
+    return values.astype(np.int64)
 
 
 def read_table(results_dir: str | Path, name: str, columns: Mapping[str, str] | None = None,

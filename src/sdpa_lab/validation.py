@@ -42,6 +42,14 @@ def forward_size_problem(shape: Sequence[int]) -> str | None:
             f"at most {MAX_FORWARD_ELEMENTS:,} (64 MiB in float64) keep the job in bounded memory")
 
 
+def other_dimensions(T: int, d_k: int) -> tuple[int, int]:
+    """(T_k, d_v) of B9's forward beside the lesson's shape (B, T, d_k): each differs from T and d_k (T_k = T - 1
+    from T = 3, where a softmax still has two keys, else T + 1; d_v a half of d_k, so 1/sqrt(d_v) is at least
+    sqrt(2) times 1/sqrt(d_k)). Its arrays are no larger than the lesson-shaped forward's, except K (B, T_k, d_k)
+    at T <= 2, at most twice its Q: the forward's memory and cost (workflow_support.cost) count it."""
+    return (T - 1 if T >= 3 else T + 1), (d_k // 2 if d_k >= 2 else 2)
+
+
 def _is_sequence(value: Any) -> bool:
     """A list, tuple or NumPy array (not a string)."""
     import numpy as np  # only experiment code passes arrays, and it has NumPy loaded already

@@ -192,5 +192,21 @@ def test_expectation_gives_a_law_by_its_kind():
     assert E.expectation("scaled:sd", "entropy", 4, 8) == E.law("scaled", "entropy", 4, 8)[0]
     assert E.expectation("scaled_minus_unit_variance:excess_kurtosis", "entropy", 4, 8) == \
         E.law("scaled_minus_unit_variance", "entropy", 4, 8)[2]
-    with pytest.raises(ValueError, match="unknown expectation 'unscaled:sd'"):
-        E.expectation("unscaled:sd", "entropy", 4, 8)
+    assert E.expectation("unscaled:sd", "entropy", 4, 8) == E.law("unscaled", "entropy", 4, 8)[0]
+    with pytest.raises(ValueError, match="unknown expectation 'unscaled:median'"):
+        E.expectation("unscaled:median", "entropy", 4, 8)
+
+
+@pytest.mark.parametrize("d_k, T", [(4, 8), (256, 8), (16, 2)])
+def test_law_of_the_unscaled_entropy_matches_a_simulation(d_k, T):
+    # B5's fall checks take their SE from it: the unscaled softmax's entropy of one trial, simulated as drawn
+    rng = np.random.default_rng(11)
+    n = 100_000
+    q, K = rng.standard_normal((n, d_k)), rng.standard_normal((n, T, d_k))
+    h = E.softmax_statistic("entropy", np.einsum("ntd,nd->nt", K, q))
+    c = h - h.mean()
+    sim = [c.std(), np.mean(c**3) / c.std() ** 3, np.mean(c**4) / c.std() ** 4 - 3]
+    got = E.law("unscaled", "entropy", d_k, T)
+    assert got[0][0] == pytest.approx(sim[0], rel=0.03)
+    assert got[1][0] == pytest.approx(sim[1], abs=0.1 * max(1.0, abs(sim[1])))
+    assert got[2][0] == pytest.approx(sim[2], abs=0.2 * max(1.0, abs(sim[2])))

@@ -1,16 +1,24 @@
-"""B9 decided on small hand-made forward-shape tables."""
+"""B9 decided on small hand-made forward-shape tables; its output bound against a simulation of float32 rounding."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdpa_lab.claims import model as M
-from sdpa_lab.claims.forward_shapes import decide_b9
+from sdpa_lab.claims.forward_shapes import decide_b9, output_bound
 from sdpa_lab.results import Results
 
 from tests.claims.tables import by_key, forward_table
+
+WEIGHTS_AXES = "axes of the weights whose size differs from (B, T_q, T_k)"
+OUTPUT_AXES = "axes of the output whose size differs from (B, T_q, d_v)"
+OUTPUT = "largest |output - softmax(Q K^T / sqrt(d_k)) V| (an independent reference)"
 
 
 def b9(table):
@@ -20,22 +28,20 @@ def b9(table):
 def test_b9_checks():
     p = "(B,T,d_k)=(2,5,3), float32"
     good = b9(forward_table())
-    assert len(good) == 4 and all(c.verdict == M.HOLDS for c in good.values())
+    assert len(good) == 5 and all(c.verdict == M.HOLDS for c in good.values())
     bound = good["largest |row sum - 1|", p]
     assert (bound.relation, bound.basis, bound.expected) == ("not above", "rounding", 0.0)
-    assert bound.cell == ("forward_shape.csv", (("B", 2), ("T", 5), ("d_k", 3), ("dtype", "float32"),
-                                                ("quantity", "max_row_sum_error")), "value")
-    assert bound.tolerance == pytest.approx(6 * float(np.finfo(np.float32).eps), rel=1e-15)  # (T + 1) eps
+    assert bound.cell == ("forward_shape.csv", (("B", 2), ("T", 5), ("d_k", 3), ("T_k", 5), ("d_v", 3),
+                                                ("dtype", "float32"), ("quantity", "max_row_sum_error")), "value")
+    assert bound.tolerance == pytest.approx(6 * float(np.finfo(np.float32).eps), rel=1e-15)  # (T_k + 1) eps
     assert b9(forward_table(dtype="float64"))["largest |row sum - 1|", "(B,T,d_k)=(2,5,3), float64"].tolerance == \
         pytest.approx(6 * 2.0**-52, rel=1e-15)
-    weights_axes = "axes of the weights whose size differs from (B, T, T)"
-    output_axes = "axes of the output whose size differs from (B, T, d_k)"
-    assert b9(forward_table(weights_T_k=4))[weights_axes, p].measured == 1
-    assert b9(forward_table(weights_B=1, weights_T_q=4))[weights_axes, p].measured == 2
-    assert b9(forward_table(output_d=5))[output_axes, p].measured == 1
-    assert b9(forward_table(output_B=3))[output_axes, p].measured == 1
-    assert b9(forward_table(output_T=3))[output_axes, p].measured == 1
-    assert b9(forward_table(output_T=3))[weights_axes, p].measured == 0
+    assert b9(forward_table(weights_T_k=4))[WEIGHTS_AXES, p].measured == 1
+    assert b9(forward_table(weights_B=1, weights_T_q=4))[WEIGHTS_AXES, p].measured == 2
+    assert b9(forward_table(output_d=5))[OUTPUT_AXES, p].measured == 1
+    assert b9(forward_table(output_B=3))[OUTPUT_AXES, p].measured == 1
+    assert b9(forward_table(output_T=3))[OUTPUT_AXES, p].measured == 1
+    assert b9(forward_table(output_T=3))[WEIGHTS_AXES, p].measured == 0
     # the input dtype kept is the package's promise, not the lesson's: recorded, not decided
     assert all(name != "output and weights keep the input dtype" for name, _ in b9(forward_table(dtype_kept=0.0)))
     neg = b9(forward_table(min_weight=-1e-30))["smallest weight is non-negative", p]
@@ -47,12 +53,60 @@ def test_b9_checks():
                                                    min_weight=-1.0, max_row_sum_error=1.0)])
     both = b9(two)
     q = "(B,T,d_k)=(1,4,2), float64"
-    assert len(both) == 8 and [c.parameters for c in decide_b9(Results("mem", {"forward_shape.csv": two}))][0] == q
+    assert len(both) == 10 and [c.parameters for c in decide_b9(Results("mem", {"forward_shape.csv": two}))][0] == q
     assert all(both[name, p].verdict == M.HOLDS for name, pp in both if pp == p)
-    assert both[output_axes, q].measured == 1 and both[weights_axes, q].measured == 0
+    assert both[OUTPUT_AXES, q].measured == 1 and both[WEIGHTS_AXES, q].measured == 0
     assert both["smallest weight is non-negative", q].measured == -1.0
     assert both["largest |row sum - 1|", q].measured == 1.0
-    cell = good[weights_axes, p].cell
-    assert cell == ("forward_shape.csv", (("B", 2), ("T", 5), ("d_k", 3), ("dtype", "float32"),
-                                          ("quantity", "weights_B")), "value")
-    assert good[output_axes, p].cell[1][-1] == ("quantity", "output_B")
+    cell = good[WEIGHTS_AXES, p].cell
+    assert cell == ("forward_shape.csv", (("B", 2), ("T", 5), ("d_k", 3), ("T_k", 5), ("d_v", 3),
+                                          ("dtype", "float32"), ("quantity", "weights_B")), "value")
+    assert good[OUTPUT_AXES, p].cell[1][-1] == ("quantity", "output_B")
+
+
+def test_a_forward_where_every_dimension_differs_is_held_to_its_own_shapes():
+    p = "(B,T_q,T_k,d_k,d_v)=(2,5,4,6,3), float32"
+    good = b9(forward_table(T=5, T_k=4, d=6, d_v=3))
+    assert all(c.verdict == M.HOLDS for c in good.values()) and len(good) == 5
+    assert good["largest |row sum - 1|", p].tolerance == pytest.approx(5 * 2.0**-23, rel=1e-15)  # T_k + 1
+    # weights (B, T_k, T_q): the axes of Q and K swapped; an output of d_k columns: V's width lost
+    swapped = b9(forward_table(T=5, T_k=4, d=6, d_v=3, weights_T_q=4, weights_T_k=5))
+    assert swapped[WEIGHTS_AXES, p].verdict == M.FAILS
+    widened = b9(forward_table(T=5, T_k=4, d=6, d_v=3, output_d=6))
+    assert widened[OUTPUT_AXES, p].verdict == M.FAILS
+
+
+def test_the_output_is_held_to_the_forwards_and_the_references_rounding_bounds():
+    p = "(B,T_q,T_k,d_k,d_v)=(2,5,4,6,3), float32"
+    table = forward_table(T=5, T_k=4, d=6, d_v=3, max_norm_product=10.0, max_abs_value=2.0)
+    c = b9(table)[OUTPUT, p]
+    bound = output_bound(4, 6, "float32", 10.0, 2.0, cast=True) + output_bound(4, 6, "float64", 10.0, 2.0)
+    assert (c.relation, c.basis, c.tolerance) == ("not above", "rounding", bound)
+    u = 2.0**-24
+    gamma = lambda n: n * u / (1 - n * u)  # noqa: E731
+    by_hand = (2 * (2 * (gamma(6) + 3 * u) * 10.0 / math.sqrt(6)) + gamma(4) + 10 * u + 2 * gamma(4)) * 2.0
+    assert output_bound(4, 6, "float32", 10.0, 2.0) == pytest.approx(by_hand, rel=1e-12)
+    cast = (2 * (2 * (gamma(8) + 3 * u) * 10.0 / math.sqrt(6)) + gamma(5) + 10 * u + 2 * gamma(5)) * 2.0 * (1 + u)
+    assert output_bound(4, 6, "float32", 10.0, 2.0, cast=True) == pytest.approx(cast, rel=1e-12)
+    assert b9(forward_table(T=5, T_k=4, d=6, d_v=3, max_norm_product=10.0, max_abs_value=2.0,
+                            max_output_error=1.01 * bound))[OUTPUT, p].verdict == M.FAILS
+    assert b9(forward_table(T=5, T_k=4, d=6, d_v=3, max_norm_product=10.0, max_abs_value=2.0,
+                            max_output_error=0.99 * bound))[OUTPUT, p].verdict == M.HOLDS
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), T_k=st.integers(1, 40), d_k=st.integers(1, 300), spread=st.floats(0.1, 8.0))
+def test_the_output_bound_covers_float32_rounding(seed, T_k, d_k, spread):
+    """A forward of float64 inputs cast to float32, computed in float32 (by hand, as the attention computes it), is
+    within output_bound (cast) of the float64 forward of the inputs, at scores of any spread."""
+    rng = np.random.default_rng(seed)
+    q, K, V = spread * rng.standard_normal(d_k), rng.standard_normal((T_k, d_k)), rng.standard_normal((T_k, 3))
+    q32, K32, V32 = (a.astype(np.float32) for a in (q, K, V))
+    s32 = (K32 @ q32) * np.float32(1 / math.sqrt(d_k))
+    e32 = np.exp(s32 - s32.max())
+    out32 = (e32 / e32.sum()) @ V32
+    s64 = (K @ q) / math.sqrt(d_k)
+    e64 = np.exp(s64 - s64.max())
+    out64 = (e64 / e64.sum()) @ V
+    bound = output_bound(T_k, d_k, "float32", float(np.abs(K * q).sum(axis=1).max()), float(np.abs(V).max()), True)
+    assert np.max(np.abs(out32 - out64)) <= bound

@@ -6,6 +6,7 @@ than holds/fails, the Bonferroni k and the standard errors against independent c
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -15,12 +16,13 @@ from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims import standard_errors as SE
 from sdpa_lab.claims import verdicts as V
+from sdpa_lab.claims.registry import lesson_sentence
 from sdpa_lab.results import Results, ResultsError
 
 
-def check(relation, deviation, tolerance, basis="statistical", literal=False, expected=10.0):
+def check(relation, deviation, tolerance, basis="statistical", literal=False, expected=10.0, theory_says_false=False):
     return M.Check("B1", "c", "p", relation, expected, expected + deviation, basis, "variance.csv",
-                   tolerance=tolerance, literal=literal)
+                   tolerance=tolerance, literal=literal, theory_says_false=theory_says_false)
 
 
 # (relation, deviation in tolerances, verdict); at exactly +-1 tolerance, "within", "not above" and
@@ -186,8 +188,8 @@ def test_decision_table_and_failures():
     assert [c.check for c in d.failed] == ["b"]
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
-                               "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "literal",
-                               "source", "note"]
+                               "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
+                               "literal", "theory_says_false", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
     assert isinstance(t, pd.DataFrame)
@@ -196,11 +198,13 @@ def test_decision_table_and_failures():
 @pytest.mark.parametrize("verdicts, claim", [
     ([M.HOLDS, M.HOLDS], M.HOLDS), ([M.HOLDS, M.FAILS, M.INCONCLUSIVE], M.FAILS),
     ([M.HOLDS, M.INCONCLUSIVE, M.NOT_PER_DRAW], M.INCONCLUSIVE), ([M.NOT_PER_DRAW, M.NOT_MEASURED], M.NOT_PER_DRAW),
-    ([M.HOLDS, M.NOT_MEASURED], M.NOT_MEASURED)])
+    ([M.HOLDS, M.NOT_MEASURED], M.NOT_MEASURED), ([M.HOLDS, M.NOT_HERE, M.NOT_MEASURED], M.NOT_HERE),
+    ([M.NOT_HERE, M.NOT_PER_DRAW], M.NOT_PER_DRAW), ([M.NOT_HERE, M.FAILS], M.FAILS)])
 def test_a_claims_verdict_is_its_worst_checks(verdicts, claim):
     make = {M.HOLDS: check("within", 0.0, 1.0), M.FAILS: check("within", 3.0, 1.0),
             M.INCONCLUSIVE: check("above", 0.0, 1.0), M.NOT_PER_DRAW: check("within", 3.0, 1.0, literal=True),
-            M.NOT_MEASURED: M.missing("B1", "c", "p", "x.csv", "w")}
+            M.NOT_MEASURED: M.missing("B1", "c", "p", "x.csv", "w"),
+            M.NOT_HERE: check("within", 0.5, 1.0, theory_says_false=True)}
     checks = [make[v] for v in verdicts]
     assert [c.verdict for c in checks] == verdicts
     assert V.claim_verdict(checks) == claim
@@ -245,13 +249,14 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d)
     lines = text.splitlines()
-    assert lines[0] == (f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check (margin: how far toward failing, "
-                        "in tolerances; above 1 it fails)")
+    width = len(M.NOT_HERE)  # the longest verdict
+    assert lines[0] == (f"{'claim':<5} {'checks':>6}  {'verdict':<{width}} closest check (margin: how far toward "
+                        "failing, in tolerances; above 1 it fails)")
     assert [ln.split()[0] for ln in lines[1:] if ln.strip() and ln[0] != " "][:4] == ["A1", "B1", "B3", "B5"]
     b1_line = next(ln for ln in lines if ln.startswith("B1"))
-    assert b1_line.startswith(f"{'B1':<5} {3:>6}  {M.FAILS:<31} ")
+    assert b1_line.startswith(f"{'B1':<5} {3:>6}  {M.FAILS:<{width}} ")
     failing_extra = [ln for ln in lines if ln.startswith(" ") and M.FAILS in ln]
-    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<31} " + V.describe(d.checks[2], rule=False)]  # B1's other
+    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<{width}} " + V.describe(d.checks[2], rule=False)]
     assert lines[-3] == ""
     assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
                          "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")
@@ -264,6 +269,44 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     assert V.summary(fine).splitlines()[-1] == "1 of 1 claims hold"
     # show_all lists every check (6) under its claim, instead of only the failing ones not already shown (1)
     assert len(V.summary(d, show_all=True).splitlines()) == len(lines) + 5
+
+
+@pytest.mark.parametrize("factor, verdict", [(0.0, M.NOT_HERE), (0.99, M.NOT_HERE), (-0.99, M.NOT_HERE),
+                                             (1.01, M.FAILS), (-1.01, M.FAILS)])
+def test_where_theory_says_the_sentence_is_false_agreeing_with_theory_never_holds(factor, verdict):
+    """A check held to theory's value where theory says the lesson's sentence is false: agreeing with theory is
+    NOT_HERE (not HOLDS: the sentence does not hold here), departing from it FAILS (a broken pipeline), never
+    INCONCLUSIVE; its margin is the usual one."""
+    c = check("within", factor, 1.0, theory_says_false=True)
+    assert c.verdict == verdict and c.margin == pytest.approx(abs(factor), rel=1e-12)
+    stat = M.statistical("B1", "c", "p", 10.0 + factor, 10.0, 1.0, "within", "variance.csv", theory_says_false=True)
+    d = D.decide(Results("mem", {}), claims=[_claim([stat])], k=1.0)
+    assert [x.verdict for x in d.checks] == [verdict]
+    assert [x.check for x in d.failed] == (["c"] if verdict == M.FAILS else [])
+    assert d.table().theory_says_false.tolist() == [True]
+
+
+def test_the_summary_says_where_the_sentence_does_not_hold_and_why():
+    here = M.statistical("B7", "fall", "d_k=4->16, T=1024", -0.2, -0.19, 0.01, "within", "gradient.csv",
+                         theory_says_false=True)
+    holds = M.statistical("B7", "gap", "d_k=4, T=1024", 0.0, 0.0, 0.01, "within", "gradient.csv")
+    d = D.decide(Results("mem", {}), claims=[M.Claim("B7", "t", "s", "l", "sec", (), "r",
+                                                     decide=lambda R: [holds, here])], k=3.0)
+    lines = V.summary(d).splitlines()
+    assert lines[1].startswith(f"{'B7':<5} {2:>6}  {M.NOT_HERE} ") and "[d_k=4->16, T=1024]" in lines[1]
+    assert lines[-2] == f"0 of 1 claims hold; 1 {M.NOT_HERE}"
+    assert lines[-1].startswith(f"'{M.NOT_HERE}': at this config theory says the lesson's sentence is false")
+    assert not d.failed
+
+
+def test_an_expectations_monte_carlo_error_is_bounded_as_a_bias():
+    """k Monte Carlo SEs of the expected value are added to k' SEs of the measurement: the expectation's error is the
+    same in every run at a config, an offset, not noise to add in quadrature."""
+    c = M.statistical("B7", "m", "p", 1.0, 1.0, 0.5, "within", "gradient.csv", expected_se=0.1, skewness=0.3)
+    (got,) = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.0).checks
+    assert got.tolerance == pytest.approx(0.5 * SE.cornish_fisher(3.0, 0.3) + 3.0 * 0.1, rel=1e-15)
+    assert replace(got, measured=1.0 + got.tolerance * 1.001).verdict == M.FAILS
+    assert replace(got, measured=1.0 + got.tolerance * 0.999).verdict == M.HOLDS
 
 
 def test_decide_widens_by_the_skewness_and_the_kurtosis_of_each_check():
@@ -285,3 +328,21 @@ def test_a_tolerance_exactly_at_the_statistics_reach_cannot_decide_and_keeps_the
                        "deviation the statistic can show (1); more samples needed")
     (below,) = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.999).checks
     assert below.note == "a note"
+
+
+def test_why_not_here_quotes_each_sentence_once_and_counts_the_points():
+    fall = M.Check("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", "d_k=4->16, T=1024", "within",
+                   -0.14, -0.139, "statistical", "gradient.csv", tolerance=0.04, se=0.01, theory_says_false=True)
+    typical = replace(fall, check="fall of mean log10 unscaled Jacobian norm (the typical trial)")
+    widest = replace(fall, check="mean scaled minus unscaled Jacobian norm at the widest head", parameters="d_k=64")
+    held = replace(fall, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", theory_says_false=False,
+                   expected=0.05, measured=0.05)
+    text = V.why_not_here([fall, typical, widest, held])
+    saturated, responsive = (lesson_sentence("B7", c.check) for c in (fall, widest))
+    assert sorted([saturated, responsive]) == [responsive, saturated]  # quoted in sorted order, each once
+    assert text.startswith(f"At this config theory says the lesson's sentences “{responsive}” and “{saturated}” "
+                           "are false at 3 points")
+    assert text.endswith("1 of the claim's 4 checks hold.")
+    assert V.why_not_here([held]) == ""
+    one = V.why_not_here([widest])
+    assert one.startswith(f"At this config theory says the lesson's sentence “{responsive}” is false at 1 point,")

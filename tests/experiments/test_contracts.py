@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from sdpa_lab import chunks, scales
-from sdpa_lab.attention import entropy, scaled_dot_product_attention, softmax
+from sdpa_lab.attention import entropy, softmax
 from sdpa_lab.experiments import (
     entropy_sweep,
     forward_shape,
@@ -75,54 +75,6 @@ def test_lesson_variance_table_has_the_schema_columns(monkeypatch):
     for row in replication.replicate_variance_rows():
         assert list(row) == list(COLUMNS["lesson_variance.csv"])
         assert row["n_samples"] == 1000 and row["quantity"] in ("raw_variance", "scaled_variance")
-
-
-def test_forward_shape_quantities_are_the_ones_b9_reads():
-    rows = forward_shape.forward_shape_rows(7, [[2, 3, 4]])
-    got = {(r["dtype"], r["quantity"]): r["value"] for r in rows}
-    assert {q for _, q in got} == {
-        "weights_B", "weights_T_q", "weights_T_k", "output_B", "output_T", "output_d", "output_ndim",
-        "weights_ndim", "dtype_kept", "max_row_sum_error", "min_weight", "all_finite"}
-    for dtype in ("float64", "float32"):
-        assert [got[dtype, q] for q in ("weights_B", "weights_T_q", "weights_T_k")] == [2, 3, 3]
-        assert [got[dtype, q] for q in ("output_B", "output_T", "output_d", "output_ndim", "weights_ndim")] == [
-            2, 3, 4, 3, 3]
-        assert got[dtype, "dtype_kept"] == 1.0 and got[dtype, "all_finite"] == 1.0
-
-
-def test_forward_shape_rows_are_the_seeded_forward():
-    """B9's numbers come from stream(seed, "forward_shape", B, T, d_k): Q, K, V in that order."""
-    rows = forward_shape.forward_shape_rows(11, [[2, 5, 3], [1, 4, 2]])
-    got = {(r["B"], r["T"], r["d_k"], r["dtype"], r["quantity"]): r["value"] for r in rows}
-    for B, T, d_k in ((2, 5, 3), (1, 4, 2)):
-        rng = stream(11, "forward_shape", B, T, d_k)
-        Q, K, V = (rng.standard_normal((B, T, d_k)) for _ in range(3))
-        _, w = scaled_dot_product_attention(Q, K, V)
-        assert got[B, T, d_k, "float64", "min_weight"] == float(w.min())
-        row_sums = w.sum(axis=-1)
-        assert got[B, T, d_k, "float64", "max_row_sum_error"] == float(np.max(np.abs(row_sums - 1.0)))
-        _, w32 = scaled_dot_product_attention(*(a.astype(np.float32) for a in (Q, K, V)))
-        row_sums = w32.sum(axis=-1, dtype=np.float64)  # float32 weights, summed without further rounding
-        assert got[B, T, d_k, "float32", "max_row_sum_error"] == float(np.max(np.abs(row_sums - 1.0)))
-
-
-def test_dtype_kept_and_all_finite_need_both_arrays(monkeypatch):
-    """dtype_kept and all_finite are 1 only when both the output and the weights pass."""
-    real = forward_shape.scaled_dot_product_attention
-
-    def weights_promoted(*args):
-        out, w = real(*args)
-        return out, w.astype(np.float64)
-
-    def weights_nan(*args):
-        out, w = real(*args)
-        return out, np.full_like(w, np.nan)
-
-    cases = ((weights_promoted, "dtype_kept", "float32"), (weights_nan, "all_finite", "float64"))
-    for broken, quantity, dtype in cases:
-        monkeypatch.setattr(forward_shape, "scaled_dot_product_attention", broken)
-        rows = forward_shape.forward_shape_rows(7, [[1, 2, 2]])
-        assert [r["value"] for r in rows if r["quantity"] == quantity and r["dtype"] == dtype] == [0.0]
 
 
 BAD_ARGUMENTS = [

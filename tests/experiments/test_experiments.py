@@ -209,12 +209,15 @@ def test_ranking_invariance_exactly_tied_logits_keep_their_rank(tmp_path):
 
 def test_forward_shape_rows():
     t = pd.DataFrame(forward_shape_rows(seed=1, shapes=[[2, 5, 3]]))
-    v = t.set_index(["dtype", "quantity"])["value"]
-    for dtype in ("float32", "float64"):
-        assert (v[dtype, "weights_B"], v[dtype, "weights_T_q"], v[dtype, "weights_T_k"]) == (2, 5, 5)
-        assert (v[dtype, "output_B"], v[dtype, "output_T"], v[dtype, "output_d"]) == (2, 5, 3)
-        assert v[dtype, "dtype_kept"] == 1.0
-        assert v[dtype, "max_row_sum_error"] < (1e-6 if dtype == "float32" else 1e-12)
+    v = t.set_index(["T_k", "d_v", "dtype", "quantity"]).sort_index()["value"]
+    for T_k, d_v in ((5, 3), (4, 1)):  # the lesson's shapes, and every dimension different
+        for dtype in ("float32", "float64"):
+            w = v[T_k, d_v, dtype]
+            assert (w["weights_B"], w["weights_T_q"], w["weights_T_k"]) == (2, 5, T_k)
+            assert (w["output_B"], w["output_T"], w["output_d"]) == (2, 5, d_v)
+            assert w["dtype_kept"] == 1.0
+            assert w["max_row_sum_error"] < (1e-6 if dtype == "float32" else 1e-12)
+            assert w["max_output_error"] < (1e-6 if dtype == "float32" else 1e-14)
 
 
 def test_exercise2_counts_the_sequences_that_fall_at_every_step():

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from sdpa_lab.cli import main
-from sdpa_lab.config import load_schema
+from sdpa_lab.config import check_config, load_schema
 from sdpa_lab.workflow_support import cost
 
 from tests.conftest import REPO
@@ -190,3 +190,16 @@ def test_a_run_with_solutions_announces_their_grading_too(default_config):
     lines = cost.summary(graded)
     assert "the grading of your solutions" in lines[0] and any(line.split()[0] == "solutions" for line in lines)
     assert not any("solutions" in line for line in cost.summary(plain))
+
+
+def test_exercise2_is_counted_with_the_experiments_own_sizes(default_config):
+    """entropy_sweep's Exercise 2 draws (EXERCISE2_T + 1) * d_k normals per sequence and d_k of EXERCISE2_D_K, for
+    each of the sweep's trials: the cost model restates those sizes and counts them (a config of a million trials
+    at one small head costs its Exercise 2, not nothing)."""
+    from sdpa_lab.experiments import entropy_sweep
+
+    assert (cost.EXERCISE2_D_K, cost.EXERCISE2_T) == (entropy_sweep.EXERCISE2_D_K, entropy_sweep.EXERCISE2_T)
+    one = copy.deepcopy(default_config) | {"entropy_sweep": {"d_k": [1], "T": 2, "trials": 1_000_000}}
+    per_sequence = sum(d * (entropy_sweep.EXERCISE2_T + 1) for d in entropy_sweep.EXERCISE2_D_K)
+    assert cost.estimate(check_config(one)).cpu_s["entropy_sweep"] >= (
+        cost.NS_PER_EXERCISE2_NORMAL * 1e-9 * 1_000_000 * per_sequence)

@@ -37,6 +37,7 @@ from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 from sdpa_lab.workflow_support.cluster import out_of_memory_report
 from sdpa_lab.workflow_support.code_inputs import code_files, data_files
 from sdpa_lab.workflow_support import cost
+from sdpa_lab.validation import other_dimensions
 from sdpa_lab.workflow_support.hooks import cost_gate, sweep_temporaries
 
 # The config is checked once, here, before any job: one line per bad setting, naming it (first, what
@@ -362,12 +363,20 @@ def job_mem_mb(own_mb):
 
 
 def mem_mb_forward(settings):
-    """forward_shape's memory: a base, and twice its largest array (float64) of the largest forward.
+    """forward_shape's memory: a base, twice the weights and three times the inputs (float64) of its largest
+    forward, the lesson-shaped one or the one where every dimension differs (other_dimensions).
 
-    Measured: 39 MiB at the default shapes, 123 MiB with a (8, 1024, 64) forward (8 * 1024 * 1024 weights).
+    Measured peak RSS (forward_shape_rows, one shape): 33 MiB at (1, 6, 16), 132 MiB at (8, 1024, 64), 596 MiB at
+    (1, 2048, 4096), 616 MiB at (2048, 1, 4096); this gives 100, 264, 740 and 868.
     """
-    largest = max(max(B * T * T, B * T * d_k) for B, T, d_k in settings["shapes"])
-    return 100 + 2 * 8 * largest // 2**20
+
+    def floats(B, T, d_k):
+        T_k, d_v = other_dimensions(T, d_k)
+        weights = B * T * max(T, T_k)
+        inputs = max(3 * B * T * d_k, B * (T * d_k + T_k * (d_k + d_v)))
+        return 2 * weights + 3 * inputs
+
+    return 100 + 8 * max(floats(*shape) for shape in settings["shapes"]) // 2**20
 
 
 def calibration_study(wildcards):

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from sdpa_lab.calibration.runner import read_sweeps
+from sdpa_lab.calibration.studies import load_studies
 from sdpa_lab.calibration.summary import tables_job
 
 tables_job(
@@ -10,4 +11,5 @@ tables_job(
     Path(snakemake.output.checks).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
     {Path(p).stem: read_sweeps(p) for p in snakemake.input.sweeps},  # noqa: F821
+    [name for name, study in load_studies().items() if study.preregistered],  # the promise is theirs to show
 )

@@ -263,7 +263,11 @@ def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
     broken = power.pivot_table(index=["config", "claim"], columns="arm", values="fails", sort=False).reset_index()
     broken = broken.reindex(columns=["config", "claim", *ARMS])  # an arm no study ran: its column empty (nan)
     flagged = correct[correct.two_sided & ~correct.calibrated]
+    tails = tables["tails"][tables["tails"].arm == CORRECT_ARM].copy() if "tails" in tables else pd.DataFrame()
+    if not tails.empty:
+        tails["family"] = ["every two-sided check" if r.claim == "all" else family(r) for r in tails.itertuples()]
     return environment().get_template("calibration.html.j2").render(
+        tails=tails.to_dict("records"),
         head=headline(tables), false_fails=tables["false_fails"].to_dict("records"),
         flagged_failed=int(flagged.fails.sum()), space=space_summary(tables), commit=commit,
         two_sided=correct[correct.two_sided].to_dict("records"),

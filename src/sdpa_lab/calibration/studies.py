@@ -80,6 +80,9 @@ class Study:
     seconds_per_run: float | None  # measured CPU seconds of one run (every shipped study states it)
     sweep: Mapping | None
     space: Space | None = None
+    # The study's registration: its size and stopping rule as fixed in its file before it ran, on a seed root never
+    # used before (a study that says none does not show the 1e-4 promise, whatever its count: summary.false_fails)
+    preregistered: str = ""
 
     @property
     def n_sweeps(self) -> int:
@@ -121,7 +124,8 @@ class Study:
         """Everything a batch's rows depend on: the batch rule's params, so that a change reruns the
         study and nothing else in the file does (check_study reads them back)."""
         where = {"space": vars(self.space).copy()} if self.space else {"sweep": dict(self.sweep)}
-        return {"seeds": self.seeds, "broken_seeds": self.broken_seeds, "batch": self.batch, **where}
+        registered = {"preregistered": self.preregistered} if self.preregistered else {}
+        return {"seeds": self.seeds, "broken_seeds": self.broken_seeds, "batch": self.batch, **where, **registered}
 
     def sweeps(self) -> list[dict]:
         """The study's sweep configs, in sweep-number order: its one sweep, or those drawn from its space."""
@@ -133,7 +137,7 @@ def check_study(raw, name: str) -> Study:
     where = f"calibration study {name}"
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{where}: must be a mapping of settings, got {raw!r}")
-    allowed = (*STUDY_COUNTS, "seconds_per_run", "sweep", "space")
+    allowed = (*STUDY_COUNTS, "seconds_per_run", "sweep", "space", "preregistered")
     errors = [f"{where}: unknown setting {key!r} (a typo?); allowed: {', '.join(allowed)}"
               for key in raw if key not in allowed]
     for key, what in STUDY_COUNTS.items():
@@ -147,6 +151,10 @@ def check_study(raw, name: str) -> Study:
                                 or not 0 < seconds <= 1e6):
         errors.append(f"{where}: setting seconds_per_run: got {seconds!r}; expected a number of seconds above 0 "
                       "and at most 1e6 (the measured CPU time of one run, for the jobs' runtime)")
+    registered = raw.get("preregistered", "")
+    if not isinstance(registered, str) or ("preregistered" in raw and not registered.strip()):
+        errors.append(f"{where}: setting preregistered: got {registered!r}; expected the study's size and stopping "
+                      "rule in words, as fixed before it ran")
     if "sweep" in raw and "space" in raw:
         errors.append(f"{where}: settings sweep, space: at most one (a config as config/config.yaml, "
                       "or the space its configs are drawn from)")
@@ -158,13 +166,13 @@ def check_study(raw, name: str) -> Study:
     seconds = None if seconds is None else float(seconds)
     if space is not None:
         space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]))
-        return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space)
+        return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space, registered)
     try:
         # A config as config/config.yaml, naming only what it changes (a study without one: the defaults).
         sweep = check_config(raw.get("sweep", {}))
     except ConfigError as exc:
         raise ConfigError(f"{where}, setting sweep: {exc}") from None
-    return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, sweep)
+    return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, sweep, None, registered)
 
 
 def _space_errors(space, where: str) -> list[str]:
@@ -194,7 +202,7 @@ BATCH = CALIBRATION_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
 SWEEPS = CALIBRATION_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep configs, for its batches
 EXPECTATIONS = CALIBRATION_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
 TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power", "configs",
-          "false_fail_checks")
+          "false_fail_checks", "tails")
 CALIBRATION_REPORT = "reports/calibration.html"
 
 

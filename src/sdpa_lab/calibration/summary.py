@@ -12,13 +12,16 @@ Every table is a pure function of the rows, so the same batches give the same by
 - directional: per directional check family, the fraction of runs where it holds, is
   inconclusive or fails;
 - power: per claim, config and arm, the fraction of runs in which the claim fails (some check
-  fails): the false-fail rate in the correct arm, the power against a wrong scale in a broken one.
+  fails): the false-fail rate in the correct arm, the power against a wrong scale in a broken one;
+- tails: per two-sided check family (and over all of them), how many |z| exceed 3 and 4 against how
+  many a normal z predicts: the tails the 1e-4 promise is about, which a mean and sd of z do not test.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Collection
 from pathlib import Path
 from statistics import NormalDist
 
@@ -154,8 +157,53 @@ def z_summary(checks: pd.DataFrame, by: list[str] = FAMILY) -> pd.DataFrame:
     return _order(out, by)
 
 
-def false_fails(runs: pd.DataFrame, alpha_family: float) -> pd.DataFrame:
-    """Per config and arm (and over all configs): runs with any failing check, against N x alpha_family."""
+# The |z| thresholds of the tail table, and what a normal z predicts beyond each (two-sided).
+TAIL_THRESHOLDS = (3, 4)
+
+
+def poisson_at_least(observed: int, mean: float) -> float:
+    """P(X >= observed) for X ~ Poisson(mean): how surprising `observed` exceedances are when `mean` are predicted."""
+    if observed <= 0:
+        return 1.0
+    term, below = math.exp(-mean), 0.0
+    for i in range(observed):
+        below += term
+        term *= mean / (i + 1)
+    return max(0.0, 1.0 - below)
+
+
+def tails(checks: pd.DataFrame) -> pd.DataFrame:
+    """Per two-sided statistical check family (FAMILY), and over all of them per config and arm ("all"): n, and
+    for each threshold t of TAIL_THRESHOLDS the observed count of |z| > t against n * P(|Z| > t) for a normal z,
+    with P(at least the observed count) under Poisson(predicted), and `excess`: that chance below 1 - CONFIDENCE.
+    A normal prediction: a check whose statistic is skewed has a Cornish-Fisher tolerance wider on its long side,
+    so more |z| > 3 there is expected of it and is not a false fail."""
+    two = checks[checks.z.notna() & checks.relation.isin(TWO_SIDED) & (checks.basis == "statistical")]
+    two = two.assign(abs_z=two.z.abs())
+    groups = [(keys, g) for keys, g in two.groupby(FAMILY, sort=False)]
+    groups += [((config, arm, "all", "all", "within"), g) for (config, arm), g in two.groupby(["config", "arm"],
+                                                                                            sort=False)]
+    rows = []
+    for keys, g in groups:
+        row = dict(zip(FAMILY, keys, strict=True)) | {"n": len(g)}
+        excess = False
+        for t in TAIL_THRESHOLDS:
+            observed, predicted = int((g.abs_z > t).sum()), len(g) * 2 * (1 - NormalDist().cdf(t))
+            chance = poisson_at_least(observed, predicted)
+            row |= {f"over_{t}": observed, f"predicted_over_{t}": predicted, f"chance_over_{t}": chance}
+            excess |= chance < 1 - CONFIDENCE
+        rows.append(row | {"excess": excess})
+    out = pd.DataFrame(rows, columns=[*FAMILY, "n", *(f"{c}_{t}" for t in TAIL_THRESHOLDS
+                                                      for c in ("over", "predicted_over", "chance_over")), "excess"])
+    out["all_order"] = out.claim.eq("all")
+    return _order(out, ["all_order", "config", "arm"]).drop(columns="all_order")
+
+
+def false_fails(runs: pd.DataFrame, alpha_family: float, preregistered: Collection[str] = ()) -> pd.DataFrame:
+    """Per config and arm (and over all configs): runs with any failing check, against N x alpha_family. The
+    promise (a rate bound at most alpha_family) is shown only by a pre-registered study (`preregistered`: the
+    configs whose study fixed its size and stopping rule before it ran): a study extended after a fail, or a
+    tolerance changed on its seeds, gives a bound that is no longer a fair statement."""
     rows = []
     groups = [((c, a), g) for (c, a), g in runs.groupby(["config", "arm"], sort=False)]
     for arm in ARMS:
@@ -164,6 +212,7 @@ def false_fails(runs: pd.DataFrame, alpha_family: float) -> pd.DataFrame:
             groups.append((("all", arm), every))
     for (config, arm), g in groups:
         n, bad = len(g), int((g.n_fails > 0).sum())
+        registered = bool(set(g.config) <= set(preregistered))
         low, high = wilson(bad, n)
         bound = upper_bound(bad, n)
         rows.append({"config": config, "arm": arm, "runs": n, "runs_with_fail": bad,
@@ -171,7 +220,8 @@ def false_fails(runs: pd.DataFrame, alpha_family: float) -> pd.DataFrame:
                      "expected": n * alpha_family, "rate": bad / n, "rate_low": low, "rate_high": high,
                      # the rate the runs bound at 95% (about 3 / N with no fail): the promise is shown when it is
                      # at most alpha_family
-                     "rate_bound": bound, "promise_shown": bool(arm == CORRECT_ARM and bound <= alpha_family),
+                     "rate_bound": bound, "preregistered": registered,
+                     "promise_shown": bool(arm == CORRECT_ARM and bound <= alpha_family and registered),
                      "alpha_family": alpha_family, "k_min": float(g.k.min()), "k_max": float(g.k.max())})
     out = pd.DataFrame(rows)
     out["config_order"] = out.config.eq("all")
@@ -235,9 +285,9 @@ def false_fail_checks(checks: pd.DataFrame, configs: pd.DataFrame) -> pd.DataFra
     return _order(out, [*RUN, "claim", "check", "parameters"])
 
 
-def summaries(checks: pd.DataFrame, alpha_family: float, sweeps: dict[str, list] | None = None
-              ) -> dict[str, pd.DataFrame]:
-    """Every summary table, by its file stem under results/calibration/."""
+def summaries(checks: pd.DataFrame, alpha_family: float, sweeps: dict[str, list] | None = None,
+              preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
+    """Every summary table, by its file stem under results/calibration/ (`preregistered`: false_fails')."""
     runs = runs_table(checks)
     configs = configs_table(sweeps or {})
     if configs.empty:
@@ -248,9 +298,10 @@ def summaries(checks: pd.DataFrame, alpha_family: float, sweeps: dict[str, list]
         "runs": runs,
         "z_summary": z_summary(checks),
         "z_by_point": z_summary(checks, FAMILY + ["parameters"]),
-        "false_fails": false_fails(runs, alpha_family),
+        "false_fails": false_fails(runs, alpha_family, preregistered),
         "directional": directional(checks),
         "power": power(checks),
+        "tails": tails(checks),
     }
 
 
@@ -297,21 +348,23 @@ def read_batches(paths) -> pd.DataFrame:
     return _order(checks, [*RUN, "order"]).drop(columns="order")
 
 
-def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY, sweeps: dict[str, list] | None = None
-              ) -> dict[str, pd.DataFrame]:
+def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY, sweeps: dict[str, list] | None = None,
+              preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
     """Read the batches, write checks.csv and every summary table to `out_dir`; return them all. `sweeps`: each
-    study's sweep configs (Study.sweeps), for configs.csv and the false fails' configs."""
+    study's sweep configs (Study.sweeps), for configs.csv and the false fails' configs; `preregistered`: the
+    studies whose file fixed their size and stopping rule before they ran (Study.preregistered)."""
     checks = read_batches(paths)
-    tables = {"checks": checks, **summaries(checks, alpha_family, sweeps)}
+    tables = {"checks": checks, **summaries(checks, alpha_family, sweeps, preregistered)}
     for stem, table in tables.items():
         write_csv(table, f"{out_dir}/{stem}.csv")
     return tables
 
 
-def tables_job(batches, out_dir, log_path: str | None = None, sweeps: dict[str, list] | None = None) -> None:
+def tables_job(batches, out_dir, log_path: str | None = None, sweeps: dict[str, list] | None = None,
+               preregistered: Collection[str] = ()) -> None:
     """What rule calibration_tables runs: aggregate, logged."""
     with job_log("calibration_tables", log_path) as logger:
-        tables = aggregate(batches, out_dir, sweeps=sweeps)
+        tables = aggregate(batches, out_dir, sweeps=sweeps, preregistered=preregistered)
         h = headline(tables)
         logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
                     len(batches), len(tables["checks"]), h["runs"], h["runs_with_fail"], out_dir)

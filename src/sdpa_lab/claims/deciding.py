@@ -32,7 +32,8 @@ def _with_tolerance(c: Check, tolerance: float) -> Check:
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
            alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
     """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
-    (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher).
+    (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher), plus k Monte Carlo SEs
+    of an expected value computed by Monte Carlo (a bias bound: Check.expected_se).
 
     `k` may be given to decide a subset of the claims with the k of the whole run.
     """
@@ -47,7 +48,7 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
                                f"measured a non-finite value {c.measured}")
     n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
     k = bonferroni_k(n_stat, alpha_family) if k is None else k
-    checks = [_with_tolerance(c, c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis))
+    checks = [_with_tolerance(c, c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis) + k * c.expected_se)
               if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 
@@ -90,7 +91,9 @@ def read_claims(path: str | Path) -> Decision:
         rows = list(csv.DictReader(f))
     checks = tuple(Check(r["id"], r["check"], r["parameters"], r["relation"], _number(r["expected"]),
                          _number(r["measured"]), r["basis"], r["source"], tolerance=_number(r["tolerance"]),
-                         se=_number(r["standard_error"]), literal=r["literal"] == "True", note=r["note"])
+                         se=_number(r["standard_error"]), expected_se=_number(r["expected_se"]),
+                         literal=r["literal"] == "True",
+                         theory_says_false=r["theory_says_false"] == "True", note=r["note"])
                    for r in rows)
     for row, (c, r) in enumerate(zip(checks, rows, strict=True), start=2):
         if c.verdict != r["verdict"]:

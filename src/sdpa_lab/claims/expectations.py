@@ -75,12 +75,12 @@ def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
     raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}")
 
 
-# Blocks of draws (each of DRAW_ELEMENTS) for the scaled softmax's mean Jacobian norm, which B7 holds a measured
-# mean to directly, not a difference of two statistics of the same draws (whose Monte Carlo noise mostly cancels):
-# its Monte Carlo error, shared by every run, must stay well below the mean's own SE at many trials (8 blocks: a
-# Monte Carlo SE sqrt(8) times smaller than one block's; at d_k = 1, T = 8 one block's was a quarter of the SE of
-# a mean over 10,000 trials).
-DIRECT_BLOCKS = 8
+# Blocks of draws (each of DRAW_ELEMENTS) for E h(softmax(u)) of unit-variance scores u ~ N(0, I_T), which does not
+# depend on d_k: computed once per T, one evaluation a block (no Gauss rule over |q|). The scaled softmax's mean is
+# taken as this plus the scaled minus unit-variance gap of the same draws (a control variate: the gap's Monte Carlo
+# noise mostly cancels), so its Monte Carlo error is a small part of its check's SE, at less cost than averaging
+# the scaled statistic itself over more draws per d_k.
+UNIT_BLOCKS = 64
 
 
 def _draws(name: str, d_k: int, T: int, what: int, block: int = 0) -> np.ndarray:
@@ -114,23 +114,32 @@ def _raw_moments(w: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=256)
 def _scaled_draws(name: str, d_k: int, T: int, scaled: bool) -> tuple[tuple[float, float], np.ndarray]:
-    """mean_statistic's mean and SE, and the raw moments of one trial's statistic per pair of its draws (law)."""
+    """The mean and SE of the statistic averaged over the Gauss rule on one block of draws, and the raw moments of
+    one trial's statistic per pair of its draws (law)."""
     x, w = gamma_rule(d_k / 2.0)
     c = np.sqrt(2.0 * x / d_k) if scaled else np.sqrt(2.0 * x)  # (nodes,)
-    blocks = DIRECT_BLOCKS if scaled and name == "jacobian_norm" else 1
-    means, moments = [], []  # per block: memory stays that of one block's draws, and the moments' (4, pairs)
-    for block in range(blocks):
-        u = _draws(name, d_k, T, 1 + scaled, block)
-        values = [softmax_statistic(name, cj * u) for cj in c]
-        means.append(_pair_means(sum(wj * v for wj, v in zip(w, values, strict=True))))
-        moments.append(_raw_moments(w, np.stack(values)))
-    return _mean_se(np.concatenate(means)), np.concatenate(moments, axis=1)
+    u = _draws(name, d_k, T, 1 + scaled)
+    values = [softmax_statistic(name, cj * u) for cj in c]
+    mean = _pair_means(sum(wj * v for wj, v in zip(w, values, strict=True)))
+    return _mean_se(mean), _raw_moments(w, np.stack(values))
+
+
+@lru_cache(maxsize=64)
+def unit_variance_mean(name: str, T: int) -> tuple[float, float]:
+    """E h(softmax(u)) for unit-variance scores u ~ N(0, I_T), and its Monte Carlo SE: UNIT_BLOCKS blocks of draws of
+    their own (d_k 0 in their key: they depend on T only)."""
+    means = [_pair_means(softmax_statistic(name, _draws(name, 0, T, 3, block))) for block in range(UNIT_BLOCKS)]
+    return _mean_se(np.concatenate(means))
 
 
 def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, float]:
     """E h(softmax(K q)) (unscaled) or E h(softmax(K q / sqrt(d_k))) (scaled) at head size d_k over T keys,
-    and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2)."""
-    return _scaled_draws(name, d_k, T, scaled)[0]
+    and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2). The scaled one as the
+    unit-variance mean plus the scaled minus unit-variance gap (UNIT_BLOCKS: independent draws, SEs in quadrature)."""
+    if not scaled:
+        return _scaled_draws(name, d_k, T, False)[0]
+    (gap, gap_se), (unit, unit_se) = scaled_minus_unit_variance(name, d_k, T), unit_variance_mean(name, T)
+    return gap + unit, float(np.hypot(gap_se, unit_se))
 
 
 @lru_cache(maxsize=256)
@@ -171,11 +180,12 @@ def _shape(raw: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=256)
 def law(kind: str, name: str, d_k: int, T: int) -> tuple[tuple[float, float], ...]:
-    """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled softmax (kind
-    "scaled") or of the scaled minus the unit-variance softmax on the same trial (kind
+    """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled or the unscaled
+    softmax (kinds "scaled", "unscaled") or of the scaled minus the unit-variance softmax on the same trial (kind
     "scaled_minus_unit_variance"), each with its Monte Carlo SE: ((value, se), ...) in SHAPES order.
     From the same draws and Gauss rule as the expectation itself (mean_statistic, scaled_minus_unit_variance)."""
-    moments = _scaled_draws(name, d_k, T, True)[1] if kind == "scaled" else _gap_draws(name, d_k, T)[1]  # (4, P)
+    moments = (_scaled_draws(name, d_k, T, kind == "scaled")[1] if kind in ("scaled", "unscaled")
+               else _gap_draws(name, d_k, T)[1])  # (4, P)
     groups = np.array([_shape(g.mean(axis=1)) for g in np.array_split(moments, SHAPE_GROUPS, axis=1)])
     value, se = _shape(moments.mean(axis=1)), groups.std(axis=0, ddof=1) / np.sqrt(SHAPE_GROUPS)
     return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True))
@@ -189,7 +199,7 @@ def expectation(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
     if kind in ("scaled", "unscaled"):
         return mean_statistic(name, d_k, T, scaled=kind == "scaled")
     base, _, shape = kind.rpartition(":")  # e.g. "scaled:sd": the law's sd (law)
-    if base in ("scaled", "scaled_minus_unit_variance") and shape in SHAPES:
+    if base in KINDS and shape in SHAPES:
         return law(base, name, d_k, T)[SHAPES.index(shape)]
-    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of them but 'unscaled' with "
+    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of them with "
                      f":{'/:'.join(SHAPES)}")

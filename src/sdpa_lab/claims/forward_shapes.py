@@ -1,8 +1,12 @@
-"""B9: softmax rows are distributions, and the forward maps (B, T, d_k) to (B, T, T) weights and a
-(B, T, d_k) output (section "The Full Formula, Piece by Piece").
+"""B9: softmax rows are distributions, the forward maps (B, T, d_k) to (B, T, T) weights and a (B, T, d_k) output
+(section "The Full Formula, Piece by Piece"), and that output is softmax(Q K^T / sqrt(d_k)) V. Decided on the
+lesson's shapes and on a forward where every dimension differs (T_q != T_k, d_v != d_k), whose output is held to a
+reference written apart from the attention (experiments.forward_shape.reference_forward).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -19,23 +23,58 @@ def _row_sum_bound(T: int, dtype: str) -> float:
     return (T + 1) * _eps(dtype)
 
 
+def _gamma(n: int, u: float) -> float:
+    """Higham's gamma_n = n u / (1 - n u): the relative error bound of a sum of n terms, in any order."""
+    return n * u / (1 - n * u)
+
+
+def output_bound(T_k: int, d_k: int, dtype: str, product_sum: float, value: float, cast: bool = False) -> float:
+    """Rounding bound on |output - exact| of softmax(Q K^T / sqrt(d_k)) V in `dtype`, for keys T_k, a bound
+    `product_sum` on every sum_i |q_i k_i| and the largest |v| `value` (unit roundoff u = eps / 2, an exp within 4 u):
+    a shifted scaled score is off by at most 2 c (gamma_{d_k} + 3 u) product_sum (its dot product and its row's
+    maximum, the scale, the product and the shift; c = 1/sqrt(d_k)); a weight then by a relative 2 of that
+    + gamma_{T_k} + 10 u (its exp, the row's sum, the division); the output, a weighted sum of T_k values, by that
+    + 2 gamma_{T_k}, times the largest |v|. `cast`: Q, K, V were rounded to `dtype` first (two more roundings in
+    each product q_i k_i, one more in each value)."""
+    u = _eps(dtype) / 2
+    n_dot, n_sum = (d_k + 2, T_k + 1) if cast else (d_k, T_k)
+    shift = 2 * (_gamma(n_dot, u) + 3 * u) * product_sum / math.sqrt(d_k)
+    weight = 2 * shift + _gamma(n_sum, u) + 10 * u
+    return (weight + 2 * _gamma(n_sum, u)) * value * (1 + u if cast else 1)
+
+
+def _shape_text(B: int, T: int, d: int, T_k: int, d_v: int) -> str:
+    if (T_k, d_v) == (T, d):
+        return f"(B,T,d_k)=({B},{T},{d})"
+    return f"(B,T_q,T_k,d_k,d_v)=({B},{T},{T_k},{d},{d_v})"
+
+
 def decide_b9(R: Results) -> list[Check]:
     src = "forward_shape.csv"
     out = []
-    for B, T, d, dtype in R.distinct(src, "B", "T", "d_k", "dtype"):
-        p = f"(B,T,d_k)=({B},{T},{d}), {dtype}"
-        where = {"B": B, "T": T, "d_k": d, "dtype": dtype}
+    for B, T, d, T_k, d_v, dtype in R.distinct(src, "B", "T", "d_k", "T_k", "d_v", "dtype"):
+        p = f"{_shape_text(B, T, d, T_k, d_v)}, {dtype}"
+        where = {"B": B, "T": T, "d_k": d, "T_k": T_k, "d_v": d_v, "dtype": dtype}
         weights = [R.value(src, **where, quantity=q) for q in ("weights_B", "weights_T_q", "weights_T_k")]
         output = [R.value(src, **where, quantity=q) for q in ("output_B", "output_T", "output_d")]
-        out.append(exact("B9", "axes of the weights whose size differs from (B, T, T)", p,
-                         mismatched_axes(weights, (B, T, T)), 0, src, cell=weights[0].cell))
-        out.append(exact("B9", "axes of the output whose size differs from (B, T, d_k)", p,
-                         mismatched_axes(output, (B, T, d)), 0, src, cell=output[0].cell))
+        out.append(exact("B9", "axes of the weights whose size differs from (B, T_q, T_k)", p,
+                         mismatched_axes(weights, (B, T, T_k)), 0, src, cell=weights[0].cell))
+        out.append(exact("B9", "axes of the output whose size differs from (B, T_q, d_v)", p,
+                         mismatched_axes(output, (B, T, d_v)), 0, src, cell=output[0].cell))
         # forward_shape.csv also records whether the forward kept the input dtype: the package's promise (tested
         # with the attention), not the lesson's, whose own forward runs float32 input in float64; not decided here
         out.append(exact("B9", "smallest weight is non-negative", p,
                          R.value(src, **where, quantity="min_weight"), 0, src, relation="not below"))
         err = R.value(src, **where, quantity="max_row_sum_error")
         out.append(Check("B9", "largest |row sum - 1|", p, "not above", 0.0, float(err), "rounding",
-                         src, tolerance=_row_sum_bound(T, dtype), cell=err.cell))
+                         src, tolerance=_row_sum_bound(T_k, dtype), cell=err.cell))
+        # the output against the reference of the float64 inputs, which rounds too: both bounds (and, for another
+        # dtype, the inputs' cast to it)
+        sizes = [float(R.value(src, **where, quantity=q)) for q in ("max_norm_product", "max_abs_value")]
+        err = R.value(src, **where, quantity="max_output_error")
+        bound = (output_bound(T_k, d, dtype, *sizes, cast=dtype != "float64")
+                 + output_bound(T_k, d, "float64", *sizes))
+        out.append(Check("B9", "largest |output - softmax(Q K^T / sqrt(d_k)) V| (an independent reference)", p,
+                         "not above", 0.0, float(err), "rounding", src, tolerance=bound, cell=err.cell,
+                         note=f"largest |q| |k| {sizes[0]:.3g}, largest |v| {sizes[1]:.3g}"))
     return out

@@ -28,6 +28,9 @@ FAILS = "fails"
 NOT_PER_DRAW = "holds on average, not per draw"
 NOT_MEASURED = "not measured"
 INCONCLUSIVE = "inconclusive"  # a direction claimed, not contradicted, but within the noise: more samples needed
+# Where theory says the lesson's sentence is false at this config: the measurement agrees with theory, so the
+# sentence does not hold here, and the pipeline is right to show it (neither a pass nor a failure; exit 0).
+NOT_HERE = "does not hold here, as theory predicts"
 
 # How measured is compared with expected (deviation = measured - expected, tol = tolerance).
 RELATIONS = {
@@ -70,11 +73,17 @@ class Check:
     basis: str  # "printed" | "statistical" | "derived" | "exact" | "rounding" | "missing"
     source: str  # the CSV the measured number comes from
     tolerance: float = 0.0
-    se: float = float("nan")  # standard error, for statistical and derived checks (tolerance = k' * se)
+    se: float = float("nan")  # standard error, statistical and derived checks (tolerance = k' * se + k * expected_se)
+    # the Monte Carlo SE of `expected` (a finite-d_k expectation): its error is fixed at this config, the same in every
+    # run, so it is bounded as a bias (k of them added to the tolerance), not added to the noise in quadrature
+    expected_se: float = 0.0
     skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
     excess_kurtosis: float = 0.0
     reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
+    # theory says the lesson's sentence is false at this point: the check holds the measurement to theory's value,
+    # and agreeing with it is NOT_HERE (the sentence does not hold here), never HOLDS
+    theory_says_false: bool = False
     note: str = ""
     cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
 
@@ -92,7 +101,7 @@ class Check:
         infinitely far), inf when it fails."""
         if self.tolerance > 0:
             return TOWARD_FAIL[self.relation](self.deviation) / self.tolerance
-        if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):
+        if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):  # holds, or agrees with theory
             return 0.0
         if self.verdict == INCONCLUSIVE:
             return math.nan
@@ -102,7 +111,10 @@ class Check:
     def verdict(self) -> str:
         if self.basis == "missing":
             return NOT_MEASURED
-        if RELATIONS[self.relation](self.deviation, self.tolerance):
+        agrees = RELATIONS[self.relation](self.deviation, self.tolerance)
+        if self.theory_says_false:
+            return NOT_HERE if agrees else FAILS
+        if agrees:
             return HOLDS
         if self.literal:
             return NOT_PER_DRAW
@@ -190,7 +202,8 @@ class Decision:
             "id": c.claim, "statement": self.statements[c.claim], "check": c.check, "parameters": c.parameters,
             "relation": c.relation, "expected": c.expected, "measured": c.measured, "tolerance": c.tolerance,
             "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
-            "standard_error": c.se, "literal": c.literal, "source": c.source, "note": c.note,
+            "standard_error": c.se, "expected_se": c.expected_se, "literal": c.literal,
+            "theory_says_false": c.theory_says_false, "source": c.source, "note": c.note,
         } for c in self.checks]
         return pd.DataFrame(rows)
 

@@ -11,12 +11,13 @@ from sdpa_lab.claims.model import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    NOT_HERE,
     NOT_MEASURED,
     NOT_PER_DRAW,
     Check,
     Decision,
 )
-from sdpa_lab.claims.registry import registry
+from sdpa_lab.claims.registry import LESSON_SENTENCES, registry
 
 
 def _num(x: float) -> str:
@@ -81,24 +82,58 @@ def describe(c: Check, rule: bool = True) -> str:
 def closeness(c: Check) -> float:
     """How close a check came to no longer holding, for picking the one to show: minus its distance to that
     line, in margins (a check fails above margin 1; a claimed rise or fall stops holding above -1)."""
-    if c.verdict in (FAILS, NOT_PER_DRAW, INCONCLUSIVE):
+    if c.verdict in (FAILS, NOT_PER_DRAW, INCONCLUSIVE, NOT_HERE):
         return math.inf
     if c.tolerance == 0:
         return -math.inf
     return c.margin - (-1.0 if c.relation in ("above", "below") else 1.0)
 
 
+def why_not_here(checks: Sequence[Check]) -> str:
+    """Where, and why, a claim's lesson sentence does not hold at this config, in words, from its checks: each check
+    where theory says the sentence is false (its point, measured and theory's value) and the sentence it decides;
+    "" if there is none."""
+    here = [c for c in checks if c.verdict == NOT_HERE]
+    if not here:
+        return ""
+    points = "; ".join(f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))}, theory "
+                       f"{rounded(c.expected, unit_of(c))}" for c in here)
+    sentences = sorted({LESSON_SENTENCES.get((c.claim, c.check), "") for c in here} - {""})
+    quoted = " and ".join(f"“{s}”" for s in sentences)
+    held = sum(c.verdict == HOLDS for c in checks)
+    which = f"sentences {quoted} are" if len(sentences) > 1 else f"sentence {quoted} is"
+    return (f"At this config theory says the lesson's {which} false at {len(here)} point"
+            f"{'s' if len(here) > 1 else ''}, and the measurements agree with theory ({points}): the lesson's claim "
+            "does not hold here, as theory predicts. This is what the sentence does at this config, not a failure "
+            f"of the pipeline (a measurement departing from theory's value there would fail); {held} of the "
+            f"claim's {len(checks)} checks hold.")
+
+
+def shown_first(checks: Sequence[Check]) -> Check:
+    """The check to show for a claim: the closest to no longer holding among those whose verdict is the claim's
+    (an inconclusive claim shows an inconclusive check, not one that does not hold here as theory predicts)."""
+    verdict = claim_verdict(checks)
+    return max(checks, key=lambda c: (c.verdict == verdict, closeness(c)))
+
+
 def claim_verdict(checks: Sequence[Check]) -> str:
+    """A claim's verdict: its worst check's (FAILS, then INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED), else
+    HOLDS."""
     verdicts = {c.verdict for c in checks}
-    for v in (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED):
+    for v in (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED):
         if v in verdicts:
             return v
     return HOLDS
 
 
+# The verdict column's width: the longest verdict's.
+WIDTH = max(len(v) for v in (HOLDS, FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED))
+
+
 def summary(decision: Decision, show_all: bool = False) -> str:
-    """The compact table: per claim, its verdict and its closest check (every failing check in full)."""
-    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<31} closest check (margin: how far toward failing, in "
+    """The compact table: per claim, its verdict and its closest check (every failing check, and every check where
+    theory says the lesson's sentence does not hold, in full); then, where the sentence does not hold, why."""
+    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<{WIDTH}} closest check (margin: how far toward failing, in "
              "tolerances; above 1 it fails)"]
     by_claim: dict[str, list[Check]] = {}
     for c in decision.checks:
@@ -107,13 +142,13 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         checks = by_claim.get(cid, [])
         if not checks:
             continue
-        worst = max(checks, key=closeness)
-        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<31} {describe(worst, rule=False)}")
-        shown = checks if show_all else [c for c in checks if c.verdict == FAILS and c is not worst]
-        lines += [f"{'':<5} {'':>6}  {c.verdict:<31} {describe(c, rule=False)}" for c in shown]
+        worst = shown_first(checks)
+        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<{WIDTH}} {describe(worst, rule=False)}")
+        shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, NOT_HERE) and c is not worst]
+        lines += [f"{'':<5} {'':>6}  {c.verdict:<{WIDTH}} {describe(c, rule=False)}" for c in shown]
     verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
-    others = [f"{sum(v == o for v in verdicts.values())} {o}" for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED)
-              if o in verdicts.values()]
+    others = [f"{sum(v == o for v in verdicts.values())} {o}"
+              for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED) if o in verdicts.values()]
     failing = [cid for cid, v in verdicts.items() if v == FAILS]
     lines.append("")
     lines.append(f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors, "
@@ -122,4 +157,8 @@ def summary(decision: Decision, show_all: bool = False) -> str:
     lines.append(f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
                  + "".join(f"; {o}" for o in others)
                  + (f"; FAILING: {', '.join(failing)}" if failing else ""))
+    if any(v == NOT_HERE for v in verdicts.values()):
+        lines.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
+                     "agrees with theory (the pipeline is right; not a failure, exit 0); a measurement that departs "
+                     "from theory there fails")
     return "\n".join(lines)

@@ -1,7 +1,11 @@
-"""B9: the forward maps (B, T, d_k) -> weights (B, T, T) -> output (B, T, d_k), rows summing to 1."""
+"""B9: the forward maps (B, T, d_k) -> weights (B, T, T) -> output (B, T, d_k), rows summing to 1; and its output
+is softmax(Q K^T / sqrt(d_k)) V, checked against a reference written apart from the attention, on the lesson's
+shapes and on shapes where every dimension differs (T_q != T_k, d_v != d_k: a forward run only with d_v = d_k
+cannot tell sqrt(d_k) from sqrt(d_v), nor one with T_q = T_k the axes of Q from those of K)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -9,45 +13,91 @@ import numpy as np
 from sdpa_lab.attention import scaled_dot_product_attention
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
-from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem
+from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem, other_dimensions
 
 DTYPES = ("float64", "float32")
-# What is measured per shape and dtype, one row each, in this order.
+# What is measured per forward and dtype, one row each, in this order.
 QUANTITIES = ("weights_B", "weights_T_q", "weights_T_k", "output_B", "output_T", "output_d", "output_ndim",
-              "weights_ndim", "dtype_kept", "max_row_sum_error", "min_weight", "all_finite")
+              "weights_ndim", "dtype_kept", "max_row_sum_error", "min_weight", "all_finite",
+              "max_output_error", "max_norm_product", "max_abs_value")
+# Queries the reference takes at a time: its (rows, T_k) blocks stay small beside the forward's own arrays.
+REFERENCE_ROWS = 256
+
+
+def reference_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """softmax(Q K^T / sqrt(d_k)) V in float64 for Q (B, T_q, d_k), K (B, T_k, d_k), V (B, T_k, d_v), written out
+    apart from sdpa_lab.attention (its own scale from Q's last axis, softmax and products), REFERENCE_ROWS queries at
+    a time -> (B, T_q, d_v)."""
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    c = 1.0 / math.sqrt(Q.shape[-1])
+    out = np.empty((*Q.shape[:-1], V.shape[-1]))
+    for b in range(Q.shape[0]):
+        for start in range(0, Q.shape[1], REFERENCE_ROWS):
+            s = (Q[b, start:start + REFERENCE_ROWS] @ K[b].T) * c  # (rows, T_k)
+            e = np.exp(s - s.max(axis=1, keepdims=True))
+            out[b, start:start + REFERENCE_ROWS] = (e @ V[b]) / e.sum(axis=1, keepdims=True)  # (rows, d_v)
+    return out
+
+
+def max_norm_product(Q: np.ndarray, K: np.ndarray) -> float:
+    """The largest |q| |k| (Euclidean norms) of a query and a key of one batch entry: it bounds every
+    sum_i |q_i k_i| (Cauchy-Schwarz), the size of the scores' rounding, without a second (T_q, T_k) product."""
+    norm = lambda a: np.sqrt(np.sum(np.square(a, dtype=np.float64), axis=-1)).max(axis=-1)  # noqa: E731 (B,)
+    return float(np.max(norm(Q) * norm(K)))
+
+
+def _measured(Q, K, V, dtype: str, reference: np.ndarray) -> dict:
+    """The quantities of one forward of float64 Q, K, V cast to `dtype`; `reference`: reference_forward(Q, K, V),
+    the uncast inputs' (B9's bound for float32 counts the cast's rounding)."""
+    out, weights = scaled_dot_product_attention(*(a.astype(dtype) for a in (Q, K, V)))
+    row_sums = weights.sum(axis=-1, dtype=np.float64)  # (B, T_q)
+    comparable = out.shape == reference.shape and bool(np.isfinite(out).all())
+    return {
+        "weights_B": weights.shape[0], "weights_T_q": weights.shape[1], "weights_T_k": weights.shape[2],
+        "output_B": out.shape[0], "output_T": out.shape[1], "output_d": out.shape[2],
+        "output_ndim": out.ndim, "weights_ndim": weights.ndim,
+        "dtype_kept": float(out.dtype == np.dtype(dtype) and weights.dtype == np.dtype(dtype)),
+        "max_row_sum_error": float(np.max(np.abs(row_sums - 1.0))),
+        "min_weight": float(weights.min()),
+        "all_finite": float(np.isfinite(out).all() and np.isfinite(weights).all()),
+        # an output of the wrong shape, or not finite, is as far from the reference as a finite CSV cell can say
+        "max_output_error": (float(np.max(np.abs(out.astype(np.float64) - reference))) if comparable
+                             else float(np.finfo(np.float64).max)),
+        "max_norm_product": max_norm_product(Q, K),
+        "max_abs_value": float(np.max(np.abs(V))),
+    }
 
 
 def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
-    """For each (B, T, d_k) and dtype: the shapes, dtype and row sums of one seeded forward."""
+    """For each (B, T, d_k) and dtype: the shapes, dtype, row sums and output error of one seeded forward with
+    Q, K, V (B, T, d_k), and of one with Q (B, T, d_k), K (B, T_k, d_k), V (B, T_k, d_v) (other_dimensions)."""
     seed, shapes = check_seed(seed), check_shapes(shapes, "shapes")
     for i, shape in enumerate(shapes):
         if problem := forward_size_problem(shape):
             raise ValueError(f"shapes[{i}] = {list(shape)}: {problem}")
     rows = []
     for B, T, d_k in shapes:
-        rng = stream(seed, "forward_shape", B, T, d_k)
-        Q, K, V = (rng.standard_normal((B, T, d_k)) for _ in range(3))  # each (B, T, d_k)
-        for dtype in DTYPES:
-            out, weights = scaled_dot_product_attention(*(a.astype(dtype) for a in (Q, K, V)))
-            row_sums = weights.sum(axis=-1, dtype=np.float64)  # (B, T)
-            measured = {
-                "weights_B": weights.shape[0], "weights_T_q": weights.shape[1], "weights_T_k": weights.shape[2],
-                "output_B": out.shape[0], "output_T": out.shape[1], "output_d": out.shape[2],
-                "output_ndim": out.ndim, "weights_ndim": weights.ndim,
-                "dtype_kept": float(out.dtype == np.dtype(dtype) and weights.dtype == np.dtype(dtype)),
-                "max_row_sum_error": float(np.max(np.abs(row_sums - 1.0))),
-                "min_weight": float(weights.min()),
-                "all_finite": float(np.isfinite(out).all() and np.isfinite(weights).all()),
-            }
-            for quantity in QUANTITIES:
-                rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "dtype": dtype,
-                             "quantity": quantity, "value": float(measured[quantity])})
+        for T_k, d_v in ((T, d_k), other_dimensions(T, d_k)):  # one forward's arrays held at a time
+            Q, K, V = _inputs(seed, B, T, d_k, T_k, d_v)
+            reference = reference_forward(Q, K, V)
+            for dtype in DTYPES:
+                measured = _measured(Q, K, V, dtype, reference)
+                for quantity in QUANTITIES:
+                    rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "T_k": T_k, "d_v": d_v, "dtype": dtype,
+                                 "quantity": quantity, "value": float(measured[quantity])})
     return rows
 
 
+def _inputs(seed: int, B: int, T: int, d_k: int, T_k: int, d_v: int) -> tuple[np.ndarray, ...]:
+    """Q (B, T, d_k), K (B, T_k, d_k), V (B, T_k, d_v), drawn in that order: the lesson's shapes (T_k = T,
+    d_v = d_k) from stream(seed, "forward_shape", B, T, d_k), any other from a stream of its own."""
+    rng = stream(seed, "forward_shape", B, T, d_k, *(() if (T_k, d_v) == (T, d_k) else (T_k, d_v)))
+    return rng.standard_normal((B, T, d_k)), rng.standard_normal((B, T_k, d_k)), rng.standard_normal((B, T_k, d_v))
+
+
 def forward_shape_row_counts(settings: Mapping) -> dict[str, int]:
-    """The rows forward_shape_tables makes from `settings`: one per shape, dtype and quantity."""
-    return {"table": len(settings["shapes"]) * len(DTYPES) * len(QUANTITIES)}
+    """The rows forward_shape_tables makes from `settings`: one per shape, forward (two), dtype and quantity."""
+    return {"table": len(settings["shapes"]) * 2 * len(DTYPES) * len(QUANTITIES)}
 
 
 def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:

@@ -96,8 +96,8 @@ EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in (
     Experiment(
         "forward_shape", "sdpa_lab.experiments.forward_shape:forward_shape_tables",
         {"table": Output("forward_shape.csv",
-                         {"seed": "int", "B": "int", "T": "int", "d_k": "int", "dtype": "str", "quantity": "str",
-                          "value": "float"},
+                         {"seed": "int", "B": "int", "T": "int", "d_k": "int", "T_k": "int", "d_v": "int",
+                          "dtype": "str", "quantity": "str", "value": "float"},
                          {"seed": "seed", "shapes": ("B", "T", "d_k")})},
         claims=("B9",), section="forward_shape",
         row_counts="sdpa_lab.experiments.forward_shape:forward_shape_row_counts"),

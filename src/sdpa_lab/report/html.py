@@ -22,6 +22,7 @@ from sdpa_lab.claims.model import (
     FAILS,
     HOLDS,
     INCONCLUSIVE,
+    NOT_HERE,
     NOT_MEASURED,
     NOT_PER_DRAW,
     Check,
@@ -37,6 +38,7 @@ from sdpa_lab.claims.verdicts import (
     margin_text,
     rounded,
     unit_of,
+    why_not_here,
 )
 from sdpa_lab.io import write_text
 from sdpa_lab.report.provenance import provenance
@@ -54,10 +56,11 @@ BADGES = {
     FAILS: ("fails", "✗"),
     INCONCLUSIVE: ("inconclusive", "?"),
     NOT_PER_DRAW: ("average", "≈"),
+    NOT_HERE: ("not-here", "≠"),
     NOT_MEASURED: ("missing", "–"),
 }
 # The order in which the summary lists the verdicts, worst first.
-VERDICT_ORDER = (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_MEASURED, HOLDS)
+VERDICT_ORDER = (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED, HOLDS)
 RELATION_WORDS = {
     "equals": "= expected exactly",
     "within": "|measured − expected| ≤ tolerance",
@@ -80,6 +83,9 @@ def shown(x: float, unit: float) -> str:
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
+        if c.se > 0 and c.expected_se > 0:  # the expected value's Monte Carlo error, bounded as a bias
+            return (f"± {num(c.tolerance, 2)}", f"{(c.tolerance - k * c.expected_se) / c.se:.1f} × SE "
+                    f"{num(c.se, 2)} + {k:.1f} × its expectation's Monte Carlo SE {num(c.expected_se, 2)}")
         if c.se > 0:
             return f"± {num(c.tolerance, 2)}", f"{c.tolerance / c.se:.1f} × SE {num(c.se, 2)}"
         return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
@@ -211,10 +217,12 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
     """One view per claim of the registry, in its order, with its checks sorted closest-to-failing first."""
     views = []
     for claim in claims:
-        checks = sorted((c for c in decision.checks if c.claim == claim.id), key=closeness, reverse=True)
+        checks = [c for c in decision.checks if c.claim == claim.id]
+        verdict = claim_verdict(checks) if checks else NOT_MEASURED
+        # closest to failing first, those whose verdict is the claim's before the others (verdicts.shown_first)
+        checks.sort(key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
         rows = [check_row(c, decision.k) for c in checks]
         split = SHOW_FIRST if len(rows) > FOLD_ABOVE else len(rows)
-        verdict = claim_verdict(checks) if checks else NOT_MEASURED
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
@@ -222,17 +230,19 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
             sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
             plain_tolerance(checks, decision.alpha_family),
-            why_not_per_draw(checks) if verdict == NOT_PER_DRAW else ""))
+            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(verdict, lambda _: "")(checks)))
     return views
 
 
 def summary(views: Sequence[ClaimView]) -> dict:
     """Counts of claims per verdict; the failing claims, and apart from them the claims that hold with a
-    caveat (inconclusive, on average only, not measured), worst first."""
+    caveat (inconclusive, on average only, not at this config as theory predicts, not measured), worst first."""
     counts = {v: sum(cv.verdict == v for cv in views) for v in VERDICT_ORDER}
     failing = [cv for cv in views if cv.verdict == FAILS]
     caveats = [cv for v in VERDICT_ORDER if v not in (HOLDS, FAILS) for cv in views if cv.verdict == v]
-    return {"n_claims": len(views), "counts": counts, "failing": failing, "caveats": caveats,
+    heading = "Claims that hold with a caveat" + (", or do not hold here, as theory predicts" if counts[NOT_HERE]
+                                                  else "")
+    return {"n_claims": len(views), "counts": counts, "failing": failing, "caveats": caveats, "caveat_heading": heading,
             "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
 
 

@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from sdpa_lab.experiments.registry import EXPERIMENTS, TRIAL_SCORES
+from sdpa_lab.validation import other_dimensions
 
 # variance: ns of CPU per (pair, dimension), two normals and their product
 # (benchmarks/scaling.csv, fit of CPU seconds against n_pairs * d_k, R^2 = 0.9997).
@@ -27,6 +28,12 @@ NS_PER_NORMAL = 6.8
 # entropy_sweep, ranking_invariance: ns of CPU per (trial, key) read back and summarised
 # (results_large.csv: 0.25 s and 0.50 s for 40000 trials * 8 keys * 6 d_k).
 NS_PER_ENTROPY_SCORE = 130.0
+# entropy_sweep's Exercise 2 (exercise2_rows): `trials` fresh sequences, each a query and EXERCISE2_T keys per d_k of
+# EXERCISE2_D_K (restated from sdpa_lab.experiments.entropy_sweep: no NumPy here; a test holds them equal); ns of
+# CPU per normal it draws, softmax and entropy included (1.03 s for 29,265 sequences, measured 2026-12-03).
+EXERCISE2_D_K = (4, 16, 64, 256)
+EXERCISE2_T = 8
+NS_PER_EXERCISE2_NORMAL = 11.5
 NS_PER_RANKING_SCORE = 260.0
 # gradient: ns of CPU per (trial, Jacobian entry), besides its value and output-gradient normals
 # ((T + 1) * d_v per trial at NS_PER_NORMAL) (results_large.csv: 1.50 s for 40000 trials * 6 d_k, T = 8,
@@ -45,8 +52,14 @@ NS_PER_LEARNING_GRAM = 0.73
 # learning: ns of CPU per (d_k, step) whatever the arrays' sizes, the NumPy calls of a step on small arrays
 # (learning_rows with 10 runs, T = 2, d_k = 1, 1 learning rate: 0.71 s for 2000 steps; on a loaded machine).
 NS_PER_LEARNING_STEP = 3.5e5
-# forward_shape: ns of CPU per (B, T, T) weight (results_large.csv: 0.21 s for (8, 1024, 64)).
-NS_PER_WEIGHT = 25.0
+# forward_shape (two forwards per shape, each in float64 and float32 and against a float64 reference: see
+# forward_shape_work): ns of CPU per multiply-add of the score and output products, per weight, per normal drawn and
+# per reference block of queries. Fitted to forward_shape_rows' process CPU (BLAS threads included) at 8 shapes from
+# (4096, 2, 16) to (1, 2048, 4096) on the loaded 2-core machine (2026-12-03): every one within 1.5x (1.0-1.49).
+NS_PER_FORWARD_FLOP = 0.11
+NS_PER_WEIGHT = 34.0
+NS_PER_FORWARD_NORMAL = 44.0
+NS_PER_REFERENCE_BLOCK = 8200.0
 # Everything that does not grow with the config: Snakemake's start-up, each job's, the lesson
 # replications (Exercise 1's legacy stream continued to d_k = 1024 among them), the claims and their
 # expectations, the figures and the report (benchmarks/results.csv, pipeline_clean on config/config.yaml:
@@ -95,6 +108,18 @@ def trial_score_files(config: Mapping) -> dict[str, tuple[int, int, int]]:
             (config[s]["T"], config[s]["trials"], d_k) for s in sharing for d_k in config[s]["d_k"]}
 
 
+def forward_shape_work(B: int, T: int, d_k: int) -> float:
+    """CPU seconds of forward_shape at one shape: the lesson-shaped forward and the one where every dimension differs
+    (validation.other_dimensions)."""
+    T_k, d_v = other_dimensions(T, d_k)
+    flops = B * T * T * 2 * d_k + B * T * T_k * (d_k + d_v)
+    weights = B * T * (T + T_k)
+    normals = 3 * B * T * d_k + B * (T * d_k + T_k * (d_k + d_v))
+    blocks = 2 * B * -(-T // 256)  # the reference's (256, T_k) blocks of queries, per forward
+    return NS * (NS_PER_FORWARD_FLOP * flops + NS_PER_WEIGHT * weights + NS_PER_FORWARD_NORMAL * normals
+                 + NS_PER_REFERENCE_BLOCK * blocks)
+
+
 def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
     """The CPU time and disk use of a run of `config` (a config the schema accepts) in which every
     experiment runs, except the trial-score files in `drawn` (already on disk: named after their
@@ -110,6 +135,8 @@ def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
     for name, ns in (("entropy_sweep", NS_PER_ENTROPY_SCORE), ("ranking_invariance", NS_PER_RANKING_SCORE)):
         s = config[name]
         cost.cpu_s[name] = ns * NS * s["trials"] * s["T"] * len(s["d_k"])
+    cost.cpu_s["entropy_sweep"] += (NS_PER_EXERCISE2_NORMAL * NS * config["entropy_sweep"]["trials"]
+                                    * sum(d_k * (EXERCISE2_T + 1) for d_k in EXERCISE2_D_K))
     g = config["gradient"]
     cost.cpu_s["gradient"] = NS * g["trials"] * sum(
         NS_PER_NORMAL * (g["T"] + 1) * _d_v(d_k) + NS_PER_JACOBIAN_ENTRY * g["T"] ** 2 for d_k in g["d_k"])
@@ -119,7 +146,7 @@ def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
                               + NS * learn["runs"] * sum(d_k for d_k in learn["d_k"])
                               * (NS_PER_LEARNING_KEY * (learn["T"] + 1) + NS_PER_LEARNING_GRAM * learn["T"] ** 2)
                               + NS_PER_LEARNING_STEP * NS * len(learn["d_k"]) * learn["steps"])
-    cost.cpu_s["forward_shape"] = NS_PER_WEIGHT * NS * sum(B * T * T for B, T, _ in config["forward_shape"]["shapes"])
+    cost.cpu_s["forward_shape"] = sum(forward_shape_work(*shape) for shape in config["forward_shape"]["shapes"])
     cost.cpu_s["fixed"] = FIXED_CPU_S
     if config.get("solutions"):  # --config solutions=FILE: the grading of the learner's file
         cost.cpu_s["solutions"] = GRADE_CPU_S

@@ -1,0 +1,37 @@
+"""The report where theory says a lesson sentence is false at the config: said in words, apart from failing."""
+
+from __future__ import annotations
+
+from sdpa_lab import claims as C
+from sdpa_lab.report import html as H
+from sdpa_lab.report import provenance as P
+
+from tests.report.conftest import REPORT_CONFIG
+from tests.report.test_html import section
+
+
+def test_where_theory_says_the_sentence_is_false_the_report_says_so_in_words(tmp_path):
+    """A claim whose sentence theory says is false at this config: in the summary apart from the failing claims,
+    under a heading that says so, with why in words (the point, measured and theory's value, the lesson's
+    sentence), and in its section; never styled as failing."""
+    from dataclasses import replace
+
+    here = C.Check("B7", "mean scaled minus unscaled Jacobian norm at the widest head", "d_k=64, T=1024", "within",
+                   -0.198, -0.177, "statistical", "gradient.csv", tolerance=0.03, se=0.01, theory_says_false=True)
+    holds = replace(here, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", expected=0.05, measured=0.05,
+                    theory_says_false=False)
+    decision = C.Decision((holds, here), 4.0, 2, statements={"B7": "s"})
+    html = H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path))
+    summary = section(html, "summary")
+    assert 'class="attention"' not in summary and "Claims that hold with a caveat, or do not hold here, as theory " \
+        "predicts" in summary
+    caveats = summary.split('class="caveats"')[1].split("</div>")[0]
+    assert 'href="#B7"' in caveats and '<span class="badge not-here">' in caveats
+    why = ("At this config theory says the lesson's sentence “The scale is what keeps softmax in its responsive, "
+           "high-gradient regime as the model grows wide.” is false at 1 point, and the measurements agree with "
+           "theory (mean scaled minus unscaled Jacobian norm at the widest head [d_k=64, T=1024]: measured -0.177, "
+           "theory -0.198): the lesson's claim does not hold here, as theory predicts.")
+    assert H.claim_views(decision, [C.registry()["B7"]], {})[0].why.startswith(why)
+    claim = section(html, "B7")
+    assert '<span class="badge not-here">' in claim.split("</h2>")[0] and "Why “does not hold here" in claim
+    assert '<tr class="row-not-here">' in claim and "row-fails" not in claim
