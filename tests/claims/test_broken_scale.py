@@ -78,8 +78,7 @@ def test_a_jacobian_without_its_pp_term_fails_b7_in_every_seed(T):
 
     k = C.bonferroni_k(1000, C.ALPHA_FAMILY)
     for seed in range(5):
-        with attention_of("no_pp_term"):
-            rows = gradient_rows(seed, [4, 64, 1024], T, 100)
+        rows = gradient_rows(seed, [4, 64, 1024], T, 100, attention=attention_of("no_pp_term"))
         decision = C.decide(Results("mem", {"gradient.csv": rows}), [C.registry()["B7"]], k=k)
         assert C.claim_verdict(decision.checks) == C.FAILS, (T, seed)
         correct = C.decide(Results("mem", {"gradient.csv": gradient_rows(seed, [4, 64, 1024], T, 100)}),
