@@ -48,7 +48,7 @@ def broken_run(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(attention, "default_scale", BROKEN[request.param])  # the forward's own scale
         # Exercise 1's replication (A1) as shipped, made once per session: a broken default scale does not reach
-        # it (tests/experiments/test_contracts.py, REACHED, with the calibration's same two breaks), and making it
+        # it (it does not take the attention: tests/experiments/test_attention_reach.py), and making it
         # again is most of a run; the lesson's forward (A3), which the break does reach, is made again
         results = write_run(tmp_path_factory.mktemp(f"broken_{request.param}"), CONFIG, as_shipped={"lesson_variance"})
     return request.param, results
