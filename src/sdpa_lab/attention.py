@@ -2,15 +2,17 @@
 built from: the attention's scale, its weights (a numerically stable softmax of the scaled
 scores), the softmax's backward pass, and the entropy of a probability distribution.
 
-The scale and the weights are computed here and nowhere else: the forward and every
-experiment that measures scaled scores, weights or their gradient (sdpa_lab.experiments)
-call `default_scale`, `attention_weights` and `softmax_backward`, so a change to one of them
-(the calibration study's broken arms make such changes on purpose) reaches all of them.
+The scale and the weights are computed here and nowhere else. Every experiment that measures
+the forward, scaled scores, weights or their gradient (sdpa_lab.experiments) takes the attention
+it measures as an argument, an `Attention` (SHIPPED, this module's, by default): the calibration
+study's broken arms hand it one broken in one place (its scale or its backward).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -181,3 +183,42 @@ def _checked_inputs(Q, K, V, scale):
     # NumPy 2's rules (the lesson's trap): cast the scale to the input dtype.
     scale = dtype.type(scale)
     return Q, K, V, dtype, scale
+
+
+@dataclass(frozen=True)
+class Attention:
+    """The attention an experiment measures: its scale, weights, forward and softmax backward, as one value.
+
+    scale: the scale at head size d_k where none is given; None for this module's own (default_scale,
+    looked up when called). backward: J g for p = softmax(s), as softmax_backward. A broken attention
+    replaces one of them (dataclasses.replace(SHIPPED, scale=...)); the methods are this module's
+    functions with that scale and that backward.
+    """
+
+    scale: Callable[[int], float] | None = None
+    backward: Callable[[np.ndarray, np.ndarray], np.ndarray] = softmax_backward
+
+    def _given(self, d_k: int, scale):
+        """The scale argument for this module's functions: `scale` if given, else this attention's own
+        (None, the module's own, is left for them to apply)."""
+        return self.scale(d_k) if scale is None and self.scale is not None else scale
+
+    def score_scale(self, d_k: int, scale=None) -> float:
+        """score_scale with this attention's own scale where `scale` is None."""
+        return score_scale(d_k, self._given(d_k, scale))
+
+    def weights(self, scores, d_k: int, scale=None) -> np.ndarray:
+        """attention_weights with this attention's own scale where `scale` is None."""
+        return attention_weights(scores, d_k, self._given(d_k, scale))
+
+    def forward(self, Q, K, V, scale: float | None = None):
+        """scaled_dot_product_attention with this attention's own scale where `scale` is None -> (out, weights)."""
+        return scaled_dot_product_attention(Q, K, V, self._given(np.shape(Q)[-1], scale))
+
+    def jacobian(self, p: np.ndarray) -> np.ndarray:
+        """softmax_jacobian from this attention's backward -> (..., T, T)."""
+        return self.backward(p[..., None, :], np.eye(p.shape[-1]))
+
+
+# The attention the package ships: what the pipeline measures, and every experiment's default.
+SHIPPED = Attention()

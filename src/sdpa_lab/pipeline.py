@@ -8,8 +8,8 @@ without Snakemake.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import import_module
 
+from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.experiments.trial_scores import TrialScores
 from sdpa_lab.io import write_csv
@@ -20,16 +20,19 @@ from sdpa_lab.tables import Rows
 Tables = dict[str, Rows]
 
 
-def run_experiment(name: str, settings: Mapping, trial_scores: Mapping[int, TrialScores] | None = None) -> Tables:
-    """The tables of experiment `name` with `settings` (registry.settings_of).
+def run_experiment(name: str, settings: Mapping, trial_scores: Mapping[int, TrialScores] | None = None,
+                   attention: Attention = SHIPPED) -> Tables:
+    """The tables of experiment `name` with `settings` (registry.settings_of), measuring `attention` if it
+    takes the attention (Experiment.takes_attention; the pipeline's: the shipped one).
 
     The shared trial scores are read from `trial_scores` ({d_k: .npy path or held array,
     experiments.trial_scores}); those not given are drawn in process, with the same numbers.
     """
     if name not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {name!r}; known: {', '.join(EXPERIMENTS)}")
-    module, _, function = EXPERIMENTS[name].function.partition(":")
-    return getattr(import_module(module), function)(settings, dict(trial_scores or {}))
+    experiment = EXPERIMENTS[name]
+    given = {"attention": attention} if experiment.takes_attention else {}
+    return experiment.load()(settings, dict(trial_scores or {}), **given)
 
 
 def run_job(name: str, settings: Mapping, outputs: Mapping[str, str], log_path: str | None = None,

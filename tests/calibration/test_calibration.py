@@ -161,23 +161,24 @@ def test_a_bad_study_is_refused_naming_the_setting(change, words):
         check_study({**study(), **change}, "bad")
 
 
-def test_each_broken_arm_breaks_one_place_of_the_attention_for_its_block_only():
+def test_each_broken_arm_is_the_shipped_attention_broken_in_one_place_and_nothing_is_patched():
     assert set(BREAKS) == set(BROKEN_ARMS) and CORRECT_ARM in ARMS and CORRECT_ARM not in BREAKS
-    for arm in ARMS:
-        name, broken = BREAKS.get(arm, ("default_scale", None))
-        original = getattr(attention, name)
-        with attention_of(arm):
-            assert getattr(attention, name) is (broken or original)
-        assert getattr(attention, name) is original
+    module = dict(vars(attention))
+    assert attention_of(CORRECT_ARM) is attention.SHIPPED
+    for arm in BROKEN_ARMS:
+        field, broken = BREAKS[arm]
+        assert attention_of(arm) == replace(attention.SHIPPED, **{field: broken}) != attention.SHIPPED
+    assert dict(vars(attention)) == module  # the module's functions are the shipped ones still
+    with pytest.raises(ValueError, match="unknown arm 'typo'"):
+        attention_of("typo")
 
 
 @pytest.mark.parametrize("arm, factor", [("none", lambda d_k: 1.0), ("inv_dk", lambda d_k: 1.0 / d_k)])
 def test_a_broken_default_scale_reaches_the_forward_and_the_scaled_scores_and_nothing_else(arm, factor):
     rng = np.random.default_rng(2)
     Q, K, V = rng.standard_normal((2, 5, 16)), rng.standard_normal((2, 5, 16)), rng.standard_normal((2, 5, 3))
-    with attention_of(arm):
-        out, weights = attention.scaled_dot_product_attention(Q, K, V)
-        rows = variance_rows(3, [4, 64], 1000)
+    out, weights = attention_of(arm).forward(Q, K, V)
+    rows = variance_rows(3, [4, 64], 1000, attention_of(arm))
     s = factor(16) * Q @ np.swapaxes(K, -1, -2)  # the weights written out, with the arm's scale
     want = np.exp(s - s.max(axis=-1, keepdims=True))
     want /= want.sum(axis=-1, keepdims=True)
@@ -197,10 +198,10 @@ def test_the_broken_jacobian_arm_drops_the_pp_term_wherever_a_gradient_is_taken(
     raw, V, g = rng.standard_normal((6, 5)) * 2, rng.standard_normal((6, 5, 3)), rng.standard_normal((6, 3))
     p = np.exp(raw - raw.max(axis=-1, keepdims=True))
     p /= p.sum(axis=-1, keepdims=True)  # softmax(raw), scale 1
-    with attention_of("no_pp_term"):
-        J = attention.softmax_jacobian(p)
-        norms = gradient.gradient_norms(raw, V, g, 4, 1.0)
-        _, g_z = learning.score_loss_and_grad(raw[:, None, :], V, g[:, None, :], 4, 1.0)  # (R, L = 1, T)
+    broken = attention_of("no_pp_term")
+    J = broken.jacobian(p)
+    norms = gradient.gradient_norms(raw, V, g, 4, 1.0, broken)
+    _, g_z = learning.score_loss_and_grad(raw[:, None, :], V, g[:, None, :], 4, 1.0, broken)  # (R, L = 1, T)
     np.testing.assert_allclose(J, np.stack([np.diag(pi) for pi in p]), atol=0)
     np.testing.assert_allclose(norms["jacobian_norm"], np.sqrt(np.sum(p * p, axis=-1)), rtol=1e-14)
     np.testing.assert_allclose(norms["score_grad_norm"], np.linalg.norm(p * np.einsum("mtv,mv->mt", V, g), axis=-1),

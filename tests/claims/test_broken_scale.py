@@ -48,7 +48,7 @@ def broken_run(request, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(attention, "default_scale", BROKEN[request.param])  # the forward's own scale
         # Exercise 1's replication (A1) as shipped, made once per session: a broken default scale does not reach
-        # it (tests/experiments/test_contracts.py, REACHED, with the calibration's same two breaks), and making it
+        # it (it does not take the attention: tests/experiments/test_attention_reach.py), and making it
         # again is most of a run; the lesson's forward (A3), which the break does reach, is made again
         results = write_run(tmp_path_factory.mktemp(f"broken_{request.param}"), CONFIG, as_shipped={"lesson_variance"})
     return request.param, results
@@ -78,8 +78,7 @@ def test_a_jacobian_without_its_pp_term_fails_b7_in_every_seed(T):
 
     k = C.bonferroni_k(1000, C.ALPHA_FAMILY)
     for seed in range(5):
-        with attention_of("no_pp_term"):
-            rows = gradient_rows(seed, [4, 64, 1024], T, 100)
+        rows = gradient_rows(seed, [4, 64, 1024], T, 100, attention=attention_of("no_pp_term"))
         decision = C.decide(Results("mem", {"gradient.csv": rows}), [C.registry()["B7"]], k=k)
         assert C.claim_verdict(decision.checks) == C.FAILS, (T, seed)
         correct = C.decide(Results("mem", {"gradient.csv": gradient_rows(seed, [4, 64, 1024], T, 100)}),

@@ -21,8 +21,7 @@ WIDEST = "mean scaled minus unscaled Jacobian norm at the widest head"
 
 
 def b7(arm: str) -> list:
-    with attention_of(arm):
-        rows = run_experiment("gradient", SETTINGS)["table"]
+    rows = run_experiment("gradient", SETTINGS, attention=attention_of(arm))["table"]
     return list(C.decide(Results("mem", {"gradient.csv": pd.DataFrame(rows)}), claims=[C.registry()["B7"]],
                          k=4.8).checks)
 

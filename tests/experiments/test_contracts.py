@@ -32,8 +32,6 @@ from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.results import COLUMNS
 from sdpa_lab.seeding import stream
 
-from tests.conftest import TINY_CONFIG
-
 SMALL = {  # file -> rows of a small run
     "variance.csv": lambda: variance.variance_rows(7, [4, 9], 50),
     "entropy_sweep.csv": lambda: entropy_sweep.entropy_sweep_rows(7, [4], 4, 5),
@@ -379,48 +377,6 @@ def test_trial_scores_are_read_a_chunk_at_a_time(tmp_path):
         tracemalloc.stop()
     assert n == trials
     assert peak < 10 * rows * (T + 1) * 8 < trials * (T + 1) * 8 / 2, peak
-
-
-# What each break of the attention (the calibration study's broken arms, calibration.runner.BREAKS) reaches: the
-# forward (the lesson's 6x6 weights, A3, and the forward's row sums) and every experiment that measures scaled
-# scores, weights or their gradient (the ranking of the weights only where the break makes ties or undoes them:
-# no scale at all makes the scaled weights the unscaled ones); the Jacobian's break, the experiments that take a
-# gradient.
-SCALE_REACHES = {"lesson_forward", "forward_shape", "variance", "entropy_sweep", "gradient", "learning"}
-REACHED = {"none": SCALE_REACHES | {"ranking_invariance"}, "inv_dk": SCALE_REACHES,
-           "no_pp_term": {"gradient", "learning"}}
-
-
-def break_settings(config: dict) -> dict:
-    """Every experiment's settings for `config`, the ranking's at heads wide enough that float32 weights underflow to
-    ties unscaled, and the scaled ones do not."""
-    from sdpa_lab.experiments.registry import settings_of
-
-    settings = {name: settings_of(config, name) for name in EXPERIMENTS}
-    settings["ranking_invariance"] = {**settings["ranking_invariance"], "d_k": [4096], "T": 8}
-    return settings
-
-
-@pytest.fixture(scope="module")
-def unbroken_rows() -> dict:
-    """Every experiment's rows at break_settings(the tiny config), the attention as shipped: made once for the arms."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(replication, "A1_N_SAMPLES", 1000)  # A3's forward is what is asked here (seconds)
-        return {name: run_experiment(name, s) for name, s in break_settings(TINY_CONFIG).items()}
-
-
-@pytest.mark.parametrize("arm", sorted(REACHED))
-def test_a_break_of_the_attention_reaches_every_experiment_that_measures_it(unbroken_rows, arm, monkeypatch):
-    """A broken arm breaks sdpa_lab.attention itself, in one place; every experiment that measures what that
-    place computes changes its rows, and no other does."""
-    from sdpa_lab.calibration.runner import attention_of
-
-    monkeypatch.setattr(replication, "A1_N_SAMPLES", 1000)  # A3's forward is what is asked here (seconds)
-    settings, correct = break_settings(TINY_CONFIG), unbroken_rows
-    with attention_of(arm):
-        broken = {name: run_experiment(name, s) for name, s in settings.items()}
-    assert {name for name in EXPERIMENTS if broken[name] != correct[name]} == REACHED[arm]
-    assert {name: run_experiment(name, s) for name, s in settings.items()} == correct  # restored after the block
 
 
 def test_each_experiment_runs_as_the_registry_declares(tiny_config, monkeypatch):

@@ -4,11 +4,12 @@ the lesson-shaped forward and the one where every dimension differs, its output 
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from sdpa_lab.attention import scaled_dot_product_attention
+from sdpa_lab.attention import SHIPPED, scaled_dot_product_attention
 from sdpa_lab.experiments import forward_shape
 from sdpa_lab.seeding import stream
 
@@ -76,9 +77,9 @@ def test_forward_shape_rows_are_the_seeded_forward():
             assert got[*key, dtype, "max_norm_product"] == pytest.approx(largest, rel=1e-14)
 
 
-def test_dtype_kept_and_all_finite_need_both_arrays(monkeypatch):
+def test_dtype_kept_and_all_finite_need_both_arrays():
     """dtype_kept and all_finite are 1 only when both the output and the weights pass."""
-    real = forward_shape.scaled_dot_product_attention
+    real = SHIPPED.forward
 
     def weights_promoted(*args):
         out, w = real(*args)
@@ -90,14 +91,12 @@ def test_dtype_kept_and_all_finite_need_both_arrays(monkeypatch):
 
     cases = ((weights_promoted, "dtype_kept", "float32"), (weights_nan, "all_finite", "float64"))
     for broken, quantity, dtype in cases:
-        monkeypatch.setattr(forward_shape, "scaled_dot_product_attention", broken)
-        rows = forward_shape.forward_shape_rows(7, [[1, 2, 2]])
+        rows = forward_shape.forward_shape_rows(7, [[1, 2, 2]], attention=SimpleNamespace(forward=broken))
         assert [r["value"] for r in rows if r["quantity"] == quantity and r["dtype"] == dtype] == [0.0, 0.0]
 
 
-def test_an_output_of_the_wrong_shape_or_not_finite_is_the_largest_error(monkeypatch):
-    real = forward_shape.scaled_dot_product_attention
+def test_an_output_of_the_wrong_shape_or_not_finite_is_the_largest_error():
+    real = SHIPPED.forward
     for broken in (lambda *a: (real(*a)[0][..., :1], real(*a)[1]), lambda *a: (real(*a)[0] * np.nan, real(*a)[1])):
-        monkeypatch.setattr(forward_shape, "scaled_dot_product_attention", broken)
-        rows = forward_shape.forward_shape_rows(7, [[1, 3, 4]])
+        rows = forward_shape.forward_shape_rows(7, [[1, 3, 4]], attention=SimpleNamespace(forward=broken))
         assert {r["value"] for r in rows if r["quantity"] == "max_output_error"} == {float(np.finfo(float).max)}

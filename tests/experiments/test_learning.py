@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-from unittest import mock
-
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdpa_lab import attention, chunks
-from sdpa_lab.attention import softmax
+from sdpa_lab import chunks
+from sdpa_lab.attention import SHIPPED, Attention, softmax
 from sdpa_lab.experiments import learning
 from sdpa_lab.seeding import stream
 
@@ -262,9 +259,8 @@ def test_the_best_learning_rate_is_picked_on_selection_runs_of_their_own():
     seed, d_k, T, runs, steps, lrs, threshold = 6, 8, 4, 6, 12, [0.1, 0.3, 1.0, 3.0, 10.0], 0.3
     picked, scored = {}, {}
     for attention_scale in ("inv_sqrt_dk", "none"):  # the attention as it ships, and with no default scale
-        broken = attention_scale == "none"
-        with mock.patch.object(attention, "default_scale", lambda d_k: 1.0) if broken else contextlib.nullcontext():
-            table, _ = frames(learning.learning_rows(seed, [d_k], T, runs, steps, lrs, threshold))
+        measured = Attention(scale=lambda d_k: 1.0) if attention_scale == "none" else SHIPPED
+        table, _ = frames(learning.learning_rows(seed, [d_k], T, runs, steps, lrs, threshold, measured))
         v = table.set_index(["scale", "lr", "statistic"]).value
         for scale in learning.LEARNING_SCALES:
             c = 1.0 if attention_scale == "none" else learning.scale_arg(scale, d_k)

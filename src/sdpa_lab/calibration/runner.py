@@ -5,8 +5,8 @@ seeding.calibration_seed(sweep seed, i); every arm makes runs 0, 1, ... with the
 a broken arm sees exactly the draws of the correct arm's first runs.
 
 One run, in process: every experiment of the pipeline that depends on the seed, at that seed and
-with the arm's attention (the correct arm: the package's own; a broken arm: the package's attention
-broken in one place, BREAKS, which the forward and every experiment share), its tables kept in
+measuring the arm's attention (attention_of: the correct arm, the shipped one; a broken arm, the shipped
+one broken in one place, BREAKS), handed to each experiment that takes the attention, its tables kept in
 memory; then every claim decided on them by the claims registry
 (`sdpa_lab.claims.decide`, on a `Results` built from the tables), exactly as `sdpa-lab check`
 decides a pipeline run. The study is generic over the checks: it records, for every check that
@@ -16,17 +16,16 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import math
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from unittest import mock
 
 import numpy as np
 
-from sdpa_lab import attention
+from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
 from sdpa_lab.claims.expectation_table import read_expectations, sweep_expectations
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
@@ -68,23 +67,21 @@ def jacobian_without_pp_term(p: np.ndarray, g: np.ndarray) -> np.ndarray:
     return p * g
 
 
-# What each broken arm replaces in sdpa_lab.attention, and with what: the attention's default scale, which
-# the forward and every experiment's scaled scores and weights take (attention.default_scale), or the softmax's
-# Jacobian product, which every experiment's gradient takes (attention.softmax_backward).
-BREAKS = {"none": ("default_scale", no_scale), "inv_dk": ("default_scale", inv_dk),
-          "no_pp_term": ("softmax_backward", jacobian_without_pp_term)}
+# What each broken arm replaces in the shipped attention (a field of sdpa_lab.attention.Attention), and with
+# what: its scale, which its forward, scaled scores and weights take, or its softmax's Jacobian product (backward),
+# which every experiment's gradient takes.
+BREAKS = {"none": ("scale", no_scale), "inv_dk": ("scale", inv_dk),
+          "no_pp_term": ("backward", jacobian_without_pp_term)}
 
 
-@contextlib.contextmanager
-def attention_of(arm: str) -> Iterator[None]:
-    """Within the block, the package's attention is arm `arm`'s: unchanged for the correct arm, else broken
-    where BREAKS says (in sdpa_lab.attention itself, so that the forward and every experiment see it)."""
+def attention_of(arm: str) -> Attention:
+    """Arm `arm`'s attention: the shipped one for the correct arm, else the shipped one broken where BREAKS says."""
     if arm == CORRECT_ARM:
-        yield
-        return
-    name, broken = BREAKS[arm]
-    with mock.patch.object(attention, name, broken):
-        yield
+        return SHIPPED
+    if arm not in BREAKS:
+        raise ValueError(f"unknown arm {arm!r}; expected one of {ARMS}")
+    field, broken = BREAKS[arm]
+    return dataclasses.replace(SHIPPED, **{field: broken})
 
 
 def run_config(sweep: Mapping, index: int) -> dict:
@@ -118,7 +115,7 @@ def share_trial_scores(settings: Mapping, d_k: int, scratch_file: str | Path) ->
 
 
 def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
-    """The seeded experiments' tables under `config` with arm `arm`'s attention (attention_of), by file name,
+    """The seeded experiments' tables under `config` measuring arm `arm`'s attention (attention_of), by file name,
     as rows (as Results takes them: only the columns the claims read are converted): the experiments'
     kernels, as the pipeline runs them.
 
@@ -127,6 +124,7 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
     """
     shared: dict[str, TrialScores] = {}  # by the pipeline's trial-score file
     tables = {}
+    attention = attention_of(arm)
     for name in seeded_experiments():
         settings = settings_of(config, name)
         sources = {}
@@ -134,9 +132,8 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
             if path not in shared:
                 shared[path] = share_trial_scores(settings, d_k, Path(scratch) / Path(path).name)
             sources[d_k] = shared[path]
-        with attention_of(arm):
-            for key, rows in run_experiment(name, settings, trial_scores=sources).items():
-                tables[table_file(name, key)] = rows
+        for key, rows in run_experiment(name, settings, trial_scores=sources, attention=attention).items():
+            tables[table_file(name, key)] = rows
     for source in shared.values():
         if not isinstance(source, np.ndarray):
             Path(source).unlink()

@@ -21,9 +21,9 @@ from sdpa_lab.config import ConfigError, check_config
 from sdpa_lab.config_file import read_config_file
 from sdpa_lab.experiments.registry import EXPERIMENTS
 
-# The arms: the package's attention as it ships, then deliberately broken ones, each breaking one place of
-# sdpa_lab.attention, which the forward and every experiment share (calibration.runner.BREAKS says how):
-# its default scale made 1 or 1/d_k, or the softmax's Jacobian without its -p p^T term.
+# The arms: the package's attention as it ships, then deliberately broken ones, each the shipped attention
+# (sdpa_lab.attention.SHIPPED) broken in one place and handed to every experiment that takes the attention
+# (calibration.runner.BREAKS says how): its scale made 1 or 1/d_k, or the softmax's Jacobian without its -p p^T term.
 CORRECT_ARM = "inv_sqrt_dk"
 BROKEN_ARMS = ("none", "inv_dk", "no_pp_term")
 ARMS = (CORRECT_ARM, *BROKEN_ARMS)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import attention_weights, entropy, lesson_entropy, softmax
+from sdpa_lab.attention import SHIPPED, Attention, entropy, lesson_entropy, softmax
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
@@ -36,9 +36,9 @@ EXERCISE2_QUANTITIES = ("sequences", "falls_at_every_step")
 
 
 def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                      scores: Mapping[int, TrialScores] | None = None) -> Rows:
-    """Mean (and standard error) of the entropy and max weight of the attention's weights
-    (attention.attention_weights) per d_k and scale.
+                      scores: Mapping[int, TrialScores] | None = None, attention: Attention = SHIPPED) -> Rows:
+    """Mean (and standard error) of the entropy and max weight of `attention`'s weights
+    (Attention.weights) per d_k and scale.
 
     The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
     or an array of trial_scores.hold_trial_scores) where given, else drawn here: same numbers.
@@ -53,7 +53,7 @@ def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int
         for raw, q_norm in trial_scores(seed, d_k, T, trials, chunk_rows(T), path):  # (m, T) scores per chunk
             h = {}  # scale -> per-trial entropy (m,)
             for scale in ENTROPY_SCALES:
-                w = attention_weights(raw, d_k, trial_scale(scale, d_k, q_norm))  # (m, T)
+                w = attention.weights(raw, d_k, trial_scale(scale, d_k, q_norm))  # (m, T)
                 h[scale] = entropy(w)
                 acc[scale, "entropy"] = acc[scale, "entropy"].merge(Moments.of(h[scale]))
                 acc[scale, "max_weight"] = acc[scale, "max_weight"].merge(Moments.of(w.max(axis=-1)))
@@ -111,8 +111,10 @@ def entropy_sweep_row_counts(settings: Mapping) -> dict[str, int]:
             "exercise2": len(EXERCISE2_QUANTITIES)}
 
 
-def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:
-    """The entropy sweep's tables (registry.EXPERIMENTS["entropy_sweep"]), and the lesson's single draw."""
+def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
+                         attention: Attention = SHIPPED) -> dict[str, Rows]:
+    """The entropy sweep's tables (registry.EXPERIMENTS["entropy_sweep"]) of `attention`'s weights, and the
+    lesson's single draw."""
     s = settings
-    return {"table": entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores),
+    return {"table": entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention),
             "single_draw": entropy_single_draw_rows(), "exercise2": exercise2_rows(s["seed"], s["trials"])}

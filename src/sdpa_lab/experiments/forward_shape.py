@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import scaled_dot_product_attention
+from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem, other_dimensions
@@ -46,10 +46,10 @@ def max_norm_product(Q: np.ndarray, K: np.ndarray) -> float:
     return float(np.max(norm(Q) * norm(K)))
 
 
-def _measured(Q, K, V, dtype: str, reference: np.ndarray) -> dict:
-    """The quantities of one forward of float64 Q, K, V cast to `dtype`; `reference`: reference_forward(Q, K, V),
-    the uncast inputs' (B9's bound for float32 counts the cast's rounding)."""
-    out, weights = scaled_dot_product_attention(*(a.astype(dtype) for a in (Q, K, V)))
+def _measured(Q, K, V, dtype: str, reference: np.ndarray, attention: Attention) -> dict:
+    """The quantities of one forward (`attention`'s) of float64 Q, K, V cast to `dtype`; `reference`:
+    reference_forward(Q, K, V), the uncast inputs' (B9's bound for float32 counts the cast's rounding)."""
+    out, weights = attention.forward(*(a.astype(dtype) for a in (Q, K, V)))
     row_sums = weights.sum(axis=-1, dtype=np.float64)  # (B, T_q)
     comparable = out.shape == reference.shape and bool(np.isfinite(out).all())
     return {
@@ -68,8 +68,9 @@ def _measured(Q, K, V, dtype: str, reference: np.ndarray) -> dict:
     }
 
 
-def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
-    """For each (B, T, d_k) and dtype: the shapes, dtype, row sums and output error of one seeded forward with
+def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]], attention: Attention = SHIPPED) -> Rows:
+    """For each (B, T, d_k) and dtype: the shapes, dtype, row sums and output error of one seeded forward of
+    `attention` with
     Q, K, V (B, T, d_k), and of one with Q (B, T, d_k), K (B, T_k, d_k), V (B, T_k, d_v) (other_dimensions)."""
     seed, shapes = check_seed(seed), check_shapes(shapes, "shapes")
     for i, shape in enumerate(shapes):
@@ -81,7 +82,7 @@ def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]]) -> Rows:
             Q, K, V = _inputs(seed, B, T, d_k, T_k, d_v)
             reference = reference_forward(Q, K, V)
             for dtype in DTYPES:
-                measured = _measured(Q, K, V, dtype, reference)
+                measured = _measured(Q, K, V, dtype, reference, attention)
                 for quantity in QUANTITIES:
                     rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "T_k": T_k, "d_v": d_v, "dtype": dtype,
                                  "quantity": quantity, "value": float(measured[quantity])})
@@ -100,6 +101,7 @@ def forward_shape_row_counts(settings: Mapping) -> dict[str, int]:
     return {"table": len(settings["shapes"]) * 2 * len(DTYPES) * len(QUANTITIES)}
 
 
-def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """The forward-shape experiment's table (registry.EXPERIMENTS["forward_shape"])."""
-    return {"table": forward_shape_rows(settings["seed"], settings["shapes"])}
+def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str],
+                         attention: Attention = SHIPPED) -> dict[str, Rows]:
+    """The forward-shape experiment's table (registry.EXPERIMENTS["forward_shape"]) of `attention`'s forward."""
+    return {"table": forward_shape_rows(settings["seed"], settings["shapes"], attention)}

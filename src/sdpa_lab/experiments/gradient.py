@@ -4,8 +4,8 @@ Each trial draws one query q ~ N(0, I_dk), T keys K ~ N(0, I) (the trial scores
 B5 and B6 use too: sdpa_lab.experiments.trial_scores), values V ~ N(0, I)
 of shape (T, d_v) and an upstream gradient g_out ~ N(0, I_dv) standing for
 dL/d(out). With the attention's weights p = softmax(scale * K q)
-(attention.attention_weights) and the softmax Jacobian J = diag(p) - p p^T
-(attention.softmax_jacobian, attention.softmax_backward), per trial:
+(Attention.weights) and the softmax Jacobian J = diag(p) - p p^T
+(Attention.jacobian, Attention.backward), per trial:
 
 - jacobian_norm:       ||J||_F, how much gradient the softmax can pass at all;
 - score_grad_norm:     ||J V g_out||_2, the gradient reaching the (scaled) scores;
@@ -29,8 +29,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab import attention
-from sdpa_lab.attention import attention_weights, score_scale, softmax_jacobian
+from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
@@ -78,17 +77,16 @@ def trial_draws(seed: int, d_k: int, T: int, trials: int, d_v: int,
         yield raw, V, g_out, q_norm  # (m, T), (m, T, d_v), (m, d_v), (m,)
 
 
-def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, d_k: int, scale) -> dict[str, np.ndarray]:
-    """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of each, for the attention's
-    weights p = softmax(c * raw) of a head of size d_k; `scale` as attention.attention_weights takes it (None:
-    the attention's own), c the number it stands for, one or one per trial (m,)."""
-    c = np.asarray(score_scale(d_k, scale) if np.ndim(scale) == 0 else scale, dtype=float)
-    p = attention_weights(raw, d_k, scale)  # (m, T)
-    J = softmax_jacobian(p)  # (m, T, T)
+def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, d_k: int, scale,
+                   attention: Attention = SHIPPED) -> dict[str, np.ndarray]:
+    """Per trial (m,): ||J||_F, ||J V g_out||, c ||J V g_out|| and the log10 of each, for `attention`'s
+    weights p = softmax(c * raw) of a head of size d_k and its backward; `scale` as Attention.weights takes it
+    (None: the attention's own), c the number it stands for, one or one per trial (m,)."""
+    c = np.asarray(attention.score_scale(d_k, scale) if np.ndim(scale) == 0 else scale, dtype=float)
+    p = attention.weights(raw, d_k, scale)  # (m, T)
+    J = attention.jacobian(p)  # (m, T, T)
     g_p = np.einsum("mtv,mv->mt", V, g_out)  # (m, T): dL/dp = V g_out
-    # looked up on the module when called, like the attention's own functions do: a change to the attention
-    # (the calibration study's broken arms) reaches it
-    g_scores = attention.softmax_backward(p, g_p)  # (m, T): dL/ds = J dL/dp
+    g_scores = attention.backward(p, g_p)  # (m, T): dL/ds = J dL/dp
     jac_norm = np.sqrt(np.sum(J * J, axis=(-2, -1)))  # (m,) Frobenius norm
     score_norm = np.linalg.norm(g_scores, axis=-1)  # (m,)
     return {
@@ -102,8 +100,8 @@ def gradient_norms(raw: np.ndarray, V: np.ndarray, g_out: np.ndarray, d_k: int, 
 
 
 def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                 scores: Mapping[int, TrialScores] | None = None) -> Rows:
-    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms of the attention's
+                 scores: Mapping[int, TrialScores] | None = None, attention: Attention = SHIPPED) -> Rows:
+    """Mean, std and standard error of the softmax Jacobian norm and score gradient norms of `attention`'s
     weights per d_k and scale.
 
     The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
@@ -119,7 +117,8 @@ def gradient_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
         for raw, V, g_out, q_norm in draws:
             norms = {}  # (scale, quantity) -> per-trial norm (m,)
             for scale in GRADIENT_SCALES:
-                for quantity, x in gradient_norms(raw, V, g_out, d_k, trial_scale(scale, d_k, q_norm)).items():
+                c = trial_scale(scale, d_k, q_norm)
+                for quantity, x in gradient_norms(raw, V, g_out, d_k, c, attention).items():
                     acc[scale, quantity] = acc[scale, quantity].merge(Moments.of(x))
                     norms[scale, quantity] = x
             for a, b, q in PAIRED:
@@ -139,7 +138,8 @@ def gradient_row_counts(settings: Mapping) -> dict[str, int]:
     return {"table": len(settings["d_k"]) * per_d_k}
 
 
-def gradient_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:
-    """The gradient experiment's table (registry.EXPERIMENTS["gradient"])."""
+def gradient_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
+                   attention: Attention = SHIPPED) -> dict[str, Rows]:
+    """The gradient experiment's table (registry.EXPERIMENTS["gradient"]), of `attention`'s weights and backward."""
     s = settings
-    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}
+    return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention)}

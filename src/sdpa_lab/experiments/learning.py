@@ -3,7 +3,7 @@
 The task, per run: one query q (d_k,), T keys K (T, d_k) and values V (T, d_v),
 all N(0, 1), and a target key j* drawn uniformly; the target is V[j*]. The head
 outputs out = softmax(scale * K q) V, with the attention's weights and scale
-(attention.attention_weights; its Jacobian product attention.softmax_backward),
+(Attention.weights; its Jacobian product Attention.backward),
 and the loss is L(q) = 0.5 ||out - V[j*]||^2.
 Plain gradient descent on q (K, V fixed) runs for a fixed number of steps from
 the same initial q, K, V, j* under both scales, for every learning rate of a
@@ -55,8 +55,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab import attention
-from sdpa_lab.attention import attention_weights, score_scale
+from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
@@ -86,20 +85,18 @@ def value_dim(d_k: int) -> int:
     return min(d_k, D_V_MAX)
 
 
-def score_loss_and_grad(raw, V, target, d_k: int, scale=None):
-    """The loss 0.5 ||softmax(z) V - target||^2 of the attention's weights of raw scores `raw` of a head of size
-    d_k, z = c raw (c: attention.score_scale of `scale`, None for the attention's own), and its gradient with
-    respect to the scaled scores z.
+def score_loss_and_grad(raw, V, target, d_k: int, scale=None, attention: Attention = SHIPPED):
+    """The loss 0.5 ||softmax(z) V - target||^2 of `attention`'s weights of raw scores `raw` of a head of size
+    d_k, z = c raw (c: Attention.score_scale of `scale`, None for the attention's own), and its gradient with
+    respect to the scaled scores z (its backward).
 
     raw: (..., T) scores q.k, V: (..., T, d_v), target broadcasting against the output (..., d_v).
     Returns loss (...) and dL/dz (..., T); `raw` is not changed.
     """
-    p = attention_weights(raw, d_k, scale)  # (..., T) attention weights
+    p = attention.weights(raw, d_k, scale)  # (..., T) attention weights
     r = p @ V - target  # (..., d_v) dL/d(out)
     g_p = r @ np.swapaxes(V, -1, -2)  # (..., T) dL/dp = V r
-    # dL/dz = J V r, J = diag(p) - p p^T; looked up on the module when called, as the attention's own functions
-    # are: a change to the attention (the calibration study's broken arms) reaches it
-    return 0.5 * np.sum(r * r, axis=-1), attention.softmax_backward(p, g_p)
+    return 0.5 * np.sum(r * r, axis=-1), attention.backward(p, g_p)  # dL/dz = J V r, J = diag(p) - p p^T
 
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
@@ -117,10 +114,11 @@ def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, 
         yield q0, K, V, V[np.arange(m), j_star[start:start + m]]
 
 
-def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int) -> Iterator[np.ndarray]:
+def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int,
+            attention: Attention = SHIPPED) -> Iterator[np.ndarray]:
     """Losses (R, L) after 0, 1, ..., steps steps of gradient descent on q, one step at a time,
-    for R runs and each of L learning rates, the head's scale `scale` as attention.attention_weights takes it
-    (None: the attention's own).
+    for R runs and each of L learning rates, the head's scale `scale` as Attention.weights takes it
+    (None: `attention`'s own).
 
     q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [r, l] of the
     t-th yield is the loss of run r after t steps with learning rate lrs[l].
@@ -130,12 +128,12 @@ def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int) -> Iterat
     # same descent, followed on the T raw scores instead of the d_k coordinates of q.
     d_k = q0.shape[-1]
     lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
-    G = score_scale(d_k, scale) * (K @ np.swapaxes(K, -1, -2))  # (R, T, T), symmetric
+    G = attention.score_scale(d_k, scale) * (K @ np.swapaxes(K, -1, -2))  # (R, T, T), symmetric
     s0 = (K @ q0[:, :, None])[:, :, 0]  # (R, T) initial raw scores
     s = np.repeat(s0[:, None, :], lr.shape[1], axis=1)  # (R, L, T): one copy per lr
     target = target[:, None, :]  # (R, 1, d_v)
     for t in range(steps + 1):
-        loss, g_z = score_loss_and_grad(s, V, target, d_k, scale)  # (R, L), (R, L, T)
+        loss, g_z = score_loss_and_grad(s, V, target, d_k, scale, attention)  # (R, L), (R, L, T)
         yield loss
         if t < steps:
             s -= lr * (g_z @ G)  # (R, L, T) @ (R, T, T): s <- s - lr G dL/dz
@@ -202,9 +200,10 @@ def checkpoints(steps: int) -> np.ndarray:
 
 
 def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps: int,
-                  learning_rates: Sequence[float], loss_threshold: float) -> tuple[Rows, Rows]:
-    """Per (d_k, scale, lr): success fraction and losses of gradient descent on q; and the mean
-    relative-loss curve at the best lr of each (d_k, scale) ("inv_sqrt_dk": the attention's own scale)."""
+                  learning_rates: Sequence[float], loss_threshold: float,
+                  attention: Attention = SHIPPED) -> tuple[Rows, Rows]:
+    """Per (d_k, scale, lr): success fraction and losses of gradient descent on q through `attention`; and the
+    mean relative-loss curve at the best lr of each (d_k, scale) ("inv_sqrt_dk": the attention's own scale)."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     T, runs = check_int(T, "T", minimum=2), check_int(runs, "runs", minimum=1)
     steps = check_int(steps, "steps", minimum=0)
@@ -219,7 +218,7 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         best = {}
         for scale in LEARNING_SCALES:
             c = scale_arg(scale, d_k)
-            selection = [follow(descent(q0, K, V, target, c, lrs, steps), loss_threshold, at)
+            selection = [follow(descent(q0, K, V, target, c, lrs, steps, attention), loss_threshold, at)
                          for q0, K, V, target in run_chunks(stream(seed, "learning-selection", d_k, T), runs, T, d_k,
                                                             value_dim(d_k), len(lrs))]
             chosen = lr_statistics(merge_tracks(selection))
@@ -228,7 +227,7 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
             for scale in LEARNING_SCALES:  # the same runs under both scales
                 c = scale_arg(scale, d_k)
-                losses = descent(q0, K, V, target, c, lrs, steps)  # (m, L) per step
+                losses = descent(q0, K, V, target, c, lrs, steps, attention)  # (m, L) per step
                 tracks[scale].append(follow(losses, loss_threshold, at))
         succeeded = {}  # scale -> per run, success at its best lr (R,)
         for scale in LEARNING_SCALES:
@@ -262,9 +261,11 @@ def learning_row_counts(settings: Mapping) -> dict[str, int]:
             "curves": len(settings["d_k"]) * len(LEARNING_SCALES) * len(checkpoints(settings["steps"]))}
 
 
-def learning_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """The learning experiment's tables (registry.EXPERIMENTS["learning"]): per learning rate, and the curves."""
+def learning_tables(settings: Mapping, trial_scores: Mapping[int, str],
+                    attention: Attention = SHIPPED) -> dict[str, Rows]:
+    """The learning experiment's tables (registry.EXPERIMENTS["learning"]) through `attention`: per learning
+    rate, and the curves."""
     s = settings
     table, curves = learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"],
-                                  s["loss_threshold"])
+                                  s["loss_threshold"], attention)
     return {"table": table, "curves": curves}

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import attention_weights, score_scale, softmax
+from sdpa_lab.attention import SHIPPED, Attention, softmax
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.trial_scores import TrialScores, trial_scores
 from sdpa_lab.tables import Rows
@@ -30,9 +30,9 @@ def _has_ties(w: np.ndarray) -> np.ndarray:
 
 
 def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int,
-                           scores: Mapping[int, TrialScores] | None = None) -> Rows:
-    """Per d_k: fraction of trials whose scaled (by the attention's own scale) and unscaled rankings agree,
-    on logits and on weights (attention.attention_weights).
+                           scores: Mapping[int, TrialScores] | None = None, attention: Attention = SHIPPED) -> Rows:
+    """Per d_k: fraction of trials whose scaled (by `attention`'s own scale) and unscaled rankings agree,
+    on logits and on weights (Attention.weights).
 
     The trials' raw scores are read from scores[d_k] (an .npy file of trial_scores.write_trial_scores,
     or an array of trial_scores.hold_trial_scores) where given, else drawn here: same numbers.
@@ -49,12 +49,12 @@ def ranking_invariance_rows(seed: int, d_k_values: Sequence[int], T: int, trials
         for raw64, _ in trial_scores(seed, d_k, T, trials, chunk_rows(T), (scores or {}).get(d_k)):
             for dtype in DTYPES:
                 raw = raw64.astype(dtype)  # (m, T)
-                scaled = raw * raw.dtype.type(score_scale(d_k))  # the attention's scaled logits, in dtype
+                scaled = raw * raw.dtype.type(attention.score_scale(d_k))  # the attention's scaled logits, in dtype
                 same_logit_rank = np.all(
                     np.argsort(raw, axis=-1, kind="stable") == np.argsort(scaled, axis=-1, kind="stable"),
                     axis=-1,
                 )
-                w_unscaled, w_scaled = softmax(raw), attention_weights(raw, d_k)
+                w_unscaled, w_scaled = softmax(raw), attention.weights(raw, d_k)
                 same_naive_rank = np.all(np.argsort(w_unscaled, axis=-1) == np.argsort(w_scaled, axis=-1), axis=-1)
                 add(dtype, "logit_rank_agrees", same_logit_rank.sum())
                 add(dtype, "weight_argsort_agrees", same_naive_rank.sum())
@@ -75,7 +75,8 @@ def ranking_invariance_row_counts(settings: Mapping) -> dict[str, int]:
     return {"table": len(settings["d_k"]) * len(DTYPES) * len(QUANTITIES)}
 
 
-def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores]) -> dict[str, Rows]:
-    """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"])."""
+def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
+                              attention: Attention = SHIPPED) -> dict[str, Rows]:
+    """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"]) of `attention`'s weights."""
     s = settings
-    return {"table": ranking_invariance_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores)}
+    return {"table": ranking_invariance_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention)}

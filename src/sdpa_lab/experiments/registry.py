@@ -11,7 +11,9 @@ Adding an experiment: see CONTRIBUTING.md.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 RESULTS_DIR = "results"
@@ -44,6 +46,8 @@ class Experiment:
     function(settings, trial_scores) returns {output key: rows}. settings is {"seed": ...,
     **config[section]} (nothing for the lesson replications, which have no section);
     trial_scores is {d_k: .npy path} of the shared trial scores, when `shares_trial_scores`.
+    A function that measures the attention takes it as a keyword `attention` (an
+    sdpa_lab.attention.Attention, SHIPPED by default): `takes_attention` reads its signature.
     row_counts(settings) ("module:function", beside `function`) returns {output key: the
     number of rows `function` makes}: the checker refuses a CSV far larger than that.
     """
@@ -59,6 +63,16 @@ class Experiment:
     @property
     def module(self) -> str:
         return self.function.partition(":")[0]
+
+    def load(self) -> Callable:
+        """`function`, imported (the job's import: not when the Snakefile is parsed)."""
+        module, _, function = self.function.partition(":")
+        return getattr(importlib.import_module(module), function)
+
+    @property
+    def takes_attention(self) -> bool:
+        """Whether `function` takes the attention it measures (a keyword `attention`): from its signature."""
+        return "attention" in inspect.signature(self.load()).parameters
 
 
 _SWEEP = {"seed": "int", "d_k": "int", "T": "int", "trials": "int"}

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sdpa_lab.attention import lesson_entropy, scaled_dot_product_attention, softmax
+from sdpa_lab.attention import SHIPPED, Attention, lesson_entropy, softmax
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream
 from sdpa_lab.tables import Rows
@@ -94,14 +94,14 @@ def replicate_softmax_collapse_rows() -> Rows:
     return [{"d_k": A2_D_K, "T": A2_T, **row} for row in rows]
 
 
-def replicate_forward_rows() -> Rows:
-    """A3: the forward on (B, T, d_k) = (1, 6, 16) with default_rng(42): shapes, row sums, weights."""
+def replicate_forward_rows(attention: Attention = SHIPPED) -> Rows:
+    """A3: `attention`'s forward on (B, T, d_k) = (1, 6, 16) with default_rng(42): shapes, row sums, weights."""
     rng = lesson_default_rng()
     B, T, d_k = A3_SHAPE
     Q = rng.standard_normal((B, T, d_k))
     K = rng.standard_normal((B, T, d_k))
     V = rng.standard_normal((B, T, d_k))
-    out, weights = scaled_dot_product_attention(Q, K, V)  # (B, T, d_k), (B, T, T)
+    out, weights = attention.forward(Q, K, V)  # (B, T, d_k), (B, T, T)
     rows = []
     for name, shape in (("input", Q.shape), ("weights", weights.shape), ("output", out.shape)):
         for axis, size in enumerate(shape):
@@ -143,6 +143,7 @@ def lesson_softmax_collapse_tables(settings: Mapping, trial_scores: Mapping[int,
     return {"table": replicate_softmax_collapse_rows()}
 
 
-def lesson_forward_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """A3's table (registry.EXPERIMENTS["lesson_forward"])."""
-    return {"table": replicate_forward_rows()}
+def lesson_forward_tables(settings: Mapping, trial_scores: Mapping[int, str],
+                          attention: Attention = SHIPPED) -> dict[str, Rows]:
+    """A3's table (registry.EXPERIMENTS["lesson_forward"]), of `attention`'s forward."""
+    return {"table": replicate_forward_rows(attention)}

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import score_scale
+from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import SCALES, scale_arg
@@ -43,16 +43,16 @@ def score_moments(rng: np.random.Generator, n_pairs: int, d_k: int) -> Moments:
     return total
 
 
-def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int) -> Rows:
+def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int, attention: Attention = SHIPPED) -> Rows:
     """Mean, variance and std of the scores per d_k and scale, one row per statistic
-    (the scale the attention multiplies them by: attention.score_scale, its own for "inv_sqrt_dk")."""
+    (the scale `attention` multiplies them by: Attention.score_scale, its own for "inv_sqrt_dk")."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     n_pairs = check_int(n_pairs, "n_pairs", minimum=2)  # a variance needs two samples
     rows = []
     for d_k in d_k_values:
         raw = score_moments(stream(seed, "variance", d_k), n_pairs, d_k)
         for scale in SCALES:
-            c = score_scale(d_k, scale_arg(scale, d_k))
+            c = attention.score_scale(d_k, scale_arg(scale, d_k))
             # Scaling by c multiplies the mean by c and the variance by c^2.
             stats = {"mean": raw.mean * c, "variance": raw.variance * c * c}
             stats["std"] = float(np.sqrt(stats["variance"]))
@@ -69,6 +69,7 @@ def variance_row_counts(settings: Mapping) -> dict[str, int]:
     return {"table": len(settings["d_k"]) * len(SCALES) * len(STATISTICS)}
 
 
-def variance_tables(settings: Mapping, trial_scores: Mapping[int, str]) -> dict[str, Rows]:
-    """The variance experiment's table (registry.EXPERIMENTS["variance"])."""
-    return {"table": variance_rows(settings["seed"], settings["d_k"], settings["n_pairs"])}
+def variance_tables(settings: Mapping, trial_scores: Mapping[int, str],
+                    attention: Attention = SHIPPED) -> dict[str, Rows]:
+    """The variance experiment's table (registry.EXPERIMENTS["variance"]), of `attention`'s scale."""
+    return {"table": variance_rows(settings["seed"], settings["d_k"], settings["n_pairs"], attention)}
