@@ -5,6 +5,7 @@ table. `sdpa-lab check` and the report both use these.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 from sdpa_lab.claims.model import (
@@ -126,15 +127,35 @@ def claim_verdict(checks: Sequence[Check]) -> str:
     return HOLDS
 
 
-# The verdict column's width: the longest verdict's.
-WIDTH = max(len(v) for v in (HOLDS, FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED))
+# The terminal table fits LINE columns; a verdict wraps inside VERDICT_WIDTH, a check's line inside the rest.
+LINE = 100
+VERDICT_WIDTH = 18
+CLAIM_WIDTH, COUNT_WIDTH = 5, 6
+TEXT_START = CLAIM_WIDTH + COUNT_WIDTH + VERDICT_WIDTH + 4  # the four spaces between the columns
+TEXT_WIDTH = LINE - TEXT_START
+
+
+def table_row(claim: str, count: str, verdict: str, text: str) -> list[str]:
+    """One row of the checker's table, its verdict and its text each wrapped inside its own column (the text's
+    continuation lines indented two spaces, so a row's first line stands out)."""
+    verdicts = textwrap.wrap(verdict, VERDICT_WIDTH) or [""]
+    texts = textwrap.wrap(text, TEXT_WIDTH, subsequent_indent="  ", break_on_hyphens=False) or [""]
+    lines = []
+    for i in range(max(len(verdicts), len(texts))):
+        v = verdicts[i] if i < len(verdicts) else ""
+        t = texts[i] if i < len(texts) else ""
+        first = i == 0
+        lines.append(f"{claim if first else '':<{CLAIM_WIDTH}} {count if first else '':>{COUNT_WIDTH}}  "
+                     f"{v:<{VERDICT_WIDTH}} {t}".rstrip())
+    return lines
 
 
 def summary(decision: Decision, show_all: bool = False) -> str:
     """The compact table: per claim, its verdict and its closest check (every failing check, and every check where
-    theory says the lesson's sentence does not hold, in full); then, where the sentence does not hold, why."""
-    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<{WIDTH}} closest check (margin: how far toward failing, in "
-             "tolerances; above 1 it fails)"]
+    theory says the lesson's sentence does not hold, in full); then, where the sentence does not hold, why. Every
+    line fits LINE columns."""
+    lines = table_row("claim", "checks", "verdict", "closest check (margin: how far toward failing, in tolerances; "
+                      "above 1 it fails)")
     by_claim: dict[str, list[Check]] = {}
     for c in decision.checks:
         by_claim.setdefault(c.claim, []).append(c)
@@ -143,22 +164,25 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         if not checks:
             continue
         worst = shown_first(checks)
-        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<{WIDTH}} {describe(worst, rule=False)}")
+        lines += table_row(cid, str(len(checks)), claim_verdict(checks), describe(worst, rule=False))
         shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, NOT_HERE) and c is not worst]
-        lines += [f"{'':<5} {'':>6}  {c.verdict:<{WIDTH}} {describe(c, rule=False)}" for c in shown]
+        for c in shown:
+            lines += table_row("", "", c.verdict, describe(c, rule=False))
     verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
     others = [f"{sum(v == o for v in verdicts.values())} {o}"
               for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED) if o in verdicts.values()]
     failing = [cid for cid, v in verdicts.items() if v == FAILS]
-    lines.append("")
-    lines.append(f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors, "
-                 "more on the long side of a skewed statistic "
-                 f"(Bonferroni: a correct run fails by chance less than once in {1 / decision.alpha_family:,.0f})")
-    lines.append(f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
-                 + "".join(f"; {o}" for o in others)
-                 + (f"; FAILING: {', '.join(failing)}" if failing else ""))
+    footer = [f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors, "
+              "more on the long side of a skewed statistic "
+              f"(Bonferroni: a correct run fails by chance less than once in {1 / decision.alpha_family:,.0f})",
+              f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
+              + "".join(f"; {o}" for o in others)
+              + (f"; FAILING: {', '.join(failing)}" if failing else "")]
     if any(v == NOT_HERE for v in verdicts.values()):
-        lines.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
-                     "agrees with theory (the pipeline is right; not a failure, exit 0); a measurement that departs "
-                     "from theory there fails")
+        footer.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
+                      "agrees with theory (the pipeline is right; not a failure, exit 0); a measurement that departs "
+                      "from theory there fails")
+    lines.append("")
+    for paragraph in footer:
+        lines += textwrap.wrap(paragraph, LINE, break_on_hyphens=False)
     return "\n".join(lines)
