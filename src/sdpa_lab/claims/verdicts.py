@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sdpa_lab.claims.model import (
     FAILS,
@@ -19,6 +19,7 @@ from sdpa_lab.claims.model import (
     Decision,
 )
 from sdpa_lab.claims.registry import LESSON_SENTENCES, registry
+from sdpa_lab.numbers import number
 
 
 def _num(x: float) -> str:
@@ -63,21 +64,37 @@ def unit_of(c: Check) -> float:
     return c.tolerance
 
 
-def expected_text(c: Check) -> str:
-    """The expected value: as the lesson printed it for a printed check (its own digits), else rounded."""
+def measured_unit(c: Check) -> float:
+    """The unit a check's measured value is shown to: a replication (printed) check's one digit past the digit its
+    tolerance is in (two past the lesson's printed digit: 24.2851 within 24.29 ± 0.005, so a reader sees why it
+    holds); else unit_of."""
+    return c.tolerance / 5 if c.basis == "printed" and c.tolerance > 0 else unit_of(c)
+
+
+def expected_text(c: Check, at: Callable[[float, float], str] = rounded) -> str:
+    """The expected value: as the lesson printed it for a printed check (its own digits), else rounded (`at`)."""
     if c.basis == "printed" and c.tolerance > 0:
-        return f"{c.expected:.{max(0, round(-math.log10(2 * c.tolerance)))}f}"
-    return rounded(c.expected, unit_of(c))
+        decimals = max(0, round(-math.log10(2 * c.tolerance)))
+        return f"{c.expected:.{decimals}f}" if at is rounded else number(c.expected, decimals=decimals, integers=False)
+    return at(c.expected, unit_of(c))
 
 
-def describe(c: Check, rule: bool = True) -> str:
+def _two_digits(x: float) -> str:
+    return f"{x:.2g}"
+
+
+def describe(c: Check, rule: bool = True, at: Callable[[float, float], str] = rounded,
+             sig2: Callable[[float], str] = _two_digits, margin: Callable[[float], str] | None = None) -> str:
     """One check in a line: measured vs expected, tolerance, margin (and, with `rule`, that 1 is the failing
-    line), each number to the digits its standard error or tolerance leaves meaningful."""
+    line), each number to the digits its standard error or tolerance leaves meaningful (a replication check's
+    measured value one digit past its tolerance's). `at`, `sig2` and `margin` format the numbers (a value at a
+    unit, two significant digits, a margin): plain text for the terminal, the report passes its own."""
+    margin = margin or margin_text
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
-    tol = f" ± {c.tolerance:.2g}" if c.tolerance > 0 else ""
-    return (f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))} {c.relation} "
-            f"{expected_text(c)}{tol} (margin {margin_text(c.margin)}{'; fails above 1' if rule else ''})")
+    tol = f" ± {sig2(c.tolerance)}" if c.tolerance > 0 else ""
+    return (f"{c.check} [{c.parameters}]: measured {at(c.measured, measured_unit(c))} {c.relation} "
+            f"{expected_text(c, at)}{tol} (margin {margin(c.margin)}{'; fails above 1' if rule else ''})")
 
 
 def closeness(c: Check) -> float:
@@ -90,15 +107,15 @@ def closeness(c: Check) -> float:
     return c.margin - (-1.0 if c.relation in ("above", "below") else 1.0)
 
 
-def why_not_here(checks: Sequence[Check]) -> str:
+def why_not_here(checks: Sequence[Check], at: Callable[[float, float], str] = rounded) -> str:
     """Where, and why, a claim's lesson sentence does not hold at this config, in words, from its checks: each check
     where theory says the sentence is false (its point, measured and theory's value) and the sentence it decides;
     "" if there is none."""
     here = [c for c in checks if c.verdict == NOT_HERE]
     if not here:
         return ""
-    points = "; ".join(f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))}, theory "
-                       f"{rounded(c.expected, unit_of(c))}" for c in here)
+    points = "; ".join(f"{c.check} [{c.parameters}]: measured {at(c.measured, unit_of(c))}, theory "
+                       f"{at(c.expected, unit_of(c))}" for c in here)
     sentences = sorted({LESSON_SENTENCES.get((c.claim, c.check), "") for c in here} - {""})
     quoted = " and ".join(f"“{s}”" for s in sentences)
     held = sum(c.verdict == HOLDS for c in checks)

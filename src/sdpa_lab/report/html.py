@@ -35,14 +35,14 @@ from sdpa_lab.claims.verdicts import (
     closeness,
     describe,
     expected_text,
-    margin_text,
-    rounded,
+    measured_unit,
     unit_of,
     why_not_here,
 )
 from sdpa_lab.io import write_text
+from sdpa_lab.numbers import powers_written
 from sdpa_lab.report.provenance import provenance
-from sdpa_lab.report.rendering import css_size, data_uri, environment, num
+from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, num, number
 from sdpa_lab.report.specs import FIGURES, FigureSpec
 from sdpa_lab.results import Results
 
@@ -72,22 +72,33 @@ RELATION_WORDS = {
 
 
 def shown(x: float, unit: float) -> str:
-    """A number as the report shows it: rounded to its unit's digits (verdicts.rounded), true minus signs."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return rounded(x, unit).replace("-", "−")
+    """A number as the report shows it: to its unit's digits (numbers.at_unit)."""
+    return at_unit(x, unit)
+
+
+def margin_shown(m: float) -> str:
+    """A margin as the report shows it: two decimals (one from 10, three significant digits from 1000); "n/a"
+    where a check has none."""
+    if math.isnan(m):
+        return "n/a"
+    return number(m, decimals=2, integers=False) if abs(m) < 10 else \
+        number(m, decimals=1, integers=False) if abs(m) < 1000 else number(m, digits=3)
+
+
+def described(c: Check, rule: bool = False) -> str:
+    """verdicts.describe with the report's formatter."""
+    return describe(c, rule=rule, at=at_unit, sig2=lambda x: number(x, digits=2), margin=margin_shown)
 
 
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
         if c.se > 0 and c.expected_se > 0:  # the expected value's Monte Carlo error, bounded as a bias
-            return (f"± {num(c.tolerance, 2)}", f"{(c.tolerance - k * c.expected_se) / c.se:.1f} × SE "
-                    f"{num(c.se, 2)} + {k:.1f} × its expectation's Monte Carlo SE {num(c.expected_se, 2)}")
+            return (f"± {num(c.tolerance, 2)}", f"{number((c.tolerance - k * c.expected_se) / c.se, decimals=1)} × SE "
+                    f"{num(c.se, 2)} + {number(k, decimals=1)} × its expectation's Monte Carlo SE "
+                    f"{num(c.expected_se, 2)}")
         if c.se > 0:
-            return f"± {num(c.tolerance, 2)}", f"{c.tolerance / c.se:.1f} × SE {num(c.se, 2)}"
+            return f"± {num(c.tolerance, 2)}", f"{number(c.tolerance / c.se, decimals=1)} × SE {num(c.se, 2)}"
         return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
@@ -119,10 +130,10 @@ class CheckRow:
 
 def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
-    margin = "—" if c.basis == "missing" else margin_text(c.margin).replace("-", "−").replace("inf", "∞")
+    margin = "—" if c.basis == "missing" else margin_shown(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    expected_text(c).replace("-", "−"), shown(c.measured, unit_of(c)), *tolerance_text(c, k), margin,
-                    c.verdict, BADGES[c.verdict], c.note, c.source)
+                    expected_text(c, at_unit), shown(c.measured, measured_unit(c)), *tolerance_text(c, k), margin,
+                    c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
 
 
 @dataclass(frozen=True)
@@ -154,7 +165,7 @@ PLAIN_TOLERANCE = {
 def plain_tolerance(checks: Sequence[Check], alpha_family: float) -> str:
     """The plain sentences for the kinds of tolerance a claim's checks use, in a fixed order."""
     bases = {"statistical" if c.basis == "derived" else c.basis for c in checks}
-    return " ".join(PLAIN_TOLERANCE[b].format(runs=f"{1 / alpha_family:,.0f}")
+    return " ".join(PLAIN_TOLERANCE[b].format(runs=number(1 / alpha_family, decimals=0))
                     for b in PLAIN_TOLERANCE if b in bases)
 
 
@@ -167,11 +178,12 @@ def why_not_per_draw(checks: Sequence[Check]) -> str:
         return ""
     c = literal[0]
     n = re.search(r"\bn=(\d+)", c.parameters)
-    draws = f" of {int(n.group(1)):,} single draws" if n else " of single draws"
+    draws = f" of {number(int(n.group(1)))} single draws" if n else " of single draws"
     held = sum(o.verdict == HOLDS for o in others)
     held_text = f"all {held} of its checks" if held == len(others) else f"{held} of its {len(others)} checks"
-    share = (f"only {c.measured:.0%}{draws} show it ({c.check}), where the statement taken per draw would need "
-             f"{c.expected:.0%}" if 0 <= c.measured <= 1 and c.expected == 1 else
+    share = (f"only {number(100 * c.measured, decimals=0)}%{draws} show it ({c.check}), where the statement taken "
+             f"per draw would need {number(100 * c.expected, decimals=0)}%" if 0 <= c.measured <= 1 and c.expected == 1
+             else
              f"{c.check} measured {shown(c.measured, unit_of(c))} where it would need "
              f"{shown(c.expected, unit_of(c))}")
     return (f"{held_text[0].upper() + held_text[1:]} on averages over many draws hold, as the lesson claims; the "
@@ -226,11 +238,12 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
-            describe(checks[0], rule=False) if checks else "no checks",
+            described(checks[0]) if checks else "no checks",
             sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
             plain_tolerance(checks, decision.alpha_family),
-            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(verdict, lambda _: "")(checks)))
+            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: lambda cs: why_not_here(cs, at_unit)}.get(
+                verdict, lambda _: "")(checks)))
     return views
 
 
