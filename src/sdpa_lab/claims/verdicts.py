@@ -79,6 +79,11 @@ def expected_text(c: Check, at: Callable[[float, float], str] = rounded) -> str:
     return at(c.expected, unit_of(c))
 
 
+# A literal single-draw check's margin is how far single draws fall short of the lesson's every-draw statement:
+# never a failure (its verdict is NOT_PER_DRAW), so its line says so where "above 1 it fails" would mislead.
+MARGIN_KIND = "; a per-draw shortfall, not a failure"
+
+
 def _two_digits(x: float) -> str:
     return f"{x:.2g}"
 
@@ -94,7 +99,8 @@ def describe(c: Check, rule: bool = True, at: Callable[[float, float], str] = ro
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
     tol = f" ± {sig2(c.tolerance)}" if c.tolerance > 0 else ""
     return (f"{c.check} [{c.parameters}]: measured {at(c.measured, measured_unit(c))} {c.relation} "
-            f"{expected_text(c, at)}{tol} (margin {margin(c.margin)}{'; fails above 1' if rule else ''})")
+            f"{expected_text(c, at)}{tol} (margin {margin(c.margin)}{MARGIN_KIND if c.literal else ''}"
+            f"{'; fails above 1' if rule and not c.literal else ''})")
 
 
 def closeness(c: Check) -> float:

@@ -122,10 +122,21 @@ class CheckRow:
     tolerance: str
     tolerance_why: str
     margin: str
+    margin_kind: str  # what the margin is, where it is not the failure margin of the summary's legend
     verdict: str
     badge: tuple[str, str]
     note: str
     source: str
+
+
+def margin_kind(c: Check) -> str:
+    """What a row's margin is, where "above 1 it fails" does not say it all: a literal single-draw check's margin
+    is a shortfall per draw, never a failure; a claimed rise or fall holds only below −1."""
+    if c.literal:
+        return "per draw: how far single draws fall short of “every draw”; not a failure"
+    if c.relation in ("above", "below") and c.tolerance > 0:
+        return "a claimed direction: holds below −1"
+    return ""
 
 
 def check_row(c: Check, k: float) -> CheckRow:
@@ -133,7 +144,7 @@ def check_row(c: Check, k: float) -> CheckRow:
     margin = "—" if c.basis == "missing" else margin_shown(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
                     expected_text(c, at_unit), shown(c.measured, measured_unit(c)), *tolerance_text(c, k), margin,
-                    c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
+                    margin_kind(c), c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
 
 
 @dataclass(frozen=True)
