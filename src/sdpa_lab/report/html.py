@@ -311,15 +311,32 @@ def solutions_view(path: str | Path) -> list[dict]:
     return list(parts.values())
 
 
+def graded_seed(parts: Sequence[dict]) -> int | None:
+    """The seed a learner's file was graded with, as its checks name it ("seed N, d_k = ..."); None if none does."""
+    for part in parts:
+        for c in part["checks"]:
+            m = re.match(r"seed (\d+),", c["what"])
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def regrade_command(path: str, seed: int | None) -> str:
+    """The command that grades a file again as the report's grade did (the same seed: the same inputs)."""
+    return f"sdpa-lab grade {path}" + (f" --seed {seed}" if seed is not None else "")
+
+
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
-                  calibration: Mapping | None = None, class_overview: Mapping | None = None) -> str:
+                  calibration: Mapping | None = None, class_overview: Mapping | None = None,
+                  graded: Mapping | None = None) -> str:
     """The report's HTML: summary (with a line on a class if graded, sdpa_lab.grading.gradebook.overview, and a
     link to its own page), one section per claim (registry order), a learner's solutions if graded
     (solutions_view), further figures, provenance.
 
     `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
-    quoted with a link to reports/calibration.html; None when no study has been run.
+    quoted with a link to reports/calibration.html; None when no study has been run. `graded`: the learner's file
+    and the command that grades it again ({"file", "command"}), named in the learner's section.
     """
     claims = list(claims if claims is not None else registry().values())
     figures = figure_views(pngs, decision.k, [c.id for c in claims])
@@ -331,7 +348,7 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
         per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
         solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views},
         claim_verdicts={cv.claim.id: cv.verdict for cv in views}, calibration=calibration,
-        class_overview=class_overview)
+        class_overview=class_overview, graded=graded)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
@@ -351,7 +368,8 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
                  benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".",
                  solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> Decision:
     """Write the report to `out` from the claims decided in `results_dir`/claims.csv and the CSVs beside it
-    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too;
+    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too,
+    right after the summary, naming config `solutions` and the command that grades it again;
     with a class's `grades` (their JSON records), a summary line linking the class overview, reports/class.html."""
     results = Results(results_dir)
     refuse_stale(results, dict(config))
@@ -359,7 +377,11 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     pngs = {name: (Path(figures_dir) / f"{name}.png").read_bytes()
             for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
     prov = provenance(config, benchmarks, repo_dir, recorded_seeds(results))
-    graded = solutions_view(solutions) if solutions is not None else None
+    parts = solutions_view(solutions) if solutions is not None else None
+    graded = None
+    if parts is not None and config.get("solutions"):
+        seed = config.get("grading_seed", graded_seed(parts))
+        graded = {"file": str(config["solutions"]), "command": regrade_command(str(config["solutions"]), seed)}
     # The calibration study's tables, if `snakemake calibration` has made them: read, never a rule input.
     calibration = main_report_summary(Path(results_dir) / "calibration")
     grades = list(grades)
@@ -368,6 +390,6 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
         from sdpa_lab.grading.gradebook import overview, read_records, rubric
 
         class_overview = overview(read_records(grades), rubric(config.get("grading_points")))
-    write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration,
-                             class_overview=class_overview), out)
+    write_text(render_report(decision, pngs, prov, solutions=parts, calibration=calibration,
+                             class_overview=class_overview, graded=graded), out)
     return decision
