@@ -76,6 +76,8 @@ def expected_text(c: Check, at: Callable[[float, float], str] = rounded) -> str:
     if c.basis == "printed" and c.tolerance > 0:
         decimals = max(0, round(-math.log10(2 * c.tolerance)))
         return f"{c.expected:.{decimals}f}" if at is rounded else number(c.expected, decimals=decimals, integers=False)
+    if at is not rounded and math.isfinite(c.expected) and c.expected == int(c.expected):  # exact (0, 1, d_k)
+        return number(c.expected)
     return at(c.expected, unit_of(c))
 
 

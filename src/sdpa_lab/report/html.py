@@ -13,7 +13,7 @@ import csv
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sdpa_lab.calibration.summary import main_report_summary
@@ -36,11 +36,18 @@ from sdpa_lab.claims.verdicts import (
     describe,
     expected_text,
     measured_unit,
-    unit_of,
     why_not_here,
 )
 from sdpa_lab.io import write_text
 from sdpa_lab.numbers import powers_written
+from sdpa_lab.report.claim_text import (
+    PLAIN_TOLERANCE,  # noqa: F401  (the report's plain sentences, read by its tests here)
+    opening,
+    plain_tolerance,
+    repeated_notes,
+    shared_derivations,
+    why_not_per_draw,
+)
 from sdpa_lab.report.provenance import provenance
 from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, num, number
 from sdpa_lab.report.specs import FIGURES, FigureSpec
@@ -160,48 +167,6 @@ class FigureView:
     height: int
 
 
-# A plain sentence per kind of tolerance, said before the statistics of the claim's tolerance paragraph.
-PLAIN_TOLERANCE = {
-    "printed": "The lesson printed these numbers rounded, so each must match to half a unit in the last digit "
-               "it printed.",
-    "statistical": "A measured average moves a little from run to run, so each is allowed a distance from the "
-                   "expected value that a correct run exceeds by chance less than once in {runs} runs; beyond "
-                   "it, the claim fails.",
-    "rounding": "Floating-point arithmetic rounds, so sums and differences may miss the exact value by the "
-                "rounding of the arithmetic, and by no more.",
-    "exact": "Shapes, orderings and counts must match exactly.",
-}
-
-
-def plain_tolerance(checks: Sequence[Check], alpha_family: float) -> str:
-    """The plain sentences for the kinds of tolerance a claim's checks use, in a fixed order."""
-    bases = {"statistical" if c.basis == "derived" else c.basis for c in checks}
-    return " ".join(PLAIN_TOLERANCE[b].format(runs=number(1 / alpha_family, decimals=0))
-                    for b in PLAIN_TOLERANCE if b in bases)
-
-
-def why_not_per_draw(checks: Sequence[Check]) -> str:
-    """Why a claim holds on average and not per draw, in words, from its checks: its checks of averages
-    hold, and its literal single-draw check says what share of single draws show the lesson's statement."""
-    literal = [c for c in checks if c.verdict == NOT_PER_DRAW]
-    others = [c for c in checks if c.verdict != NOT_PER_DRAW]
-    if not literal:
-        return ""
-    c = literal[0]
-    n = re.search(r"\bn=(\d+)", c.parameters)
-    draws = f" of {number(int(n.group(1)))} single draws" if n else " of single draws"
-    held = sum(o.verdict == HOLDS for o in others)
-    held_text = f"all {held} of its checks" if held == len(others) else f"{held} of its {len(others)} checks"
-    share = (f"only {number(100 * c.measured, decimals=0)}%{draws} show it ({c.check}), where the statement taken "
-             f"per draw would need {number(100 * c.expected, decimals=0)}%" if 0 <= c.measured <= 1 and c.expected == 1
-             else
-             f"{c.check} measured {shown(c.measured, unit_of(c))} where it would need "
-             f"{shown(c.expected, unit_of(c))}")
-    return (f"{held_text[0].upper() + held_text[1:]} on averages over many draws hold, as the lesson claims; the "
-            f"lesson's literal statement is about one draw, and {share}: one draw need not show what the "
-            "average does.")
-
-
 @dataclass
 class ClaimView:
     """A claim's section: the registry's words, this run's checks (closest to failing first), its figures."""
@@ -217,6 +182,9 @@ class ClaimView:
     see_also: list[FigureView] = field(default_factory=list)  # drawn in an earlier section
     plain: str = ""  # the tolerance in plain words, before its statistics
     why: str = ""  # why the verdict is what it is, in words, where it is not simply "holds" or "fails"
+    opening: dict = field(default_factory=dict)  # the lesson's words, this run's number, the verdict (claim_text)
+    reason: tuple[str, str | None] = ("", None)  # its own derivation, and the claim whose shared one it refers to
+    notes: list[str] = field(default_factory=list)  # notes of many rows, said once beneath the table
 
 
 def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
@@ -238,13 +206,16 @@ def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence
 
 def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[str, FigureView]) -> list[ClaimView]:
     """One view per claim of the registry, in its order, with its checks sorted closest-to-failing first."""
-    views = []
+    claims = list(claims)
+    views, reasons = [], shared_derivations(claims)
     for claim in claims:
         checks = [c for c in decision.checks if c.claim == claim.id]
         verdict = claim_verdict(checks) if checks else NOT_MEASURED
         # closest to failing first, those whose verdict is the claim's before the others (verdicts.shown_first)
         checks.sort(key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
         rows = [check_row(c, decision.k) for c in checks]
+        notes = repeated_notes([r.note for r in rows])
+        rows = [replace(r, note="") if r.note in notes else r for r in rows]
         split = SHOW_FIRST if len(rows) > FOLD_ABOVE else len(rows)
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
@@ -254,7 +225,8 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
             plain_tolerance(checks, decision.alpha_family),
             {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: lambda cs: why_not_here(cs, at_unit)}.get(
-                verdict, lambda _: "")(checks)))
+                verdict, lambda _: "")(checks),
+            opening(claim, verdict, checks), reasons[claim.id], notes))
     return views
 
 
