@@ -70,3 +70,11 @@ def test_the_shared_derivation_is_shown_once_on_the_page(report_html):
 def test_a_note_on_many_rows_is_said_once_beneath_the_table():
     assert T.repeated_notes(["a", "b", "a", "a", ""]) == ["a"]
     assert T.repeated_notes(["a", "b", "a", "c", "", ""]) == []  # a note of a few rows stays on them
+    derived = [f"derived from B1 variance [d_k={d}]: the same evidence" for d in (4, 16, 64)]
+    assert T.repeated_notes(derived) == ["derived from B1 variance: the same evidence"]
+
+
+def test_the_derived_note_stands_once_under_b2s_table_not_on_each_row(report_html):
+    body = section(report_html, "B2")
+    assert body.count("the same evidence, counted once in the Bonferroni split") == 1
+    assert '<p class="note">On several rows: derived from B1' in body

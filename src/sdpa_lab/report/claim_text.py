@@ -135,7 +135,12 @@ def shared_derivations(claims: Iterable[Claim]) -> dict[str, tuple[str, str | No
     return out
 
 
+def note_key(note: str) -> str:
+    """A note without the sweep points it names in brackets (the row's parameters column says them)."""
+    return re.sub(r"\s*\[[^\]]*\]", "", note)
+
+
 def repeated_notes(notes: Sequence[str]) -> list[str]:
-    """The notes that stand on most rows of a claim's checks (more than half, and more than one): said once beneath
-    its table. A note on a few rows (one sweep point's) stays on them."""
-    return [note for note, n in Counter(n for n in notes if n).items() if n > 1 and 2 * n > len(notes)]
+    """The notes that stand on most rows of a claim's checks (more than half, and more than one), each without the
+    points it names (note_key): said once beneath its table. A note on a few rows (one sweep point's) stays."""
+    return [key for key, n in Counter(note_key(n) for n in notes if n).items() if n > 1 and 2 * n > len(notes)]

@@ -42,6 +42,7 @@ from sdpa_lab.io import write_text
 from sdpa_lab.numbers import powers_written
 from sdpa_lab.report.claim_text import (
     PLAIN_TOLERANCE,  # noqa: F401  (the report's plain sentences, read by its tests here)
+    note_key,
     opening,
     plain_tolerance,
     repeated_notes,
@@ -215,7 +216,7 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         checks.sort(key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
         rows = [check_row(c, decision.k) for c in checks]
         notes = repeated_notes([r.note for r in rows])
-        rows = [replace(r, note="") if r.note in notes else r for r in rows]
+        rows = [replace(r, note="") if note_key(r.note) in notes else r for r in rows]
         split = SHOW_FIRST if len(rows) > FOLD_ABOVE else len(rows)
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
@@ -276,7 +277,8 @@ def solutions_view(path: str | Path) -> list[dict]:
             elif item == "error":
                 part["error"] = detail
             else:
-                part["checks"].append({"claim": row["claim"], "what": item, "ok": verdict == "ok", "detail": detail})
+                part["checks"].append({"claim": row["claim"], "what": item, "ok": verdict == "ok",
+                                       "detail": powers_written(detail)})
     for part in parts.values():  # notes on the file as a whole (what of it did not run), no verdict: nothing fails
         if part["name"] == "file" and not part["verdict"]:
             part.update(verdict="notes", passed=True)
