@@ -297,3 +297,22 @@ def test_a_section_the_config_leaves_out_is_bounded_by_the_widest_config():
     partial, widest = size_limits({"seed": 1, "variance": {"d_k": [4], "n_pairs": 1000}}), size_limits(None)
     assert partial["variance.csv"][1] == "the config" and partial["variance.csv"][0] < widest["variance.csv"][0]
     assert partial["gradient.csv"] == widest["gradient.csv"]
+
+
+def test_check_all_fits_100_columns_and_lists_every_check_with_its_verdict(results, capsys):
+    """`sdpa-lab check --all` wraps inside its columns: no line over 100 characters, and read back, its rows are
+    each claim's closest check then every check of the run, each with its verdict and its line unchanged."""
+    from sdpa_lab.claims import claim_verdict, decide_checked, describe, registry
+
+    from tests.check_table import table_rows
+
+    main(["check", str(results), "--no-config", "--all"])
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    decision = decide_checked(results, None)
+    rows = table_rows(out)[1:]
+    listed = [(r[2], r[3]) for r in rows if not r[0]]
+    assert sorted(listed) == sorted((c.verdict, describe(c, rule=False)) for c in decision.checks)
+    claims = {cid for cid in registry() if any(c.claim == cid for c in decision.checks)}
+    assert {(r[0], r[2]) for r in rows if r[0]} == {
+        (cid, claim_verdict([c for c in decision.checks if c.claim == cid])) for cid in claims}

@@ -107,12 +107,13 @@ def test_forward_scaled_by_sqrt_d_v_fails_b9_in_the_checker(monkeypatch, tmp_pat
     output, against the reference written apart from the attention."""
     from sdpa_lab.cli import main
 
+    from tests.check_table import table_rows
     from tests.conftest import TINY_CONFIG, write_run
 
     def b9_failures() -> tuple[int, list[str]]:
         results = write_run(tmp_path / str(len(list(tmp_path.iterdir()))), TINY_CONFIG)
         status = main(["check", str(results), "--no-config", "--all"])
-        return status, [line for line in capsys.readouterr().out.splitlines() if line.split()[:3].count("fails")]
+        return status, [row[3] for row in table_rows(capsys.readouterr().out) if row[2] == "fails"]
 
     assert b9_failures() == (0, [])
     checked = attention._checked_inputs

@@ -19,6 +19,8 @@ from sdpa_lab.claims import verdicts as V
 from sdpa_lab.claims.registry import lesson_sentence
 from sdpa_lab.results import Results, ResultsError
 
+from tests.check_table import table_rows
+
 
 def check(relation, deviation, tolerance, basis="statistical", literal=False, expected=10.0, theory_says_false=False):
     return M.Check("B1", "c", "p", relation, expected, expected + deviation, basis, "variance.csv",
@@ -249,17 +251,18 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d)
     lines = text.splitlines()
-    width = len(M.NOT_HERE)  # the longest verdict
-    assert lines[0] == (f"{'claim':<5} {'checks':>6}  {'verdict':<{width}} closest check (margin: how far toward "
-                        "failing, in tolerances; above 1 it fails)")
-    assert [ln.split()[0] for ln in lines[1:] if ln.strip() and ln[0] != " "][:4] == ["A1", "B1", "B3", "B5"]
-    b1_line = next(ln for ln in lines if ln.startswith("B1"))
-    assert b1_line.startswith(f"{'B1':<5} {3:>6}  {M.FAILS:<{width}} ")
-    failing_extra = [ln for ln in lines if ln.startswith(" ") and M.FAILS in ln]
-    assert failing_extra == [f"{'':<5} {'':>6}  {M.FAILS:<{width}} " + V.describe(d.checks[2], rule=False)]
-    assert lines[-3] == ""
-    assert lines[-2] == ("statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
-                         "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")
+    assert max(map(len, lines)) <= V.LINE
+    rows = table_rows(text)
+    assert rows[0] == ("claim", "checks", "verdict", "closest check (margin: how far toward failing, in "
+                       "tolerances; above 1 it fails)")
+    assert [r[0] for r in rows[1:] if r[0]] == ["A1", "B1", "B3", "B5"]
+    b1_row = next(r for r in rows if r[0] == "B1")
+    assert b1_row[1:3] == ("3", M.FAILS)
+    assert [r for r in rows if not r[0]] == [("", "", M.FAILS, V.describe(d.checks[2], rule=False))]
+    footer = text.split("\n\n")[1]
+    assert " ".join(footer.splitlines()[:-1]) == (
+        "statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
+        "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")
     assert lines[-1] == f"1 of 4 claims hold; 1 {M.INCONCLUSIVE}; 1 {M.NOT_MEASURED}; FAILING: B1"
     b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
     b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2))
@@ -268,7 +271,7 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     fine = D.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
     assert V.summary(fine).splitlines()[-1] == "1 of 1 claims hold"
     # show_all lists every check (6) under its claim, instead of only the failing ones not already shown (1)
-    assert len(V.summary(d, show_all=True).splitlines()) == len(lines) + 5
+    assert len(table_rows(V.summary(d, show_all=True))) == len(rows) + 5
 
 
 @pytest.mark.parametrize("factor, verdict", [(0.0, M.NOT_HERE), (0.99, M.NOT_HERE), (-0.99, M.NOT_HERE),
@@ -292,10 +295,11 @@ def test_the_summary_says_where_the_sentence_does_not_hold_and_why():
     holds = M.statistical("B7", "gap", "d_k=4, T=1024", 0.0, 0.0, 0.01, "within", "gradient.csv")
     d = D.decide(Results("mem", {}), claims=[M.Claim("B7", "t", "s", "l", "sec", (), "r",
                                                      decide=lambda R: [holds, here])], k=3.0)
-    lines = V.summary(d).splitlines()
-    assert lines[1].startswith(f"{'B7':<5} {2:>6}  {M.NOT_HERE} ") and "[d_k=4->16, T=1024]" in lines[1]
-    assert lines[-2] == f"0 of 1 claims hold; 1 {M.NOT_HERE}"
-    assert lines[-1].startswith(f"'{M.NOT_HERE}': at this config theory says the lesson's sentence is false")
+    text = V.summary(d)
+    row = table_rows(text)[1]
+    assert row[:3] == ("B7", "2", M.NOT_HERE) and "[d_k=4->16, T=1024]" in row[3]
+    footer = text.split("\n\n")[1]
+    assert f"0 of 1 claims hold; 1 {M.NOT_HERE}\n'{M.NOT_HERE}': at this config theory says the lesson's" in footer
     assert not d.failed
 
 

@@ -167,7 +167,7 @@ def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(de
         verdict = H.claim_verdict(checks)
         assert f"</span> {verdict}</span>" in body.split("</h2>")[0], cid
         closest = max(checks, key=H.closeness)
-        assert H.shown(closest.measured, H.unit_of(closest)) in body, cid  # the closest check's measured number
+        assert H.shown(closest.measured, H.measured_unit(closest)) in body, cid  # the closest check's measured number
         assert len(re.findall(r"<tr class=\"row-", body)) == len(checks), cid  # every check, once
         for spec in F.figures_for(cid):  # each figure drawn in its first claim, linked from the others
             assert f'id="fig-{spec.name}"' in body or f'href="#fig-{spec.name}"' in body, (cid, spec.name)
@@ -181,9 +181,9 @@ def test_long_check_lists_fold_with_the_closest_first(decision, report_html):
         if len(checks) > H.FOLD_ABOVE:
             shown, folded = body.split("<details", 1)
             assert len(re.findall(r"<tr class=\"row-", shown)) == H.SHOW_FIRST, cid
-            assert H.shown(checks[0].measured, H.unit_of(checks[0])) in shown, cid
+            assert H.shown(checks[0].measured, H.measured_unit(checks[0])) in shown, cid
         else:
-            assert "<details" not in body, cid
+            assert '<details class="more"' not in body, cid
 
 
 @WHOLE_RUN
@@ -252,7 +252,7 @@ def test_read_benchmark(tmp_path):
 
 def test_num_formats_for_readers():
     assert H.num(float("nan")) == "—" and H.num(float("inf")) == "∞" and H.num(-float("inf")) == "−∞"
-    assert H.num(3.0) == "3" and H.num(-0.1234567) == "−0.123457" and H.num(2.5e-16) == "2.5e−16"
+    assert H.num(3.0) == "3" and H.num(-0.1234567) == "−0.123457" and H.num(2.5e-16) == "2.5 × 10⁻¹⁶"
 
 
 # --------------------------------------------------------------------------
@@ -317,12 +317,12 @@ def test_templates_ship_as_package_data(repo):
 
 
 def test_numbers_are_rounded_to_the_digits_their_unit_leaves():
-    assert H.shown(-0.854272, 0.21) == "−0.85" and H.shown(2.22045e-16, 1.55e-15) == "2.2e−16"
-    assert H.shown(1027.36, 4.58) == "1027.4" and H.shown(3.0, 0.1) == "3"
+    assert H.shown(-0.854272, 0.21) == "−0.85" and H.shown(2.22045e-16, 1.55e-15) == "2.2 × 10⁻¹⁶"
+    assert H.shown(1027.36, 4.58) == "1,027.4" and H.shown(3.0, 0.1) == "3.00"
     printed = C.Check("A1", "raw score variance", "d_k=64", "within", 64.249, 64.2485718, "printed", "x.csv",
                       tolerance=0.0005)
     row = H.check_row(printed, 4.8)
-    assert (row.expected, row.measured, row.margin) == ("64.249", "64.2486", "0.86")
+    assert (row.expected, row.measured, row.margin) == ("64.249", "64.24857", "0.86")  # a digit past the tolerance's
 
 
 @pytest.mark.parametrize("relation, deviation, margin, verdict", [

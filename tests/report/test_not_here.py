@@ -29,8 +29,8 @@ def test_where_theory_says_the_sentence_is_false_the_report_says_so_in_words(tmp
     assert 'href="#B7"' in caveats and '<span class="badge not-here">' in caveats
     why = ("At this config theory says the lesson's sentence “The scale is what keeps softmax in its responsive, "
            "high-gradient regime as the model grows wide.” is false at 1 point, and the measurements agree with "
-           "theory (mean scaled minus unscaled Jacobian norm at the widest head [d_k=64, T=1024]: measured -0.177, "
-           "theory -0.198): the lesson's claim does not hold here, as theory predicts.")
+           "theory (mean scaled minus unscaled Jacobian norm at the widest head [d_k=64, T=1024]: measured −0.177, "
+           "theory −0.198): the lesson's claim does not hold here, as theory predicts.")
     assert H.claim_views(decision, [C.registry()["B7"]], {})[0].why.startswith(why)
     claim = section(html, "B7")
     assert '<span class="badge not-here">' in claim.split("</h2>")[0] and "Why “does not hold here" in claim

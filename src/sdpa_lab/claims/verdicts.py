@@ -5,7 +5,8 @@ table. `sdpa-lab check` and the report both use these.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
 
 from sdpa_lab.claims.model import (
     FAILS,
@@ -18,6 +19,7 @@ from sdpa_lab.claims.model import (
     Decision,
 )
 from sdpa_lab.claims.registry import LESSON_SENTENCES, registry
+from sdpa_lab.numbers import number
 
 
 def _num(x: float) -> str:
@@ -62,21 +64,45 @@ def unit_of(c: Check) -> float:
     return c.tolerance
 
 
-def expected_text(c: Check) -> str:
-    """The expected value: as the lesson printed it for a printed check (its own digits), else rounded."""
+def measured_unit(c: Check) -> float:
+    """The unit a check's measured value is shown to: a replication (printed) check's one digit past the digit its
+    tolerance is in (two past the lesson's printed digit: 24.2851 within 24.29 ± 0.005, so a reader sees why it
+    holds); else unit_of."""
+    return c.tolerance / 5 if c.basis == "printed" and c.tolerance > 0 else unit_of(c)
+
+
+def expected_text(c: Check, at: Callable[[float, float], str] = rounded) -> str:
+    """The expected value: as the lesson printed it for a printed check (its own digits), else rounded (`at`)."""
     if c.basis == "printed" and c.tolerance > 0:
-        return f"{c.expected:.{max(0, round(-math.log10(2 * c.tolerance)))}f}"
-    return rounded(c.expected, unit_of(c))
+        decimals = max(0, round(-math.log10(2 * c.tolerance)))
+        return f"{c.expected:.{decimals}f}" if at is rounded else number(c.expected, decimals=decimals, integers=False)
+    if at is not rounded and math.isfinite(c.expected) and c.expected == int(c.expected):  # exact (0, 1, d_k)
+        return number(c.expected)
+    return at(c.expected, unit_of(c))
 
 
-def describe(c: Check, rule: bool = True) -> str:
+# A literal single-draw check's margin is how far single draws fall short of the lesson's every-draw statement:
+# never a failure (its verdict is NOT_PER_DRAW), so its line says so where "above 1 it fails" would mislead.
+MARGIN_KIND = "; a per-draw shortfall, not a failure"
+
+
+def _two_digits(x: float) -> str:
+    return f"{x:.2g}"
+
+
+def describe(c: Check, rule: bool = True, at: Callable[[float, float], str] = rounded,
+             sig2: Callable[[float], str] = _two_digits, margin: Callable[[float], str] | None = None) -> str:
     """One check in a line: measured vs expected, tolerance, margin (and, with `rule`, that 1 is the failing
-    line), each number to the digits its standard error or tolerance leaves meaningful."""
+    line), each number to the digits its standard error or tolerance leaves meaningful (a replication check's
+    measured value one digit past its tolerance's). `at`, `sig2` and `margin` format the numbers (a value at a
+    unit, two significant digits, a margin): plain text for the terminal, the report passes its own."""
+    margin = margin or margin_text
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
-    tol = f" ± {c.tolerance:.2g}" if c.tolerance > 0 else ""
-    return (f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))} {c.relation} "
-            f"{expected_text(c)}{tol} (margin {margin_text(c.margin)}{'; fails above 1' if rule else ''})")
+    tol = f" ± {sig2(c.tolerance)}" if c.tolerance > 0 else ""
+    return (f"{c.check} [{c.parameters}]: measured {at(c.measured, measured_unit(c))} {c.relation} "
+            f"{expected_text(c, at)}{tol} (margin {margin(c.margin)}{MARGIN_KIND if c.literal else ''}"
+            f"{'; fails above 1' if rule and not c.literal else ''})")
 
 
 def closeness(c: Check) -> float:
@@ -89,15 +115,15 @@ def closeness(c: Check) -> float:
     return c.margin - (-1.0 if c.relation in ("above", "below") else 1.0)
 
 
-def why_not_here(checks: Sequence[Check]) -> str:
+def why_not_here(checks: Sequence[Check], at: Callable[[float, float], str] = rounded) -> str:
     """Where, and why, a claim's lesson sentence does not hold at this config, in words, from its checks: each check
     where theory says the sentence is false (its point, measured and theory's value) and the sentence it decides;
     "" if there is none."""
     here = [c for c in checks if c.verdict == NOT_HERE]
     if not here:
         return ""
-    points = "; ".join(f"{c.check} [{c.parameters}]: measured {rounded(c.measured, unit_of(c))}, theory "
-                       f"{rounded(c.expected, unit_of(c))}" for c in here)
+    points = "; ".join(f"{c.check} [{c.parameters}]: measured {at(c.measured, unit_of(c))}, theory "
+                       f"{at(c.expected, unit_of(c))}" for c in here)
     sentences = sorted({LESSON_SENTENCES.get((c.claim, c.check), "") for c in here} - {""})
     quoted = " and ".join(f"“{s}”" for s in sentences)
     held = sum(c.verdict == HOLDS for c in checks)
@@ -126,15 +152,35 @@ def claim_verdict(checks: Sequence[Check]) -> str:
     return HOLDS
 
 
-# The verdict column's width: the longest verdict's.
-WIDTH = max(len(v) for v in (HOLDS, FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED))
+# The terminal table fits LINE columns; a verdict wraps inside VERDICT_WIDTH, a check's line inside the rest.
+LINE = 100
+VERDICT_WIDTH = 18
+CLAIM_WIDTH, COUNT_WIDTH = 5, 6
+TEXT_START = CLAIM_WIDTH + COUNT_WIDTH + VERDICT_WIDTH + 4  # the four spaces between the columns
+TEXT_WIDTH = LINE - TEXT_START
+
+
+def table_row(claim: str, count: str, verdict: str, text: str) -> list[str]:
+    """One row of the checker's table, its verdict and its text each wrapped inside its own column (the text's
+    continuation lines indented two spaces, so a row's first line stands out)."""
+    verdicts = textwrap.wrap(verdict, VERDICT_WIDTH) or [""]
+    texts = textwrap.wrap(text, TEXT_WIDTH, subsequent_indent="  ", break_on_hyphens=False) or [""]
+    lines = []
+    for i in range(max(len(verdicts), len(texts))):
+        v = verdicts[i] if i < len(verdicts) else ""
+        t = texts[i] if i < len(texts) else ""
+        first = i == 0
+        lines.append(f"{claim if first else '':<{CLAIM_WIDTH}} {count if first else '':>{COUNT_WIDTH}}  "
+                     f"{v:<{VERDICT_WIDTH}} {t}".rstrip())
+    return lines
 
 
 def summary(decision: Decision, show_all: bool = False) -> str:
     """The compact table: per claim, its verdict and its closest check (every failing check, and every check where
-    theory says the lesson's sentence does not hold, in full); then, where the sentence does not hold, why."""
-    lines = [f"{'claim':<5} {'checks':>6}  {'verdict':<{WIDTH}} closest check (margin: how far toward failing, in "
-             "tolerances; above 1 it fails)"]
+    theory says the lesson's sentence does not hold, in full); then, where the sentence does not hold, why. Every
+    line fits LINE columns."""
+    lines = table_row("claim", "checks", "verdict", "closest check (margin: how far toward failing, in tolerances; "
+                      "above 1 it fails)")
     by_claim: dict[str, list[Check]] = {}
     for c in decision.checks:
         by_claim.setdefault(c.claim, []).append(c)
@@ -143,22 +189,25 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         if not checks:
             continue
         worst = shown_first(checks)
-        lines.append(f"{cid:<5} {len(checks):>6}  {claim_verdict(checks):<{WIDTH}} {describe(worst, rule=False)}")
+        lines += table_row(cid, str(len(checks)), claim_verdict(checks), describe(worst, rule=False))
         shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, NOT_HERE) and c is not worst]
-        lines += [f"{'':<5} {'':>6}  {c.verdict:<{WIDTH}} {describe(c, rule=False)}" for c in shown]
+        for c in shown:
+            lines += table_row("", "", c.verdict, describe(c, rule=False))
     verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
     others = [f"{sum(v == o for v in verdicts.values())} {o}"
               for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED) if o in verdicts.values()]
     failing = [cid for cid, v in verdicts.items() if v == FAILS]
-    lines.append("")
-    lines.append(f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors, "
-                 "more on the long side of a skewed statistic "
-                 f"(Bonferroni: a correct run fails by chance less than once in {1 / decision.alpha_family:,.0f})")
-    lines.append(f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
-                 + "".join(f"; {o}" for o in others)
-                 + (f"; FAILING: {', '.join(failing)}" if failing else ""))
+    footer = [f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors, "
+              "more on the long side of a skewed statistic "
+              f"(Bonferroni: a correct run fails by chance less than once in {1 / decision.alpha_family:,.0f})",
+              f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
+              + "".join(f"; {o}" for o in others)
+              + (f"; FAILING: {', '.join(failing)}" if failing else "")]
     if any(v == NOT_HERE for v in verdicts.values()):
-        lines.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
-                     "agrees with theory (the pipeline is right; not a failure, exit 0); a measurement that departs "
-                     "from theory there fails")
+        footer.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
+                      "agrees with theory (the pipeline is right; not a failure, exit 0); a measurement that departs "
+                      "from theory there fails")
+    lines.append("")
+    for paragraph in footer:
+        lines += textwrap.wrap(paragraph, LINE, break_on_hyphens=False)
     return "\n".join(lines)

@@ -13,7 +13,7 @@ import csv
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sdpa_lab.calibration.summary import main_report_summary
@@ -35,14 +35,22 @@ from sdpa_lab.claims.verdicts import (
     closeness,
     describe,
     expected_text,
-    margin_text,
-    rounded,
-    unit_of,
+    measured_unit,
     why_not_here,
 )
 from sdpa_lab.io import write_text
+from sdpa_lab.numbers import powers_written
+from sdpa_lab.report.claim_text import (
+    PLAIN_TOLERANCE,  # noqa: F401  (the report's plain sentences, read by its tests here)
+    note_key,
+    opening,
+    plain_tolerance,
+    repeated_notes,
+    shared_derivations,
+    why_not_per_draw,
+)
 from sdpa_lab.report.provenance import provenance
-from sdpa_lab.report.rendering import css_size, data_uri, environment, num
+from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, num, number
 from sdpa_lab.report.specs import FIGURES, FigureSpec
 from sdpa_lab.results import Results
 
@@ -72,22 +80,33 @@ RELATION_WORDS = {
 
 
 def shown(x: float, unit: float) -> str:
-    """A number as the report shows it: rounded to its unit's digits (verdicts.rounded), true minus signs."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return rounded(x, unit).replace("-", "−")
+    """A number as the report shows it: to its unit's digits (numbers.at_unit)."""
+    return at_unit(x, unit)
+
+
+def margin_shown(m: float) -> str:
+    """A margin as the report shows it: two decimals (one from 10, three significant digits from 1000); "n/a"
+    where a check has none."""
+    if math.isnan(m):
+        return "n/a"
+    return number(m, decimals=2, integers=False) if abs(m) < 10 else \
+        number(m, decimals=1, integers=False) if abs(m) < 1000 else number(m, digits=3)
+
+
+def described(c: Check, rule: bool = False) -> str:
+    """verdicts.describe with the report's formatter."""
+    return describe(c, rule=rule, at=at_unit, sig2=lambda x: number(x, digits=2), margin=margin_shown)
 
 
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
         if c.se > 0 and c.expected_se > 0:  # the expected value's Monte Carlo error, bounded as a bias
-            return (f"± {num(c.tolerance, 2)}", f"{(c.tolerance - k * c.expected_se) / c.se:.1f} × SE "
-                    f"{num(c.se, 2)} + {k:.1f} × its expectation's Monte Carlo SE {num(c.expected_se, 2)}")
+            return (f"± {num(c.tolerance, 2)}", f"{number((c.tolerance - k * c.expected_se) / c.se, decimals=1)} × SE "
+                    f"{num(c.se, 2)} + {number(k, decimals=1)} × its expectation's Monte Carlo SE "
+                    f"{num(c.expected_se, 2)}")
         if c.se > 0:
-            return f"± {num(c.tolerance, 2)}", f"{c.tolerance / c.se:.1f} × SE {num(c.se, 2)}"
+            return f"± {num(c.tolerance, 2)}", f"{number(c.tolerance / c.se, decimals=1)} × SE {num(c.se, 2)}"
         return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
@@ -111,18 +130,29 @@ class CheckRow:
     tolerance: str
     tolerance_why: str
     margin: str
+    margin_kind: str  # what the margin is, where it is not the failure margin of the summary's legend
     verdict: str
     badge: tuple[str, str]
     note: str
     source: str
 
 
+def margin_kind(c: Check) -> str:
+    """What a row's margin is, where "above 1 it fails" does not say it all: a literal single-draw check's margin
+    is a shortfall per draw, never a failure; a claimed rise or fall holds only below −1."""
+    if c.literal:
+        return "per draw: how far single draws fall short of “every draw”; not a failure"
+    if c.relation in ("above", "below") and c.tolerance > 0:
+        return "a claimed direction: holds below −1"
+    return ""
+
+
 def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
-    margin = "—" if c.basis == "missing" else margin_text(c.margin).replace("-", "−").replace("inf", "∞")
+    margin = "—" if c.basis == "missing" else margin_shown(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    expected_text(c).replace("-", "−"), shown(c.measured, unit_of(c)), *tolerance_text(c, k), margin,
-                    c.verdict, BADGES[c.verdict], c.note, c.source)
+                    expected_text(c, at_unit), shown(c.measured, measured_unit(c)), *tolerance_text(c, k), margin,
+                    margin_kind(c), c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
 
 
 @dataclass(frozen=True)
@@ -136,47 +166,6 @@ class FigureView:
     first_claim: str | None
     width: int  # CSS pixels: the figure's size in inches at 96 px per inch (the PNG has DPI px per inch)
     height: int
-
-
-# A plain sentence per kind of tolerance, said before the statistics of the claim's tolerance paragraph.
-PLAIN_TOLERANCE = {
-    "printed": "The lesson printed these numbers rounded, so each must match to half a unit in the last digit "
-               "it printed.",
-    "statistical": "A measured average moves a little from run to run, so each is allowed a distance from the "
-                   "expected value that a correct run exceeds by chance less than once in {runs} runs; beyond "
-                   "it, the claim fails.",
-    "rounding": "Floating-point arithmetic rounds, so sums and differences may miss the exact value by the "
-                "rounding of the arithmetic, and by no more.",
-    "exact": "Shapes, orderings and counts must match exactly.",
-}
-
-
-def plain_tolerance(checks: Sequence[Check], alpha_family: float) -> str:
-    """The plain sentences for the kinds of tolerance a claim's checks use, in a fixed order."""
-    bases = {"statistical" if c.basis == "derived" else c.basis for c in checks}
-    return " ".join(PLAIN_TOLERANCE[b].format(runs=f"{1 / alpha_family:,.0f}")
-                    for b in PLAIN_TOLERANCE if b in bases)
-
-
-def why_not_per_draw(checks: Sequence[Check]) -> str:
-    """Why a claim holds on average and not per draw, in words, from its checks: its checks of averages
-    hold, and its literal single-draw check says what share of single draws show the lesson's statement."""
-    literal = [c for c in checks if c.verdict == NOT_PER_DRAW]
-    others = [c for c in checks if c.verdict != NOT_PER_DRAW]
-    if not literal:
-        return ""
-    c = literal[0]
-    n = re.search(r"\bn=(\d+)", c.parameters)
-    draws = f" of {int(n.group(1)):,} single draws" if n else " of single draws"
-    held = sum(o.verdict == HOLDS for o in others)
-    held_text = f"all {held} of its checks" if held == len(others) else f"{held} of its {len(others)} checks"
-    share = (f"only {c.measured:.0%}{draws} show it ({c.check}), where the statement taken per draw would need "
-             f"{c.expected:.0%}" if 0 <= c.measured <= 1 and c.expected == 1 else
-             f"{c.check} measured {shown(c.measured, unit_of(c))} where it would need "
-             f"{shown(c.expected, unit_of(c))}")
-    return (f"{held_text[0].upper() + held_text[1:]} on averages over many draws hold, as the lesson claims; the "
-            f"lesson's literal statement is about one draw, and {share}: one draw need not show what the "
-            "average does.")
 
 
 @dataclass
@@ -194,6 +183,9 @@ class ClaimView:
     see_also: list[FigureView] = field(default_factory=list)  # drawn in an earlier section
     plain: str = ""  # the tolerance in plain words, before its statistics
     why: str = ""  # why the verdict is what it is, in words, where it is not simply "holds" or "fails"
+    opening: dict = field(default_factory=dict)  # the lesson's words, this run's number, the verdict (claim_text)
+    reason: tuple[str, str | None] = ("", None)  # its own derivation, and the claim whose shared one it refers to
+    notes: list[str] = field(default_factory=list)  # notes of many rows, said once beneath the table
 
 
 def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
@@ -215,22 +207,27 @@ def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence
 
 def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[str, FigureView]) -> list[ClaimView]:
     """One view per claim of the registry, in its order, with its checks sorted closest-to-failing first."""
-    views = []
+    claims = list(claims)
+    views, reasons = [], shared_derivations(claims)
     for claim in claims:
         checks = [c for c in decision.checks if c.claim == claim.id]
         verdict = claim_verdict(checks) if checks else NOT_MEASURED
         # closest to failing first, those whose verdict is the claim's before the others (verdicts.shown_first)
         checks.sort(key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
         rows = [check_row(c, decision.k) for c in checks]
+        notes = repeated_notes([r.note for r in rows])
+        rows = [replace(r, note="") if note_key(r.note) in notes else r for r in rows]
         split = SHOW_FIRST if len(rows) > FOLD_ABOVE else len(rows)
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
-            describe(checks[0], rule=False) if checks else "no checks",
+            described(checks[0]) if checks else "no checks",
             sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
             plain_tolerance(checks, decision.alpha_family),
-            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(verdict, lambda _: "")(checks)))
+            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: lambda cs: why_not_here(cs, at_unit)}.get(
+                verdict, lambda _: "")(checks),
+            opening(claim, verdict, checks), reasons[claim.id], notes))
     return views
 
 
@@ -280,22 +277,40 @@ def solutions_view(path: str | Path) -> list[dict]:
             elif item == "error":
                 part["error"] = detail
             else:
-                part["checks"].append({"claim": row["claim"], "what": item, "ok": verdict == "ok", "detail": detail})
+                part["checks"].append({"claim": row["claim"], "what": item, "ok": verdict == "ok",
+                                       "detail": powers_written(detail)})
     for part in parts.values():  # notes on the file as a whole (what of it did not run), no verdict: nothing fails
         if part["name"] == "file" and not part["verdict"]:
             part.update(verdict="notes", passed=True)
     return list(parts.values())
 
 
+def graded_seed(parts: Sequence[dict]) -> int | None:
+    """The seed a learner's file was graded with, as its checks name it ("seed N, d_k = ..."); None if none does."""
+    for part in parts:
+        for c in part["checks"]:
+            m = re.match(r"seed (\d+),", c["what"])
+            if m:
+                return int(m.group(1))
+    return None
+
+
+def regrade_command(path: str, seed: int | None) -> str:
+    """The command that grades a file again as the report's grade did (the same seed: the same inputs)."""
+    return f"sdpa-lab grade {path}" + (f" --seed {seed}" if seed is not None else "")
+
+
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
-                  calibration: Mapping | None = None, class_overview: Mapping | None = None) -> str:
+                  calibration: Mapping | None = None, class_overview: Mapping | None = None,
+                  graded: Mapping | None = None) -> str:
     """The report's HTML: summary (with a line on a class if graded, sdpa_lab.grading.gradebook.overview, and a
     link to its own page), one section per claim (registry order), a learner's solutions if graded
     (solutions_view), further figures, provenance.
 
     `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
-    quoted with a link to reports/calibration.html; None when no study has been run.
+    quoted with a link to reports/calibration.html; None when no study has been run. `graded`: the learner's file
+    and the command that grades it again ({"file", "command"}), named in the learner's section.
     """
     claims = list(claims if claims is not None else registry().values())
     figures = figure_views(pngs, decision.k, [c.id for c in claims])
@@ -307,7 +322,7 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
         per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
         solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views},
         claim_verdicts={cv.claim.id: cv.verdict for cv in views}, calibration=calibration,
-        class_overview=class_overview)
+        class_overview=class_overview, graded=graded)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
@@ -327,7 +342,8 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
                  benchmarks: Iterable[str | Path] = (), repo_dir: str | Path = ".",
                  solutions: str | Path | None = None, grades: Iterable[str | Path] = ()) -> Decision:
     """Write the report to `out` from the claims decided in `results_dir`/claims.csv and the CSVs beside it
-    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too;
+    (refusing results of another config); with `solutions` (results/solutions.csv), a "Your solutions" section too,
+    right after the summary, naming config `solutions` and the command that grades it again;
     with a class's `grades` (their JSON records), a summary line linking the class overview, reports/class.html."""
     results = Results(results_dir)
     refuse_stale(results, dict(config))
@@ -335,7 +351,11 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     pngs = {name: (Path(figures_dir) / f"{name}.png").read_bytes()
             for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
     prov = provenance(config, benchmarks, repo_dir, recorded_seeds(results))
-    graded = solutions_view(solutions) if solutions is not None else None
+    parts = solutions_view(solutions) if solutions is not None else None
+    graded = None
+    if parts is not None and config.get("solutions"):
+        seed = config.get("grading_seed", graded_seed(parts))
+        graded = {"file": str(config["solutions"]), "command": regrade_command(str(config["solutions"]), seed)}
     # The calibration study's tables, if `snakemake calibration` has made them: read, never a rule input.
     calibration = main_report_summary(Path(results_dir) / "calibration")
     grades = list(grades)
@@ -344,6 +364,6 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
         from sdpa_lab.grading.gradebook import overview, read_records, rubric
 
         class_overview = overview(read_records(grades), rubric(config.get("grading_points")))
-    write_text(render_report(decision, pngs, prov, solutions=graded, calibration=calibration,
-                             class_overview=class_overview), out)
+    write_text(render_report(decision, pngs, prov, solutions=parts, calibration=calibration,
+                             class_overview=class_overview, graded=graded), out)
     return decision

@@ -1,4 +1,5 @@
-"""What both reports render with: the Jinja2 environment of the package's templates, number formatting,
+"""What both reports render with: the Jinja2 environment of the package's templates, number formatting (one
+formatter, number(), for every number on a page),
 and figures embedded as PNG data URIs. A leaf: the main report (sdpa_lab.report.html) and the
 calibration report (sdpa_lab.calibration.report) import it, and it imports neither.
 """
@@ -6,22 +7,11 @@ calibration report (sdpa_lab.calibration.report) import it, and it imports neith
 from __future__ import annotations
 
 import base64
-import math
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from sdpa_lab.numbers import at_unit, num, number  # noqa: F401  (the report's one formatter, re-exported)
 from sdpa_lab.report.specs import DPI
-
-
-def num(x: float, digits: int = 6) -> str:
-    """A number for a reader: `digits` significant digits, ∞ for infinities, — for not-a-number."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if isinstance(x, float) and math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if float(x) == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    return f"{x:.{digits}g}".replace("-", "−")
 
 
 def png_size(png: bytes) -> tuple[int, int]:
@@ -47,4 +37,5 @@ def environment() -> Environment:
     env = Environment(loader=PackageLoader("sdpa_lab.report", "templates"), autoescape=True,
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["num"] = num
+    env.filters["number"] = number
     return env

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from sdpa_lab.numbers import number
+
 FIGURES_DIR = "reports/figures"
 FORMATS = ("png", "svg")
 WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 px (the report sizes them from DPI)
@@ -18,7 +20,8 @@ WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 
 def band_words(k: float | None) -> str:
     """How the intervals are drawn, for a caption."""
     if k is not None and math.isfinite(k) and k > 0:
-        return f"± {k:.2f} standard errors (k = {k:.2f}: the Bonferroni tolerance this run's statistical checks use)"
+        k_text = number(k, decimals=2, integers=False)
+        return f"± {k_text} standard errors (k = {k_text}: the Bonferroni tolerance this run's statistical checks use)"
     return "± 1.96 standard errors (95% intervals)"
 
 

@@ -1,0 +1,71 @@
+"""The one way numbers are written on the report's pages (number()), and the helpers that ask it for a number to
+a unit's digits or to significant digits. A leaf: the claims' verdicts and the report both use it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+SMALL = 1e-3  # below this (and from LARGE up) a number is written with its power of ten
+LARGE = 1e15
+
+
+def number(x: float | None, digits: int | None = None, decimals: int | None = None, integers: bool = True) -> str:
+    """Every number on the report's pages, one way: `digits` significant digits, or `decimals` fixed decimals;
+    thousands separated by commas; below 0.001 or from 10^15 up, as m × 10ⁿ with the digits that carry meaning;
+    true minus signs, ∞ for infinities, — for none or not-a-number. An exact integer is written whole (with
+    `integers`), whatever the digits asked."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    x = float(x)
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if decimals is None and digits is None:
+        digits = 6
+    if integers and x == int(x) and abs(x) < LARGE:
+        return f"{int(x):,}".replace("-", "−")
+    if x == 0:
+        return f"{0:.{decimals or 0}f}"
+    e = math.floor(math.log10(abs(x)))
+    if decimals is not None and e + 1 + decimals > 10:  # more digits than any measurement here carries
+        decimals, digits = None, 6
+    if abs(x) < SMALL or abs(x) >= LARGE:
+        sig = digits if digits is not None else max(2, e + decimals + 1)
+        mantissa, _, power = f"{x:.{sig - 1}e}".partition("e")
+        if digits is not None and "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return f"{mantissa} × 10{str(int(power)).translate(SUPERSCRIPT)}".replace("-", "−")
+    if decimals is not None:
+        return f"{x:,.{decimals}f}".replace("-", "−")
+    text = f"{x:,.{max(0, digits - 1 - e)}f}"
+    if "." in text:  # significant digits: trailing zeros carry none
+        text = text.rstrip("0").rstrip(".")
+    return text.replace("-", "−")
+
+
+def num(x: float | None, digits: int = 6) -> str:
+    """A number for a reader to `digits` significant digits (number())."""
+    return number(x, digits=digits)
+
+
+def at_unit(x: float | None, unit: float) -> str:
+    """x to the digits that mean something next to `unit` (its standard error or tolerance): the unit's first two
+    significant digits' decimals, an integer too (3.00 next to 0.1); 6 significant digits where there is no unit
+    (number())."""
+    if unit > 0 and math.isfinite(unit):
+        return number(x, decimals=max(0, 1 - math.floor(math.log10(unit))), integers=False)
+    return number(x, digits=6)
+
+
+POWER_OF_TEN = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[-+]?\d+\b")
+
+
+def powers_written(text: str) -> str:
+    """Text made elsewhere (a check's note, from claims.csv) with its numbers in Python's 1.5e-06 written the
+    one way (number(), to the digits they were written with)."""
+    def one(m: re.Match) -> str:
+        mantissa = m.group(0).split("e")[0].lstrip("-")
+        return number(float(m.group(0)), digits=len(mantissa.replace(".", "").lstrip("0")) or 1)
+    return POWER_OF_TEN.sub(one, text)

@@ -1,0 +1,91 @@
+"""One formatter for every number on the report's pages (sdpa_lab.numbers.number), and a replication check shown
+to the digit that decides it."""
+
+from __future__ import annotations
+
+import math
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sdpa_lab import claims as C
+from sdpa_lab.claims.model import printed as printed_check
+from sdpa_lab.numbers import number, powers_written
+from sdpa_lab.report import html as H
+
+from tests.report import test_html as T
+
+decision, report_html, section = T.decision, T.report_html, T.section  # its fixtures, shared
+
+SUPERSCRIPTS = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
+FIXED = re.compile(r"−?\d{1,3}(,\d{3})*(\.\d+)?")
+POWER = re.compile(r"−?\d(\.\d+)? × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+
+
+def value(text: str) -> float:
+    """A formatted number read back."""
+    text = text.replace("−", "-").replace(",", "")
+    if " × 10" in text:
+        mantissa, power = text.split(" × 10")
+        return float(f"{mantissa}e{power.translate(SUPERSCRIPTS)}")
+    return float(text)
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e30, max_value=1e30)
+
+
+@given(finite, st.integers(1, 8))
+def test_a_number_reads_back_to_its_significant_digits(x, digits):
+    text = number(x, digits=digits)
+    if x != 0 and not (x == int(x) and abs(x) < 1e15):  # exact integers are written whole
+        assert math.isclose(value(text), x, rel_tol=0.51 * 10.0 ** (1 - digits))
+
+
+@given(finite, st.integers(0, 6))
+def test_one_notation_per_size(x, decimals):
+    """Thousands separated, a power of ten below 0.001 and from 10^15 up, and never Python's 1e-05."""
+    for text in (number(x), number(x, decimals=decimals), number(x, digits=3)):
+        assert "e" not in text and "-" not in text
+        small_or_large = x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e15)
+        assert (POWER if small_or_large else FIXED).fullmatch(text), (x, text)
+
+
+def test_the_issues_three_pairs_are_written_one_way():
+    assert (number(1036.0), number(1027.36, digits=5)) == ("1,036", "1,027.4")
+    assert (number(2.8e-05, digits=2), number(0.00019, digits=2)) == ("2.8 × 10⁻⁵", "1.9 × 10⁻⁴")
+    assert (number(49.1, decimals=1, integers=False), number(57.76, decimals=1, integers=False)) == ("49.1", "57.8")
+    assert number(0.0, decimals=4, integers=False) == "0.0000" and number(float("nan")) == "—"
+
+
+def printed(measured: float, value: float, decimals: int) -> C.Check:
+    return printed_check("A2", "raw score", "key=5", measured, value, decimals, "lesson_forward.csv")
+
+
+def test_a_replication_check_shows_the_measured_value_two_digits_past_the_printed_one():
+    """24.285110937 against the printed 24.29 reads 24.2851 (not 24.285, which looks like the edge); so in the
+    terminal and on the page."""
+    c = printed(24.285110937, 24.29, 2)
+    assert C.describe(c, rule=False) == "raw score [key=5]: measured 24.2851 within 24.29 ± 0.005 (margin 0.98)"
+    row = H.check_row(c, 4.8)
+    assert (row.measured, row.expected, row.tolerance) == ("24.2851", "24.29", "± 0.005")
+    c = printed(0.291482, 0.291, 3)
+    assert C.describe(c, rule=False).startswith("raw score [key=5]: measured 0.29148 within 0.291 ± 0.0005")
+    assert H.described(c) == "raw score [key=5]: measured 0.29148 within 0.291 ± 5 × 10⁻⁴ (margin 0.96)"
+
+
+def test_every_replication_row_of_the_report_shows_the_extra_digits(decision, report_html):
+    """Each printed check's measured value on the page has two decimals more than the lesson printed."""
+    for c in decision.checks:
+        if c.basis != "printed":
+            continue
+        row = H.check_row(c, decision.k)
+        printed_decimals = len(row.expected.partition(".")[2])
+        shown = row.measured.partition(".")[2]
+        assert "×" in row.measured or len(shown) == printed_decimals + 2, (c.check, row.measured, row.expected)
+        assert f"<strong>{row.measured}</strong>" in section(report_html, c.claim)
+
+
+def test_numbers_in_notes_made_elsewhere_are_written_the_one_way():
+    assert powers_written("Monte Carlo SE 3.5e-07, bounded; 4e-05 and 1.25e+20; d_k=1e3x, 12.5") == \
+        "Monte Carlo SE 3.5 × 10⁻⁷, bounded; 4 × 10⁻⁵ and 1.25 × 10²⁰; d_k=1e3x, 12.5"
