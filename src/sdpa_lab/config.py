@@ -175,6 +175,15 @@ def resolve(node: Any, root: Mapping) -> dict:
     return node if isinstance(node, dict) else {}
 
 
+def choices(node: Mapping) -> list | None:
+    """The named choices a setting takes: its `enum` of strings, or False and True for a boolean; None for any
+    other setting (a number, a list, free text)."""
+    if node.get("type") == "boolean":
+        return [False, True]
+    enum = node.get("enum")
+    return list(enum) if enum and all(isinstance(c, str) for c in enum) else None
+
+
 def build(node: Any, root: Mapping, leaf: Callable[[dict, str], Any], array: Callable[[dict, Callable[[], Any]], list],
           keep: Callable[[dict], bool] | None = None, name: str = "") -> Any:
     """A value of the shape schema `node` describes, the one walk of the schema: a mapping of the settings `keep`
@@ -203,13 +212,29 @@ def describe(path, root: dict | None = None) -> str:
 
 
 def widest_config(root: dict | None = None) -> dict:
-    """Every setting with every list at its longest (maxItems, its entries repeated) and every number at its
-    maximum (other values at their defaults): as many rows as any config the schema accepts makes
+    """Every setting with every list at its longest (maxItems, its entries repeated; a list of distinct named
+    choices holds them all) and every number at its maximum (a named choice at its longest, other values at
+    their defaults): as many rows as any config the schema accepts makes
     (sdpa_lab.results bounds a CSV's size by it when no config is given). Not a config to run: its lists
     repeat their entries."""
     root = load_schema() if root is None else root
-    return build(root, root, lambda node, _: node.get("maximum", node.get("exclusiveMaximum", node.get("default"))),
-                 lambda node, item: [item()] * node["maxItems"])
+    return build(root, root, _widest, lambda node, item: _longest(node, item, root))
+
+
+def _widest(node: dict, _: str) -> Any:
+    """A leaf at its widest: a number at its maximum, a named choice at its longest, another at its default."""
+    options = choices(node)
+    if options and isinstance(options[0], str):
+        return max(options, key=len)
+    return node.get("maximum", node.get("exclusiveMaximum", node.get("default")))
+
+
+def _longest(node: dict, item: Callable[[], Any], root: Mapping) -> list:
+    """A list at its longest: maxItems entries, or, of distinct named choices, every choice (up to maxItems)."""
+    options = choices(resolve(node["items"], root))
+    if node.get("uniqueItems") and options is not None:
+        return options[:node["maxItems"]]
+    return [item()] * node["maxItems"]
 
 
 def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
@@ -237,6 +262,8 @@ def _lines(err: jsonschema.ValidationError, root: dict) -> list[str]:
     elif err.validator == "uniqueItems":
         seen = [v for i, v in enumerate(value) if v in value[:i]]
         msg = f"got {short(value)}, which repeats {short(seen)}; each value must appear once"
+    elif err.validator == "enum":
+        msg = f"got {short(value)}; must be one of {', '.join(short(choice) for choice in bound)}"
     elif err.validator in ("minimum", "maximum"):
         msg = f"got {short(value)}; must be {'at least' if err.validator == 'minimum' else 'at most'} {bound}"
     elif err.validator in ("minItems", "maxItems"):

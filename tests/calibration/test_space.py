@@ -15,7 +15,7 @@ from sdpa_lab.calibration.report import build_report, worst_margins
 from sdpa_lab.calibration.runner import run_batch
 from sdpa_lab.calibration.studies import CORRECT_ARM, check_study
 from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
-from sdpa_lab.config import ConfigError, check_config, load_schema, resolve
+from sdpa_lab.config import ConfigError, check_config, choices, load_schema, resolve
 from sdpa_lab.io import write_csv
 
 from tests.claims.tables import lesson_csvs
@@ -28,10 +28,10 @@ pytestmark = pytest.mark.xdist_group("calibration_space")
 def leaves(value, node, root, path=""):
     """(path, value) of every number a config holds, list items under path[] and list lengths under path#len."""
     node = resolve(node, root)
-    if node["type"] == "object":
+    if node.get("type") == "object":
         for key, v in value.items():
             yield from leaves(v, node["properties"][key], root, f"{path}.{key}")
-    elif node["type"] == "array":
+    elif node.get("type") == "array":
         yield f"{path}#len", len(value)
         for v in value:
             yield from leaves(v, node["items"], root, f"{path}[]")
@@ -40,16 +40,21 @@ def leaves(value, node, root, path=""):
 
 
 def edges(node, root, path=""):
-    """path -> (lowest, highest) value the schema allows, for every number and list length of a config."""
+    """path -> (lowest, highest) value the schema allows, for every number and list length of a config; the choices,
+    for a setting of named choices."""
     node = resolve(node, root)
     out = {}
-    if node["type"] == "object":
+    if node.get("type") == "object":
         for key, prop in node["properties"].items():
             if "default" in prop:  # a setting; the others are optional switches no experiment reads
                 out.update(edges(prop, root, f"{path}.{key}"))
-    elif node["type"] == "array":
-        out[f"{path}#len"] = (node.get("minItems", 0), node["maxItems"])
+    elif node.get("type") == "array":
+        options = choices(resolve(node["items"], root))
+        distinct = len(options) if options is not None and node.get("uniqueItems") else node["maxItems"]
+        out[f"{path}#len"] = (node.get("minItems", 0), min(node["maxItems"], distinct))
         out.update(edges(node["items"], root, f"{path}[]"))
+    elif choices(node) is not None:  # named choices: a list of them, each to be drawn
+        out[path] = choices(node)
     elif "exclusiveMinimum" in node or "exclusiveMaximum" in node:
         lo = node.get("minimum", math.nextafter(node.get("exclusiveMinimum", -math.inf), math.inf))
         hi = node.get("maximum", math.nextafter(node.get("exclusiveMaximum", math.inf), -math.inf))
@@ -68,7 +73,11 @@ def test_every_setting_is_drawn_over_its_whole_range_edges_included():
             seen.setdefault(path, []).append(value)
     bounds = edges(root, root)
     assert set(seen) == set(bounds)  # every setting drawn, and nothing else
-    for path, (lo, hi) in bounds.items():
+    for path, bound in bounds.items():
+        if isinstance(bound, list):  # named choices: every one drawn
+            assert set(seen[path]) == set(bound), path
+            continue
+        lo, hi = bound
         assert min(seen[path]) == lo and max(seen[path]) == hi, path  # both edges reached, none passed
         inside = [v for v in seen[path] if lo < v < hi]
         assert len(set(inside)) > 10 or hi - lo < 20, path  # and the range between them

@@ -1,5 +1,7 @@
 # Decide every claim (sdpa_lab.claims) from the experiment CSVs.
 
+from sdpa_lab.expectation_inputs import expectation_sweep
+
 
 # The finite-d_k expectations the claims compare with (theory, no experiment's output): computed
 # beside the experiments, so the claims job that waits for them all only reads them.
@@ -19,7 +21,8 @@ rule expectations:
         mem_mb=job_mem_mb(150),
         runtime=2,
     params:
-        sweep=sweep_config(),
+        # only the settings the expectations read: a change elsewhere does not rerun them
+        sweep=expectation_sweep(config),
     script:
         "../scripts/compute_expectations.py"
 

@@ -3,9 +3,10 @@
 Four fixed configs do not show that a tolerance holds "at every config the schema accepts". A
 space study (a study file with `space:` instead of `sweep:`) draws its sweeps from the schema
 itself (config.schema.yaml, read here, so a new setting or bound is sampled without an edit):
-every required setting, each integer and number over its whole range, edges included, each list
-of every allowed length, then keeps the configs the cost model (sdpa_lab.workflow_support.cost) puts under a
-budget of CPU seconds per run (an experiment the model leaves out keeps its defaults). The draws come from
+every required setting, each integer and number over its whole range, edges included, each named
+choice (a string enum, a boolean) uniformly, each list of every allowed length, then keeps the configs
+the cost model (sdpa_lab.workflow_support.cost) puts under a budget of CPU seconds per run (an
+experiment the model leaves out keeps its defaults). The draws come from
 Python's `random.Random` with the space's seed (the same Mersenne Twister stream on every platform and
 version), so the same study file gives the same configs, and the same batches the same bytes.
 
@@ -21,7 +22,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from sdpa_lab.config import ConfigError, build, config_errors, load_schema, resolve
+from sdpa_lab.config import ConfigError, build, choices, config_errors, load_schema, resolve
 from sdpa_lab.workflow_support import cost
 
 # The chance that a bounded setting takes exactly its lower bound, and exactly its upper bound (each): the
@@ -86,11 +87,15 @@ def _number(rng: random.Random, node: Mapping) -> float:
     return min(high_edge, max(low_edge, math.exp(rng.uniform(a, math.log(hi)))))
 
 
-def _array(rng: random.Random, node: Mapping, item: Callable[[], Any]) -> list:
-    """A list of entries item() draws, of a length drawn by _size: unique ones if the node asks for that."""
-    n = _size(rng, node.get("minItems", 0), node["maxItems"])
+def _array(rng: random.Random, node: Mapping, item: Callable[[], Any], options: list | None) -> list:
+    """A list of entries item() draws, of a length drawn by _size: unique ones if the node asks for that (then
+    at most as many as there are `options`, the entries' named choices, when they have them)."""
+    most = node["maxItems"]
+    if node.get("uniqueItems") and options is not None:
+        most = min(most, len(options))
+    n = _size(rng, node.get("minItems", 0), most)
     out: list = []
-    while len(out) < n:  # every item space here is far larger than maxItems: the loop ends
+    while len(out) < n:  # n is at most the number of distinct entries: the loop ends
         value = item()
         if not node.get("uniqueItems") or value not in out:
             out.append(value)
@@ -103,7 +108,9 @@ def _is_setting(prop: Mapping) -> bool:
     return "default" in prop
 
 
-def _drawn(rng: random.Random, node: Mapping, name: str) -> int | float:
+def _drawn(rng: random.Random, node: Mapping, name: str) -> Any:
+    if (options := choices(node)) is not None:
+        return rng.choice(options)  # named choices have no order to favour edges of: uniform
     kind = node.get("type")
     if kind == "integer":
         return _integer(rng, node, name)
@@ -114,12 +121,20 @@ def _drawn(rng: random.Random, node: Mapping, name: str) -> int | float:
 
 def draw_value(rng: random.Random, node: Mapping, root: Mapping, name: str = "") -> Any:
     """A value the schema node accepts, drawn from `rng`: every setting with a default (those without one are
-    optional switches no experiment reads), integers and numbers over their whole range."""
-    return build(node, root, lambda leaf, key: _drawn(rng, leaf, key), lambda array, item: _array(rng, array, item),
-                 _is_setting, name)
+    optional switches no experiment reads), integers and numbers over their whole range, named choices
+    (a string enum, a boolean) uniformly."""
+    return build(node, root, lambda leaf, key: _drawn(rng, leaf, key),
+                 lambda array, item: _array(rng, array, item, _entry_choices(array, root)), _is_setting, name)
 
 
-def _lowest(node: Mapping, name: str) -> int | float:
+def _entry_choices(array: Mapping, root: Mapping) -> list | None:
+    """The named choices a list's entries take (config.choices), or None."""
+    return choices(resolve(array["items"], root))
+
+
+def _lowest(node: Mapping, name: str) -> Any:
+    if (options := choices(node)) is not None:
+        return options[0]
     kind = node.get("type")
     if kind == "integer":
         return node["minimum"]
@@ -129,8 +144,17 @@ def _lowest(node: Mapping, name: str) -> int | float:
 
 
 def lowest(node: Mapping, root: Mapping) -> Any:
-    """The cheapest value the schema node accepts: every number at its lower edge, every list at its shortest."""
-    return build(node, root, _lowest, lambda array, item: [item()] * array.get("minItems", 0), _is_setting)
+    """The cheapest value the schema node accepts: every number at its lower edge, every named choice at its
+    first, every list at its shortest (of distinct named choices: the first ones)."""
+    return build(node, root, _lowest, lambda array, item: _shortest(array, item, _entry_choices(array, root)),
+                 _is_setting)
+
+
+def _shortest(array: Mapping, item: Callable[[], Any], options: list | None) -> list:
+    """A list at its shortest: minItems of the lowest entry, or of distinct named choices, the first minItems."""
+    if array.get("uniqueItems") and options is not None:
+        return options[:array.get("minItems", 0)]
+    return [item()] * array.get("minItems", 0)
 
 
 def defaults(section: Mapping, root: Mapping) -> dict:

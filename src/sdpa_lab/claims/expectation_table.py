@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from sdpa_lab.expectation_inputs import expectation_sweep
 from sdpa_lab.joblog import job_log
 from sdpa_lab.tables import Rows
 
@@ -17,11 +18,12 @@ EXPECTATION_COLUMNS = {"kind": "str", "statistic": "str", "d_k": "int", "T": "in
 
 def sweep_expectations(sweep: Mapping) -> dict:
     """The finite-d_k expectations the claims ask for on the tables of `sweep`
-    (softmax_saturation.expectations_asked), computed: key -> (mean, Monte Carlo SE), as Results takes them."""
+    (softmax_saturation.expectations_asked), computed: key -> (mean, Monte Carlo SE), as Results takes them.
+    Asked of the settings declared as read (expectation_inputs), so the workflow reruns them when those change."""
     from sdpa_lab.claims.expectations import expectation
     from sdpa_lab.claims.softmax_saturation import expectations_asked
 
-    return {key: expectation(*key) for key in expectations_asked(sweep)}
+    return {key: expectation(*key) for key in expectations_asked(expectation_sweep(sweep))}
 
 
 def expectation_rows(expectations: Mapping) -> Rows:
