@@ -19,6 +19,13 @@ from sdpa_lab.workflow_support import cost
 from tests.conftest import REPO
 from tests.test_config import billion_laughs
 
+
+@pytest.fixture
+def default_config(default_config):
+    """config/config.yaml as the workflow holds it: every section, with the schema's defaults filled in (an
+    experiment added later need not be spelled out in config/config.yaml for the estimate to cost it)."""
+    return check_config(default_config)
+
 YTE = '__use_yte__: true\nseed: ?__import__("pathlib").Path("PWNED").touch() or 20241129\n'
 
 
