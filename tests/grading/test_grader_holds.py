@@ -1,4 +1,4 @@
-"""What the grader holds against (issue 37): a class file that is a link is never read, an odd file name never stops
+"""What the grader holds against: a class file that is a link is never read, an odd file name never stops
 the class, no reference softmax is within the learner's reach, no frame of theirs reaches the grader but their own
 call's answer, and nothing they write goes past a cap.
 

@@ -1,5 +1,5 @@
 """The learner first: with `solutions`, their section comes right after the summary, before the claims, and names
-the graded file and the command that grades it again with the seed the grade used (issue 40 item 4)."""
+the graded file and the command that grades it again with the seed the grade used."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """One legend, kept: "above 1 it fails" in the summary, and a row whose margin is not that failure margin says
-what its margin is, in that row (issue 40 item 3)."""
+what its margin is, in that row."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A claim read in a minute: plain words first (the lesson, this run's number, the verdict), the statistics one
-click away in a <details>, and a shared derivation written once (issue 40 item 1)."""
+click away in a <details>, and a shared derivation written once."""
 
 from __future__ import annotations
 
