@@ -13,9 +13,11 @@ import pytest
 
 from sdpa_lab import claims as C
 from sdpa_lab.io import write_csv
+from sdpa_lab.numbers import at_unit
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
+from sdpa_lab.report.claim_text import PLAIN_TOLERANCE
 from sdpa_lab.report.rendering import png_size
 from sdpa_lab.results import Results
 
@@ -167,7 +169,7 @@ def test_every_claim_has_its_section_with_this_runs_verdict_in_registry_order(de
         verdict = H.claim_verdict(checks)
         assert f"</span> {verdict}</span>" in body.split("</h2>")[0], cid
         closest = max(checks, key=H.closeness)
-        assert H.shown(closest.measured, H.measured_unit(closest)) in body, cid  # the closest check's measured number
+        assert at_unit(closest.measured, H.measured_unit(closest)) in body, cid  # the closest check's measured number
         assert len(re.findall(r"<tr class=\"row-", body)) == len(checks), cid  # every check, once
         for spec in F.figures_for(cid):  # each figure drawn in its first claim, linked from the others
             assert f'id="fig-{spec.name}"' in body or f'href="#fig-{spec.name}"' in body, (cid, spec.name)
@@ -181,7 +183,7 @@ def test_long_check_lists_fold_with_the_closest_first(decision, report_html):
         if len(checks) > H.FOLD_ABOVE:
             shown, folded = body.split("<details", 1)
             assert len(re.findall(r"<tr class=\"row-", shown)) == H.SHOW_FIRST, cid
-            assert H.shown(checks[0].measured, H.measured_unit(checks[0])) in shown, cid
+            assert at_unit(checks[0].measured, H.measured_unit(checks[0])) in shown, cid
         else:
             assert '<details class="more"' not in body, cid
 
@@ -317,8 +319,8 @@ def test_templates_ship_as_package_data(repo):
 
 
 def test_numbers_are_rounded_to_the_digits_their_unit_leaves():
-    assert H.shown(-0.854272, 0.21) == "−0.85" and H.shown(2.22045e-16, 1.55e-15) == "2.2 × 10⁻¹⁶"
-    assert H.shown(1027.36, 4.58) == "1,027.4" and H.shown(3.0, 0.1) == "3.00"
+    assert at_unit(-0.854272, 0.21) == "−0.85" and at_unit(2.22045e-16, 1.55e-15) == "2.2 × 10⁻¹⁶"
+    assert at_unit(1027.36, 4.58) == "1,027.4" and at_unit(3.0, 0.1) == "3.00"
     printed = C.Check("A1", "raw score variance", "d_k=64", "within", 64.249, 64.2485718, "printed", "x.csv",
                       tolerance=0.0005)
     row = H.check_row(printed, 4.8)
@@ -354,7 +356,7 @@ def test_each_tolerance_paragraph_opens_with_a_plain_sentence(report_html):
     for cid in C.registry():
         tolerance = section(report_html, cid).split('<p class="tolerance"><strong>Tolerance:</strong> ')[1]
         plain = tolerance.split('<span class="stats">')[0]
-        assert plain.strip() and any(p.split(",")[0] in plain for p in H.PLAIN_TOLERANCE.values()), cid
+        assert plain.strip() and any(p.split(",")[0] in plain for p in PLAIN_TOLERANCE.values()), cid
 
 
 @WHOLE_RUN

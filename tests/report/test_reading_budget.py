@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from sdpa_lab import claims as C
+from sdpa_lab.numbers import at_unit
 from sdpa_lab.report import claim_text as T
 from sdpa_lab.report import html as H
 
@@ -43,7 +44,7 @@ def test_the_opening_says_what_the_lesson_says_what_was_measured_and_whether_it_
         assert v.opening["lesson"] == v.claim.lesson_says
         assert v.opening["verdict"] == T.verdict_sentence(v.verdict, checks)
         if checks and checks[0].verdict != C.NOT_MEASURED:
-            assert H.shown(checks[0].measured, H.measured_unit(checks[0])) in v.opening["measured"] or \
+            assert at_unit(checks[0].measured, H.measured_unit(checks[0])) in v.opening["measured"] or \
                 v.shown[0].measured in v.opening["measured"], cid
     holding = [c for c in decision.checks if c.claim == "A1"]
     assert T.verdict_sentence(C.HOLDS, holding) == f"It holds: all {len(holding)} checks agree with it."

@@ -41,7 +41,6 @@ from sdpa_lab.claims.verdicts import (
 from sdpa_lab.io import write_text
 from sdpa_lab.numbers import powers_written
 from sdpa_lab.report.claim_text import (
-    PLAIN_TOLERANCE,  # noqa: F401  (the report's plain sentences, read by its tests here)
     note_key,
     opening,
     plain_tolerance,
@@ -77,11 +76,6 @@ RELATION_WORDS = {
     "above": "measured > expected + tolerance",
     "below": "measured < expected − tolerance",
 }
-
-
-def shown(x: float, unit: float) -> str:
-    """A number as the report shows it: to its unit's digits (numbers.at_unit)."""
-    return at_unit(x, unit)
 
 
 def margin_shown(m: float) -> str:
@@ -151,7 +145,7 @@ def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
     margin = "—" if c.basis == "missing" else margin_shown(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    expected_text(c, at_unit), shown(c.measured, measured_unit(c)), *tolerance_text(c, k), margin,
+                    expected_text(c, at_unit), at_unit(c.measured, measured_unit(c)), *tolerance_text(c, k), margin,
                     margin_kind(c), c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
 
 
