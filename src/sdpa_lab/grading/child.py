@@ -2,7 +2,8 @@
 
 A standalone script (standard library and NumPy only: in the sandbox it sees nothing of
 sdpa_lab), run by the grader (sdpa_lab.grading.runner) as
-`python -I -S child.py NUMPY_SITE MEMORY_MIB [HELPERS]` in a scratch folder.
+`python -I -S child.py SITE MEMORY_MIB [HELPERS]` in a scratch folder (SITE: the course's modules,
+sdpa_lab.grading.modules).
 It caps its own address space first, so one large allocation raises MemoryError.
 
 Protocol, in frames on its stdin and stdout: a frame is one JSON line, whose "nbytes" says
@@ -29,8 +30,7 @@ harness nor in its files: its source follows the request of a call that asks for
 call's process reads it from the pipe before any of the learner's code runs and compiles it
 there; the grader starts a fresh harness (in the sandbox: a fresh sandbox) for the first call
 after such calls, so nothing of it is left for the calls that follow. The price: the file runs
-once per call (its top-level code counts within each call's time limit), and a fork costs
-about a millisecond.
+once per call (its top-level code counts within each call's time limit), and a fork per call.
 
 Nothing in a call's process is trusted: the learner's code runs there and may replace any of
 it. The grader validates every frame and decides every verdict from the arrays itself.

@@ -21,14 +21,13 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sdpa_lab.grading.limits import MEMORY_MIB, N_SAMPLES, TIME_LIMIT
+from sdpa_lab.grading.limits import MEMORY_MIB, N_SAMPLES, TIME_LIMIT, UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
 
 if TYPE_CHECKING:
     from sdpa_lab.grading.grade import Grade
 
 # Parse-time light (the Snakefile lists the class with `submissions`): NumPy and the checks load in the jobs.
-UNUSABLE = 2  # sdpa_lab.grading.grade.UNUSABLE: the exit status of a file that could not be used
 SUFFIXES = (".py", ".ipynb")
 LEARNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # a file's stem used as is for its learner id
 SAFE_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]*(~[0-9a-f]+)?"  # every learner id (class.smk's wildcard constraint)

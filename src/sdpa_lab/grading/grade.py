@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sdpa_lab.grading import checks, limits
 from sdpa_lab.grading.files import read_bytes
+from sdpa_lab.grading.limits import UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 from sdpa_lab.grading.source import prepare
@@ -19,7 +20,7 @@ from sdpa_lab.grading.source import prepare
 DEFAULT_TIME_LIMIT = limits.TIME_LIMIT
 DEFAULT_MEMORY_MIB = limits.MEMORY_MIB
 
-PASS, FAIL, UNUSABLE = 0, 1, 2  # exit statuses
+PASS, FAIL = 0, 1  # exit statuses, with UNUSABLE (sdpa_lab.grading.limits)
 ISOLATIONS = ("auto", "sandbox", "none")  # sandbox where it starts / only in a sandbox / a plain process
 
 GRADERS = (

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sdpa_lab.grading.limits import UNUSABLE
+
 # The rubric: points per part, in the order the grader checks them (sdpa_lab.grading.grade.GRADERS).
 # Each part counts the same by default: the lesson asks for each of them.
 RUBRIC: dict[str, float] = {
@@ -28,7 +30,6 @@ RUBRIC: dict[str, float] = {
     "exercise_3": 2.0,
 }
 SETTING = "grading_points"  # the config setting that overrides RUBRIC
-UNUSABLE = 2  # sdpa_lab.grading.grade.UNUSABLE: the exit status of a file that could not be used
 
 
 class RubricError(ValueError):

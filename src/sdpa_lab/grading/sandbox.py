@@ -58,13 +58,6 @@ ENV = {"PATH": "/usr/bin:/bin", "HOME": SCRATCH, "TMPDIR": SCRATCH, "LANG": "C.U
 _serial = itertools.count()
 
 
-def numpy_site() -> Path:
-    """The folder that holds the installed `numpy` package (and its bundled libraries, numpy.libs)."""
-    from importlib.util import find_spec  # finds it without importing it (the Snakefile's parse stays light)
-
-    return Path(find_spec("numpy").origin).resolve().parent.parent
-
-
 def python_runtime() -> tuple[Path, Path]:
     """(the interpreter, its installation prefix): the base Python, not a virtual environment."""
     prefix = Path(sys.base_prefix).resolve()

@@ -32,9 +32,9 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sdpa_lab.grading.child import FUNCTIONS
 from sdpa_lab.grading.modules import COURSE_MODULES, missing_module_hint
 
-FUNCTIONS = ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3")
 MAX_CODE = 2_000_000  # characters of code read from a submission (a lesson's solutions are a few thousand)
 LISTED = 6  # skipped lines named in a note; the rest are counted
 _ASSIGNED_MAGIC = re.compile(r"^[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
