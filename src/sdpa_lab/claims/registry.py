@@ -7,26 +7,17 @@ lesson's sentence each check decides, its tolerance reason and its docs/ page: `
 
 from __future__ import annotations
 
-from sdpa_lab.claims import dot_product_growth, forward_shapes, learning, ranking, replication, softmax_saturation
+from sdpa_lab.claims.dot_product_growth import B1, B2, B3, B4
+from sdpa_lab.claims.forward_shapes import B9
+from sdpa_lab.claims.learning import B10
 from sdpa_lab.claims.model import Claim
+from sdpa_lab.claims.ranking import B6
+from sdpa_lab.claims.replication import A1, A2, A3
+from sdpa_lab.claims.softmax_saturation import B5, B7, B8
 
 # The lesson's order: the replications (A), then the general claims (B) as the lesson states them. A claim of the
 # project's own (not the lesson's) goes after the lesson's claim it extends.
-CLAIMS: tuple[Claim, ...] = (
-    replication.A1,
-    replication.A2,
-    replication.A3,
-    dot_product_growth.B1,
-    dot_product_growth.B2,
-    dot_product_growth.B3,
-    dot_product_growth.B4,
-    softmax_saturation.B5,
-    ranking.B6,
-    softmax_saturation.B7,
-    softmax_saturation.B8,
-    forward_shapes.B9,
-    learning.B10,
-)
+CLAIMS: tuple[Claim, ...] = (A1, A2, A3, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10)
 
 
 def registry() -> dict[str, Claim]:
