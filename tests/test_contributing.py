@@ -31,3 +31,26 @@ def test_the_toy_rule_passes_snakefmt_as_ci_runs_it():
 
 def test_the_toy_module_parses():
     ast.parse(block("python", "def temperature_tables("))
+
+
+def test_the_toy_claim_is_declared_once_and_quotes_its_sentence_by_its_checks_name():
+    """The guide's claim, run as written: its Claim makes checks whose names key the sentence they decide."""
+    import math
+    from itertools import pairwise
+
+    import pandas as pd
+
+    from sdpa_lab.claims.model import Check, Claim, statistical
+    from sdpa_lab.results import Results
+
+    names = {"math": math, "pairwise": pairwise, "Check": Check, "Claim": Claim, "Results": Results,
+             "statistical": statistical}
+    exec(block("python", "X1 = Claim("), names)  # noqa: S102 (the guide's own code)
+    x1 = names["X1"]
+    table = pd.DataFrame([{"temperature": tau, "statistic": stat, "value": value}
+                          for tau, mean in ((0.5, 1.0), (1.0, 1.5), (2.0, 1.9))
+                          for stat, value in (("mean", mean), ("se", 0.01))])
+    checks = x1.decide(Results("mem", {"temperature.csv": table}))
+    assert [c.parameters for c in checks] == ["temperature=0.5->1", "temperature=1->2"]
+    assert all(x1.sentence(c.check) == names["_SHARPNESS"] for c in checks)
+    assert x1.page.startswith("docs/claims/") and x1.tolerance_reason

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims.forward_shapes import decide_b9, output_bound
+from sdpa_lab.claims.registry import lesson_sentence
 from sdpa_lab.results import Results
 
 from tests.claims.tables import by_key, forward_table
@@ -110,3 +111,15 @@ def test_the_output_bound_covers_float32_rounding(seed, T_k, d_k, spread):
     out64 = (e64 / e64.sum()) @ V
     bound = output_bound(T_k, d_k, "float32", float(np.abs(K * q).sum(axis=1).max()), float(np.abs(V).max()), True)
     assert np.max(np.abs(out32 - out64)) <= bound
+
+
+def test_b9_quotes_the_formula_for_its_output_and_the_shapes_sentence_for_its_shapes():
+    """On a forward where every dimension differs, the output's check decides the lesson's formula sentence
+    (softmax(QK^T / sqrt(d_k)) V), the shape checks its shapes sentence, the row checks its rows sentence."""
+    checks = decide_b9(Results("mem", {"forward_shape.csv": forward_table(B=2, T=5, d=4, T_k=7, d_v=2)}))
+    quoted = {c.check: lesson_sentence("B9", c.check) for c in checks}
+    assert set(quoted) == {WEIGHTS_AXES, OUTPUT_AXES, OUTPUT, "smallest weight is non-negative",
+                           "largest |row sum - 1|"}
+    assert "\\text{softmax}" in quoted[OUTPUT] and "Shapes" not in quoted[OUTPUT]
+    assert quoted[WEIGHTS_AXES].startswith("Shapes:") and quoted[OUTPUT_AXES] == quoted[WEIGHTS_AXES]
+    assert quoted["largest |row sum - 1|"].startswith("After this, every row is non-negative and sums to 1")

@@ -118,15 +118,17 @@ def test_every_claim_in_the_inventory_is_registered():
 
 @WHOLE_RUN
 def test_every_check_quotes_the_lesson_sentence_it_decides(decision, tmp_path):
-    """Every check a run makes, decided or not measured, has the lesson's sentence it decides in the registry (a
-    check decides that sentence and nothing more), and the registry quotes no sentence for a check no run makes."""
+    """Every check a run makes, decided or not measured, has the lesson's sentence it decides in its claim's
+    declaration (a check decides that sentence and nothing more), and no claim quotes a sentence for a check no run
+    makes."""
     narrow = copy.deepcopy(TINY_CONFIG)  # one d_k everywhere: the checks that need two say they are not measured
     for section in ("variance", "entropy_sweep", "ranking_invariance", "gradient"):
         narrow[section]["d_k"] = [4]
     narrow["learning"]["d_k"] = [2]
     checks = [*decision.checks, *C.decide(write_run(tmp_path, narrow)).checks]
     assert any(c.verdict == C.NOT_MEASURED for c in checks)
-    assert {(c.claim, c.check) for c in checks} == set(C.LESSON_SENTENCES)
+    quoted = {(claim.id, check) for claim in C.CLAIMS for check in claim.sentences}
+    assert {(c.claim, c.check) for c in checks} == quoted
     for c in checks:
         assert C.lesson_sentence(c.claim, c.check).strip(), (c.claim, c.check)
 

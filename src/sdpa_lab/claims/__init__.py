@@ -5,11 +5,11 @@
   back (`write_claims`, `read_claims`);
 - `standard_errors`: the Bonferroni k and the standard errors the statistical checks use;
 - `lesson_numbers`: the numbers the lesson printed;
-- the decisions, grouped as the lesson groups the claims: `replication` (A1-A3),
-  `dot_product_growth` (B1-B4), `softmax_saturation` (B5, B7, B8), `ranking` (B6),
+- the claims, each declared once beside its decide function (its words, the lesson's sentence each check
+  decides, its tolerance reason, its docs/claims/ page), grouped as the lesson groups them: `replication`
+  (A1-A3), `dot_product_growth` (B1-B4), `softmax_saturation` (B5, B7, B8), `ranking` (B6),
   `forward_shapes` (B9), `learning` (B10);
-- `registry`: every claim in the lesson's order (`CLAIMS`), and the lesson's sentence each check decides
-  (`LESSON_SENTENCES`, `lesson_sentence`);
+- `registry`: every claim in the lesson's order (`CLAIMS`), and `lesson_sentence`;
 - `verdicts`: how verdicts are shown, for the checker and the report.
 """
 
@@ -27,12 +27,12 @@ from sdpa_lab.claims.model import (
     Claim,
     Decision,
 )
-from sdpa_lab.claims.registry import CLAIMS, LESSON_SENTENCES, lesson_sentence, registry
+from sdpa_lab.claims.registry import CLAIMS, lesson_sentence, registry
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
 from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe, summary
 
 __all__ = [
-    "ALPHA_FAMILY", "CLAIMS", "CONTRADICTED", "FAILS", "HOLDS", "INCONCLUSIVE", "LESSON_SENTENCES", "NOT_HERE",
+    "ALPHA_FAMILY", "CLAIMS", "CONTRADICTED", "FAILS", "HOLDS", "INCONCLUSIVE", "NOT_HERE",
     "NOT_MEASURED", "NOT_PER_DRAW", "RELATIONS", "Check", "Claim", "Decision", "bonferroni_k", "claim_verdict",
     "closeness", "decide", "decide_checked", "describe", "lesson_sentence", "read_claims", "registry", "summary",
     "variance_se", "write_claims",

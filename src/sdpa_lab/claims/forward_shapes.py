@@ -10,8 +10,22 @@ import math
 
 import numpy as np
 
-from sdpa_lab.claims.model import Check, exact, mismatched_axes
+from sdpa_lab.claims.model import Check, Claim, exact, mismatched_axes
 from sdpa_lab.results import Results
+
+PAGE = "docs/claims/forward-shapes.md"
+
+# The checks, each named once: the name makes the check and keys the lesson's sentence it decides.
+WEIGHTS_AXES = "axes of the weights whose size differs from (B, T_q, T_k)"
+OUTPUT_AXES = "axes of the output whose size differs from (B, T_q, d_v)"
+NON_NEGATIVE, ROW_SUM = "smallest weight is non-negative", "largest |row sum - 1|"
+OUTPUT = "largest |output - softmax(Q K^T / sqrt(d_k)) V| (an independent reference)"
+
+# The lesson's sentences the checks decide, verbatim: the shapes' for the shapes, the formula's for the output.
+_ROWS = "After this, every row is non-negative and sums to 1: these are the attention weights, still (B, T, T)."
+_SHAPES = "Shapes: $Q, K, V$ are (B, T, d_k); $QK^\\top$ and the weights are (B, T, T); the output is (B, T, d_k)"
+_FORMULA = ("$\\text{Attention}(Q, K, V) = \\text{softmax}\\!\\left(\\frac{QK^\\top}{\\sqrt{d_k}}\\right) V$, four "
+            "steps: score, scale, normalize, average")
 
 
 def _eps(dtype: str) -> float:
@@ -57,16 +71,16 @@ def decide_b9(R: Results) -> list[Check]:
         where = {"B": B, "T": T, "d_k": d, "T_k": T_k, "d_v": d_v, "dtype": dtype}
         weights = [R.value(src, **where, quantity=q) for q in ("weights_B", "weights_T_q", "weights_T_k")]
         output = [R.value(src, **where, quantity=q) for q in ("output_B", "output_T", "output_d")]
-        out.append(exact("B9", "axes of the weights whose size differs from (B, T_q, T_k)", p,
+        out.append(exact("B9", WEIGHTS_AXES, p,
                          mismatched_axes(weights, (B, T, T_k)), 0, src, cell=weights[0].cell))
-        out.append(exact("B9", "axes of the output whose size differs from (B, T_q, d_v)", p,
+        out.append(exact("B9", OUTPUT_AXES, p,
                          mismatched_axes(output, (B, T, d_v)), 0, src, cell=output[0].cell))
         # forward_shape.csv also records whether the forward kept the input dtype: the package's promise (tested
         # with the attention), not the lesson's, whose own forward runs float32 input in float64; not decided here
-        out.append(exact("B9", "smallest weight is non-negative", p,
+        out.append(exact("B9", NON_NEGATIVE, p,
                          R.value(src, **where, quantity="min_weight"), 0, src, relation="not below"))
         err = R.value(src, **where, quantity="max_row_sum_error")
-        out.append(Check("B9", "largest |row sum - 1|", p, "not above", 0.0, float(err), "rounding",
+        out.append(Check("B9", ROW_SUM, p, "not above", 0.0, float(err), "rounding",
                          src, tolerance=_row_sum_bound(T_k, dtype), cell=err.cell))
         # the output against the reference of the float64 inputs, which rounds too: both bounds (and, for another
         # dtype, the inputs' cast to it)
@@ -74,7 +88,22 @@ def decide_b9(R: Results) -> list[Check]:
         err = R.value(src, **where, quantity="max_output_error")
         bound = (output_bound(T_k, d, dtype, *sizes, cast=dtype != "float64")
                  + output_bound(T_k, d, "float64", *sizes))
-        out.append(Check("B9", "largest |output - softmax(Q K^T / sqrt(d_k)) V| (an independent reference)", p,
-                         "not above", 0.0, float(err), "rounding", src, tolerance=bound, cell=err.cell,
+        out.append(Check("B9", OUTPUT, p, "not above", 0.0, float(err), "rounding", src, tolerance=bound, cell=err.cell,
                          note=f"largest |q| |k| {sizes[0]:.3g}, largest |v| {sizes[1]:.3g}"))
     return out
+
+
+B9 = Claim(
+    "B9", "Softmax rows are distributions; the forward's shapes and output",
+    "For any B, T, d_k, the forward maps (B, T, d_k) to weights (B, T, T) and output (B, T, d_k), every weight row is "
+    "non-negative and sums to 1 up to rounding, and the output is softmax(Q K^T / sqrt(d_k)) V. Decided on the "
+    "lesson's shapes and on forwards where every dimension differs (T_q != T_k, d_v != d_k): only there can the "
+    "checks tell the scale's sqrt(d_k) from sqrt(d_v), or the axes of Q from those of K.",
+    "every row is non-negative and sums to 1; shapes (B, T, d_k) -> (B, T, T) -> (B, T, d_k); "
+    "Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V",
+    "The Full Formula, Piece by Piece", ("forward_shape.csv",),
+    "Shapes exactly. Row sums within (T_k + 1) machine epsilons, a worst-case rounding bound at every T. The output "
+    "within a worst-case rounding bound of a float64 reference written apart from the attention (Higham's gamma_n "
+    "for each sum of n terms), from the largest |q| |k| and |v| measured",
+    decide_b9, sentences={WEIGHTS_AXES: _SHAPES, OUTPUT_AXES: _SHAPES, NON_NEGATIVE: _ROWS, ROW_SUM: _ROWS,
+                          OUTPUT: _FORMULA}, page=PAGE)

@@ -8,13 +8,23 @@ import math
 
 import numpy as np
 
-from sdpa_lab.claims.model import Check, missing, statistical
+from sdpa_lab.claims.model import Check, Claim, missing, statistical
 from sdpa_lab.claims.standard_errors import paired_proportion_se
 from sdpa_lab.results import Results, ResultsError
 
+PAGE = "docs/claims/learning.md"
+
+# The checks, each named once: the name makes the check and keys the lesson's sentence it decides.
+GAP_TREND = "slope of scaled minus unscaled success fraction vs log d_k over the wide heads"  # when not measured
+GAP_TREND_PAIRED = GAP_TREND + " (paired, best learning rate each)"
+WIDEST_GAP = "scaled minus unscaled success fraction at the widest head"
+
+# The lesson's sentence the checks decide, verbatim.
+_STOPS = "Without it, a self-attention layer stops learning as soon as the head grows wide"
+
 # A head is wide from here: the unscaled scores' spread sqrt(d_k) is at least twice the scaled head's (1). Below
 # it the two heads are nearly the same head (at d_k = 1 exactly: the scale is 1), and what separates them is how
-# the learning-rate grid happens to fit each, not saturation (see the registry's tolerance text).
+# the learning-rate grid happens to fit each, not saturation (docs/claims/learning.md).
 WIDE_D_K = 4
 
 
@@ -67,37 +77,50 @@ def decide_b10(R: Results) -> list[Check]:
                 f"{lrs[-1]:g}): a better one may lie outside it, and the lesson's experiment tunes the rate for "
                 "each head; widen learning_rates")
 
-    gap_check = "slope of scaled minus unscaled success fraction vs log d_k over the wide heads"
     out = []
     if len(wide) < 2:
-        out.append(missing("B10", gap_check, f"d_k={ds[0]}..{ds[-1]}, runs={runs}", src,
+        out.append(missing("B10", GAP_TREND, f"d_k={ds[0]}..{ds[-1]}, runs={runs}", src,
                            f"needs at least two wide heads (d_k >= {WIDE_D_K}) in the sweep"))
     elif untuned:
-        out.append(missing("B10", gap_check, f"d_k={wide[0]}..{wide[-1]}, runs={runs}", src, untuned_why(untuned)))
+        out.append(missing("B10", GAP_TREND, f"d_k={wide[0]}..{wide[-1]}, runs={runs}", src, untuned_why(untuned)))
     else:  # the trend over every wide head, not only the end points
         gaps = [success[d, "inv_sqrt_dk"][0] - success[d, "none"][0] for d in wide]
         slope, se, reach = _gap_trend(wide, gaps, [only[d] for d in wide], runs)
-        out.append(statistical("B10", gap_check + " (paired, best learning rate each)",
-                               f"d_k={wide[0]}..{wide[-1]}, runs={runs}", slope, 0.0, se, "above", src,
-                               cell=success[wide[-1], "none"][0].cell, reach=reach, note=note))
+        out.append(statistical("B10", GAP_TREND_PAIRED, f"d_k={wide[0]}..{wide[-1]}, runs={runs}", slope, 0.0, se,
+                               "above", src, cell=success[wide[-1], "none"][0].cell, reach=reach, note=note))
     # The lesson's sentence is about the unscaled head, against the scaled one: nothing is claimed of the scaled
     # head's own trend (with more keys than the head is wide, both heads' success falls as d_k and the values'
     # width grow; the paired gap cancels what the two heads share).
     widest = ds[-1]
     (u1, lr_u), (s1, lr_s) = success[widest, "none"], success[widest, "inv_sqrt_dk"]
-    widest_check = "scaled minus unscaled success fraction at the widest head"
     if widest < WIDE_D_K:
-        out.append(missing("B10", widest_check, f"d_k={widest}, runs={runs}", src,
+        out.append(missing("B10", WIDEST_GAP, f"d_k={widest}, runs={runs}", src,
                            f"the widest head is not wide (d_k < {WIDE_D_K})"))
         return out
     if widest in untuned:
-        out.append(missing("B10", widest_check, f"d_k={widest}, runs={runs}", src, untuned_why([widest])))
+        out.append(missing("B10", WIDEST_GAP, f"d_k={widest}, runs={runs}", src, untuned_why([widest])))
         return out
     only_s, only_u = only[widest]
     on_target = R.value(src, d_k=widest, scale="none", lr=lr_u, statistic="starts_on_target")
-    out.append(statistical("B10", widest_check, f"d_k={widest}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0,
+    out.append(statistical("B10", WIDEST_GAP, f"d_k={widest}, runs={runs}, lr={lr_s:g} vs {lr_u:g}", s1 - u1, 0.0,
                            paired_proportion_se(only_s, only_u, runs), "above", src, cell=s1.cell, reach=1.0,
                            note=f"paired: {only_s} runs only the scaled head learns, {only_u} only the unscaled; "
                                 f"{round(float(on_target) * runs)} unscaled runs start on their target (loss 0: "
                                 "nothing to learn, not a success)"))
     return out
+
+
+B10 = Claim(
+    "B10", "Without the scale, a wide head stops learning",
+    "In a small training task (gradient descent on a query so the attention output picks a target value among T), "
+    "with the learning rate tuned separately for each, the unscaled head falls further and further behind the scaled "
+    "one as the head grows wide (a rising gap over the sweep's wide heads, d_k >= 4), and the scaled head beats the "
+    "unscaled one at the widest head. Nothing is claimed of the scaled head's own trend: the lesson's sentence is "
+    "about the head without the scale.",
+    "without it, a self-attention layer stops learning as soon as the head grows wide",
+    "Welcome to Scaled Dot-Product Attention", ("learning.csv",),
+    "k standard errors of paired differences: both heads learn on the same runs, so each d_k's SE comes from the "
+    "runs only one head learns. The gap's trend is its OLS slope against log d_k over the wide heads (d_k >= 4), "
+    "where the scale separates the two heads by more than the learning-rate grid's steps. A check that needs the "
+    "scaled head at its grid's edge is not decided",
+    decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS}, page=PAGE)

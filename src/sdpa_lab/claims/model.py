@@ -134,8 +134,16 @@ class Claim:
     lesson_says: str  # what the lesson printed or wrote
     lesson_section: str  # where in the lesson
     reads: tuple[str, ...]  # result CSVs
-    tolerance_reason: str
+    tolerance_reason: str  # why its tolerances are what they are, in a few present-tense sentences
     decide: Callable[[Results], list[Check]] = field(repr=False)
+    # the lesson's sentence each check decides, verbatim, by the check's name (a constant of the claim's module, the
+    # same one its decide function makes the check with): a check decides that sentence and nothing more
+    sentences: Mapping[str, str] = field(default_factory=dict, repr=False)
+    page: str = ""  # its derivation in full: a page of docs/, from the repository's root
+
+    def sentence(self, check: str) -> str:
+        """The lesson's sentence the check named `check` decides; KeyError if the claim makes no such check."""
+        return self.sentences[check]
 
 
 # --------------------------------------------------------------------------

@@ -12,12 +12,41 @@ from itertools import pairwise
 
 import numpy as np
 
-from sdpa_lab.claims.dot_product_growth import raw_variance_check, variance_points, variance_shape
+from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import SHAPES
-from sdpa_lab.claims.model import Check, derived, missing, statistical
+from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import paired_ratio_se, variance_se
 from sdpa_lab.results import Results
 from sdpa_lab.scales import scale_difference
+
+PAGE = "docs/claims/softmax-saturation.md"
+
+# The checks, each named once: the name makes the check and keys the lesson's sentence it decides.
+ENTROPY_FALL = "fall of mean unscaled entropy"  # B5
+SCALED_ENTROPY = "mean scaled entropy minus its unit-variance limit"
+LITERAL = ("fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every step (Exercise 2, "
+           "literal)")
+NORM_FALL = "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F"  # B7
+LOG_NORM_FALL = "fall of mean log10 unscaled Jacobian norm (the typical trial)"
+SCALED_NORM_GAP = "mean scaled Jacobian norm minus its unit-variance limit"
+SCALED_NORM = "mean scaled Jacobian norm ||diag(p) - p p^T||_F"
+WIDEST = "scaled minus unscaled Jacobian norm at the widest head"
+WIDEST_NORM, WIDEST_LOG_NORM = f"mean {WIDEST}", f"mean log10 {WIDEST}"
+GRADIENT_FALL = "fall of unscaled / scaled gradient norm at the scores"
+OVER_D_K_VARIANCE = "variance of scores / d_k"  # B8
+OVER_D_K_RISE = "rise of mean entropy under 1/d_k"
+OVER_D_K_GAP = "mean entropy under 1/d_k minus under 1/sqrt(d_k)"
+
+# The lesson's sentences the checks decide, verbatim.
+_EXERCISE2 = "Watch the entropy fall toward 0 as $d_k$ grows."
+_SCALED_ENTROPY = "the scaled version kept entropy at 1.79 (of a possible 2.08)"
+_DERIVATIVE = "The derivative of softmax is proportional to $p_i(1 - p_i)$ and cross-terms $-p_i p_j$."
+_SATURATED = ("When one $p$ is 1 and the rest are 0, every one of those terms is 0: the softmax is saturated and "
+              "passes essentially no gradient backward.")
+_RESPONSIVE = "The scale is what keeps softmax in its responsive, high-gradient regime as the model grows wide."
+_NOT_D_K = ("Divide by $\\sqrt{d_k}$, not $d_k$ — the standard deviation grows like $\\sqrt{d_k}$, and that is what "
+            "you rescale by")
+_DIVIDES = "If a random variable has variance $d_k$, dividing it by $\\sqrt{d_k}$ divides its variance by $d_k$"
 
 # A difference theory calls positive when its exact expectation exceeds this many Monte Carlo SEs.
 CLEAR = 4.0
@@ -89,13 +118,13 @@ def decide_b5(R: Results) -> list[Check]:
         drop = _entropy(R, a, "none", "mean") - later
         spread = fall_spread(R, "unscaled", "entropy", a, b, T, trials)
         note = _fitted_exponent(R, ds) if b == ds[-1] else ""
-        out.append(statistical("B5", "fall of mean unscaled entropy", f"d_k={a}->{b}, T={T}", drop, 0.0,
+        out.append(statistical("B5", ENTROPY_FALL, f"d_k={a}->{b}, T={T}", drop, 0.0,
                                spread.pop("se"), "above", src, cell=later.cell, note=note, **spread))
     paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")  # same trials: the per-trial difference
     for d in ds:  # the scaled entropy sits at its exact finite-d_k value relative to unit-variance scores
         gap, gap_se = R.expectation("scaled_minus_unit_variance", "entropy", d, T)
         spread = theory_spread(R, "scaled_minus_unit_variance", "entropy", d, T, trials, gap_se)
-        out.append(statistical("B5", "mean scaled entropy minus its unit-variance limit", f"d_k={d}, T={T}",
+        out.append(statistical("B5", SCALED_ENTROPY, f"d_k={d}, T={T}",
                                _entropy(R, d, paired, "mean"), gap, spread.pop("se"), "within", src, **spread,
                                note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias)"))
     # Exercise 2 literally: the lesson's own single draw (one continuing seed-42 stream) is reported as what it
@@ -109,8 +138,7 @@ def decide_b5(R: Results) -> list[Check]:
     src = "entropy_exercise2.csv"
     n = int(R.value(src, "count", quantity="sequences"))
     fraction = R.value(src, "fraction", quantity="falls_at_every_step")
-    out.append(statistical("B5", "fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every "
-                           "step (Exercise 2, literal)", "d_k=" + ",".join(str(d) for d in single_d_k) + f", n={n}",
+    out.append(statistical("B5", LITERAL, "d_k=" + ",".join(str(d) for d in single_d_k) + f", n={n}",
                            fraction, 1.0, math.sqrt(0.25 / n), "not below", src, literal=True,
                            note=f"the lesson's own draw (np.random.seed(42), one continuing stream): entropies "
                                 f"{drawn}, {rises} of {len(entropies) - 1} steps not falling"))
@@ -143,8 +171,7 @@ def decide_b7(R: Results) -> list[Check]:
     T, trials = int(R.first(src, "T")), int(R.first(src, "trials"))
     out = []
     saturating = []  # the steps where theory says the mean unscaled Jacobian norm falls
-    for quantity, check in (("jacobian_norm", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F"),
-                            ("log10_jacobian_norm", "fall of mean log10 unscaled Jacobian norm (the typical trial)")):
+    for quantity, check in (("jacobian_norm", NORM_FALL), ("log10_jacobian_norm", LOG_NORM_FALL)):
         for a, b in pairwise(ds):  # the unscaled softmax passes less and less gradient, in the mean and typically
             later = _gradient(R, b, "none", quantity, "mean")
             drop = _gradient(R, a, "none", quantity, "mean") - later
@@ -163,7 +190,7 @@ def decide_b7(R: Results) -> list[Check]:
         gap, gap_se = R.expectation("scaled_minus_unit_variance", "jacobian_norm", d, T)
         limit = _gradient(R, d, "unit_variance_reference", "jacobian_norm", "mean")
         spread = theory_spread(R, "scaled_minus_unit_variance", "jacobian_norm", d, T, trials, gap_se)
-        out.append(statistical("B7", "mean scaled Jacobian norm minus its unit-variance limit", f"d_k={d}, T={T}",
+        out.append(statistical("B7", SCALED_NORM_GAP, f"d_k={d}, T={T}",
                                _gradient(R, d, paired, "jacobian_norm", "mean"), gap, spread.pop("se"), "within",
                                src, **spread,
                                note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias); "
@@ -175,14 +202,13 @@ def decide_b7(R: Results) -> list[Check]:
     for d in ds:
         mean, mean_se = R.expectation("scaled", "jacobian_norm", d, T)
         spread = theory_spread(R, "scaled", "jacobian_norm", d, T, trials, mean_se)
-        out.append(statistical("B7", "mean scaled Jacobian norm ||diag(p) - p p^T||_F", f"d_k={d}, T={T}",
+        out.append(statistical("B7", SCALED_NORM, f"d_k={d}, T={T}",
                                _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean"), mean, spread.pop("se"),
                                "within", src, **spread,
                                note=f"expected: its exact finite-d_k value (Monte Carlo SE {mean_se:.2g}, "
                                          "bounded as a bias)"))
     d = ds[-1]  # ... and far above the unscaled one at the widest head, in the mean and in the typical trial
-    widest = "scaled minus unscaled Jacobian norm at the widest head"
-    for quantity, check in (("jacobian_norm", f"mean {widest}"), ("log10_jacobian_norm", f"mean log10 {widest}")):
+    for quantity, check in (("jacobian_norm", WIDEST_NORM), ("log10_jacobian_norm", WIDEST_LOG_NORM)):
         if d == 1:  # 1 / sqrt(1) = 1: the two heads are one head, and their difference is exactly 0 in every trial
             out.append(missing("B7", check, f"d_k={d}, T={T}", src,
                                "at d_k = 1 the scale is 1: the scaled and the unscaled head are the same head"))
@@ -210,7 +236,7 @@ def decide_b7(R: Results) -> list[Check]:
     # says the unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made.
     for a, b in saturating:
         (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
-        out.append(statistical("B7", "fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T={T}",
+        out.append(statistical("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}",
                                ra - rb, 0.0, math.hypot(sa, sb), "above", src, cell=ub.cell))
     return out
 
@@ -236,7 +262,7 @@ def decide_b8(R: Results) -> list[Check]:
     out = []
     src = "variance.csv"
     for d, n in variance_points(R):  # the raw variance times 1/d_k^2: B1's evidence again
-        out.append(derived("B8", "variance of scores / d_k", f"d_k={d}, n={n}",
+        out.append(derived("B8", OVER_D_K_VARIANCE, f"d_k={d}, n={n}",
                            R.value(src, d_k=d, scale="inv_dk", statistic="variance"), 1.0 / d,
                            variance_se(d, n) / d**2, "within", src, of=raw_variance_check(d, n),
                            **variance_shape(d, n)))
@@ -247,11 +273,60 @@ def decide_b8(R: Results) -> list[Check]:
         later = _entropy(R, b, "inv_dk", "mean")
         rise = later - _entropy(R, a, "inv_dk", "mean")
         se = math.hypot(_entropy(R, a, "inv_dk", "se"), _entropy(R, b, "inv_dk", "se"))
-        out.append(statistical("B8", "rise of mean entropy under 1/d_k", f"d_k={a}->{b}, T={T}", rise, 0.0, se,
+        out.append(statistical("B8", OVER_D_K_RISE, f"d_k={a}->{b}, T={T}", rise, 0.0, se,
                                "above", src, cell=later.cell))
     d = ds[-1]
     paired = scale_difference("inv_dk", "inv_sqrt_dk")  # same trials: the per-trial difference
-    out.append(statistical("B8", "mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k={d}, T={T}",
+    out.append(statistical("B8", OVER_D_K_GAP, f"d_k={d}, T={T}",
                            _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "above", src,
                            note=f"uniform bound log T = {math.log(T):.4f}"))
     return out
+
+
+B5 = Claim(
+    "B5", "Exercise 2: unscaled entropy collapses as d_k grows; scaled stays high",
+    "Averaged over many independent draws, the entropy of the unscaled softmax falls at every step of the sweep "
+    "(toward 0; how fast, a power law, is reported and not decided: theory gives its exponent, -1/2, only as "
+    "d_k -> infinity), while the scaled softmax keeps the entropy of unit-variance scores (its d_k -> infinity "
+    "limit), up to the small finite-d_k difference theory gives (|q| / sqrt(d_k) scatters around 1). A single draw "
+    "need not fall monotonically: the exercise as written (one draw per d_k) shows a fall at every step only in the "
+    "fraction of learners measured here.",
+    "for d_k in [4, 16, 64, 256], build one query against eight keys, take the softmax of the unscaled raw scores, "
+    "and print its entropy: watch the entropy fall toward 0 as d_k grows",
+    "Exercise 2", ("entropy_sweep.csv", "entropy_single_draw.csv", "entropy_exercise2.csv"),
+    "k standard errors from theory's law of one trial, not the sample's: theory's sd over sqrt(trials), widened by "
+    "Cornish-Fisher with theory's skewness and kurtosis. The scaled entropy is held to its exact finite-d_k value, "
+    "whose Monte Carlo error is bounded as a bias. The literal exercise takes the worst-case binomial SE "
+    "sqrt(1/4 / n)",
+    decide_b5, sentences={ENTROPY_FALL: _EXERCISE2, SCALED_ENTROPY: _SCALED_ENTROPY, LITERAL: _EXERCISE2}, page=PAGE)
+
+B7 = Claim(
+    "B7", "A saturated softmax passes almost no gradient",
+    "As d_k grows, the unscaled softmax saturates: the norm of its Jacobian diag(p) - p p^T falls toward 0, and so "
+    "does the gradient reaching the scores from a loss on the attention output, relative to the scaled head's, in "
+    "the mean and in the typical trial (mean log10 norm). The scaled softmax keeps the Jacobian norm of "
+    "unit-variance scores (its d_k -> infinity limit) at every d_k, up to the small finite-d_k difference theory "
+    "gives, and stays far above the unscaled one. Where the unscaled softmax is not yet saturated (small d_k against "
+    "many keys: its Jacobian norm first rises from its near-uniform value) the lesson's sentence is false, and "
+    "theory says so: there the measurement is held to theory's exact expectation, and agreeing with it is the "
+    "verdict 'does not hold here, as theory predicts', not 'holds'.",
+    "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
+    "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
+    "k standard errors of mean norms over independent trials; two scales on the same trials by the SE of their "
+    "per-trial difference. The scaled norm is held to its exact finite-d_k expectation (Monte Carlo error bounded as "
+    "a bias) with theory's sd, skewness and kurtosis of one trial. Where theory says the unscaled softmax is not yet "
+    "saturated, a claimed fall is held to theory's value instead",
+    decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
+                          SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
+                          SCALED_NORM: _DERIVATIVE}, page=PAGE)
+
+B8 = Claim(
+    "B8", "Divide by sqrt(d_k), not by d_k",
+    "Dividing by d_k over-shrinks the scores to variance 1/d_k and flattens attention toward uniform as d_k grows, "
+    "while dividing by sqrt(d_k) keeps the variance at 1 (B2) and the entropy stable (B5).",
+    "divide by sqrt(d_k), not d_k: the standard deviation grows like sqrt(d_k)", "Summary",
+    ("variance.csv", "entropy_sweep.csv"),
+    SE_VARIANCE + ". The variance under 1/d_k is B1's raw variance divided by d_k^2: not counted again in the "
+    "Bonferroni split. Entropy differences between d_k values: root-sum-square SEs; between two scales on the same "
+    "trials: the SE of the per-trial difference",
+    decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE)

@@ -18,7 +18,7 @@ from sdpa_lab.claims.model import (
     Check,
     Decision,
 )
-from sdpa_lab.claims.registry import LESSON_SENTENCES, registry
+from sdpa_lab.claims.registry import registry
 from sdpa_lab.numbers import number
 
 
@@ -124,7 +124,8 @@ def why_not_here(checks: Sequence[Check], at: Callable[[float, float], str] = ro
         return ""
     points = "; ".join(f"{c.check} [{c.parameters}]: measured {at(c.measured, unit_of(c))}, theory "
                        f"{at(c.expected, unit_of(c))}" for c in here)
-    sentences = sorted({LESSON_SENTENCES.get((c.claim, c.check), "") for c in here} - {""})
+    claims = registry()
+    sentences = sorted({claims[c.claim].sentences.get(c.check, "") for c in here if c.claim in claims} - {""})
     quoted = " and ".join(f"“{s}”" for s in sentences)
     held = sum(c.verdict == HOLDS for c in checks)
     which = f"sentences {quoted} are" if len(sentences) > 1 else f"sentence {quoted} is"
