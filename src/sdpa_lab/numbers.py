@@ -59,6 +59,16 @@ def at_unit(x: float | None, unit: float) -> str:
     return number(x, digits=6)
 
 
+def margin(m: float) -> str:
+    """A check's margin: two decimals (one from 10, three significant digits from 1000), so the line at 1 reads
+    plainly; "n/a" where a check has none (nan), ∞ where it fails without a tolerance."""
+    if math.isnan(m):
+        return "n/a"
+    if math.isinf(m) or abs(m) >= 1000:
+        return number(m, digits=3)
+    return number(m, decimals=2 if abs(m) < 10 else 1, integers=False)
+
+
 POWER_OF_TEN = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[-+]?\d+\b")
 
 

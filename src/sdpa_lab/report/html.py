@@ -10,7 +10,6 @@ the CSS is inline, so the file works offline and when mailed alone.
 from __future__ import annotations
 
 import csv
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,7 +48,7 @@ from sdpa_lab.report.claim_text import (
     why_not_per_draw,
 )
 from sdpa_lab.report.provenance import provenance
-from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, num, number
+from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, margin, num, number
 from sdpa_lab.report.specs import FIGURES, FigureSpec
 from sdpa_lab.results import Results
 
@@ -76,20 +75,6 @@ RELATION_WORDS = {
     "above": "measured > expected + tolerance",
     "below": "measured < expected − tolerance",
 }
-
-
-def margin_shown(m: float) -> str:
-    """A margin as the report shows it: two decimals (one from 10, three significant digits from 1000); "n/a"
-    where a check has none."""
-    if math.isnan(m):
-        return "n/a"
-    return number(m, decimals=2, integers=False) if abs(m) < 10 else \
-        number(m, decimals=1, integers=False) if abs(m) < 1000 else number(m, digits=3)
-
-
-def described(c: Check, rule: bool = False) -> str:
-    """verdicts.describe with the report's formatter."""
-    return describe(c, rule=rule, at=at_unit, sig2=lambda x: number(x, digits=2), margin=margin_shown)
 
 
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
@@ -143,9 +128,9 @@ def margin_kind(c: Check) -> str:
 
 def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
-    margin = "—" if c.basis == "missing" else margin_shown(c.margin)
+    margin_text = "—" if c.basis == "missing" else margin(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    expected_text(c, at_unit), at_unit(c.measured, measured_unit(c)), *tolerance_text(c, k), margin,
+                    expected_text(c), at_unit(c.measured, measured_unit(c)), *tolerance_text(c, k), margin_text,
                     margin_kind(c), c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
 
 
@@ -215,11 +200,11 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
-            described(checks[0]) if checks else "no checks",
+            describe(checks[0], rule=False) if checks else "no checks",
             sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
             plain_tolerance(checks, decision.alpha_family),
-            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: lambda cs: why_not_here(cs, at_unit)}.get(
+            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(
                 verdict, lambda _: "")(checks),
             opening(claim, verdict, checks), reasons[claim.id], notes))
     return views
