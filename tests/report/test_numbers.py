@@ -108,3 +108,13 @@ def test_the_terminal_writes_numbers_the_one_way_and_never_breaks_one_across_lin
         assert max(map(len, rows)) <= V.LINE
         assert not any(r.endswith(("×", " 10")) or r.lstrip().startswith(("×", "10⁻")) for r in rows), rows
         assert " ".join(r[V.TEXT_START:].strip() for r in rows).endswith(line)
+
+
+def test_every_note_of_a_run_is_written_the_one_way_where_it_is_made(decision):
+    """A check's note reaches claims.csv and the page as its claim wrote it: no Python 1.5e-06 in any (the notes
+    are formatted where they are made, not rewritten after)."""
+    python_float = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[-+]?\d+\b")
+    notes = [c.note for c in decision.checks if c.note]
+    assert any("Monte Carlo SE" in n for n in notes)  # the run has notes with small numbers in them
+    assert not [n for n in notes if python_float.search(n)]
+    assert any(POWER.search(n) for n in notes)  # ... written m × 10ⁿ

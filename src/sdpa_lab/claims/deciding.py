@@ -17,6 +17,7 @@ from sdpa_lab.claims.model import Check, Claim, Decision
 from sdpa_lab.claims.registry import CLAIMS
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
 from sdpa_lab.io import write_csv
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results, ResultsError, size_limits, stale_errors
 
 
@@ -24,8 +25,8 @@ def _with_tolerance(c: Check, tolerance: float) -> Check:
     """`c` with its tolerance, saying so when the tolerance reaches past every value the statistic can take."""
     if tolerance < c.reach:
         return replace(c, tolerance=tolerance)
-    why = (f"cannot be decided at this sample size: the tolerance {tolerance:.3g} is at least the largest "
-           f"deviation the statistic can show ({c.reach:.3g}); more samples needed")
+    why = (f"cannot be decided at this sample size: the tolerance {number(tolerance, digits=3)} is at least the "
+           f"largest deviation the statistic can show ({number(c.reach, digits=3)}); more samples needed")
     return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))))
 
 

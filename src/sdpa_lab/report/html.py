@@ -131,7 +131,7 @@ def check_row(c: Check, k: float) -> CheckRow:
     margin_text = "—" if c.basis == "missing" else margin(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
                     expected_text(c), at_unit(c.measured, measured_unit(c)), *tolerance_text(c, k), margin_text,
-                    margin_kind(c), c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
+                    margin_kind(c), c.verdict, BADGES[c.verdict], c.note, c.source)
 
 
 @dataclass(frozen=True)
