@@ -191,9 +191,10 @@ def test_decision_table_and_failures():
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
-                               "literal", "theory_says_false", "source", "note"]
+                               "k_prime", "literal", "theory_says_false", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
+    assert t.k_prime.tolist() == [d.k, d.k]  # no known skewness: k' is k
     assert isinstance(t, pd.DataFrame)
 
 

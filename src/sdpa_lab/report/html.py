@@ -80,12 +80,12 @@ RELATION_WORDS = {
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
+        k_prime = f"{number(c.k_prime, decimals=1, integers=False)} × SE {num(c.se, 2)}"  # k', as decided
         if c.se > 0 and c.expected_se > 0:  # the expected value's Monte Carlo error, bounded as a bias
-            return (f"± {num(c.tolerance, 2)}", f"{number((c.tolerance - k * c.expected_se) / c.se, decimals=1)} × SE "
-                    f"{num(c.se, 2)} + {number(k, decimals=1)} × its expectation's Monte Carlo SE "
-                    f"{num(c.expected_se, 2)}")
+            return (f"± {num(c.tolerance, 2)}", f"{k_prime} + {number(k, decimals=1, integers=False)} × its "
+                    f"expectation's Monte Carlo SE {num(c.expected_se, 2)}")
         if c.se > 0:
-            return f"± {num(c.tolerance, 2)}", f"{number(c.tolerance / c.se, decimals=1)} × SE {num(c.se, 2)}"
+            return f"± {num(c.tolerance, 2)}", k_prime
         return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
