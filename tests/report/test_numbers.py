@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sdpa_lab import claims as C
 from sdpa_lab.claims.model import printed as printed_check
-from sdpa_lab.numbers import margin, number, powers_written
+from sdpa_lab.numbers import margin, number
 from sdpa_lab.report import html as H
 
 from tests.report import test_html as T
@@ -85,11 +85,6 @@ def test_every_replication_row_of_the_report_shows_the_extra_digits(decision, re
         assert f"<strong>{row.measured}</strong>" in section(report_html, c.claim)
 
 
-def test_numbers_in_notes_made_elsewhere_are_written_the_one_way():
-    assert powers_written("Monte Carlo SE 3.5e-07, bounded; 4e-05 and 1.25e+20; d_k=1e3x, 12.5") == \
-        "Monte Carlo SE 3.5 × 10⁻⁷, bounded; 4 × 10⁻⁵ and 1.25 × 10²⁰; d_k=1e3x, 12.5"
-
-
 def test_a_margin_is_written_to_the_digits_that_place_it_against_1():
     assert [margin(m) for m in (0.5, -1.684, 16.94, 2345.0, math.inf, math.nan)] == \
         ["0.50", "−1.68", "16.9", "2,345", "∞", "n/a"]
@@ -118,3 +113,10 @@ def test_every_note_of_a_run_is_written_the_one_way_where_it_is_made(decision):
     assert any("Monte Carlo SE" in n for n in notes)  # the run has notes with small numbers in them
     assert not [n for n in notes if python_float.search(n)]
     assert any(POWER.search(n) for n in notes)  # ... written m × 10ⁿ
+
+
+def test_a_few_numbers_are_listed_the_one_way_and_a_long_list_is_cut():
+    from sdpa_lab.numbers import listed
+
+    assert listed([1.0787, 0.014, 2.5704e-12, -3.0, math.nan]) == "[1.0787, 0.0140, 2.6 × 10⁻¹², −3, —]"
+    assert listed(range(10), most=3) == "[0, 1, 2, … (10 numbers)]"

@@ -21,6 +21,7 @@ from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_1_scale
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
+from sdpa_lab.numbers import listed, number
 from sdpa_lab.seeding import LESSON_SEED
 
 EXERCISE1_D_K = 1024
@@ -87,7 +88,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     if v.shape != (2,) or not np.all(np.isfinite(v)):
         returns = on(label, "returns (raw variance, scaled variance), two finite numbers")
         return _Exercise1Call(n, [SolutionCheck("B4", returns, False, f"returned {v.size} number(s): "
-                                                                      f"{np.array2string(v, precision=4)}")],
+                                                                      f"{listed(v.ravel())}")],
                               None, [], [])
     tol = M.tolerance(np.float64)
     raw, scaled = v
@@ -108,7 +109,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
             m = M.MISTAKES["sums_over_samples"]
             mistakes.append("sums_over_samples")
             diagnosis.append(
-                f"measured: raw variance {raw:,.4g}, about n_samples = {n:,} rather than d_k = {d}"
+                f"measured: raw variance {number(raw, digits=4)}, about n_samples = {n:,} rather than d_k = {d}"
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
     # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
@@ -123,7 +124,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
         SolutionCheck("B4", on(label, "scaled variance near 1"), abs(scaled - 1) <= k * se / d,
                       f"{_round(scaled, se / d)}: {(scaled - 1) / (se / d):+.1f} SE from 1"),
         SolutionCheck("B2", on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
-                      abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
+                      abs(ratio / d - 1) <= tol, f"raw / scaled = {number(ratio)}"),
         SolutionCheck("B4", on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, "
                                       f"or another generator's within {k:.2f} SE of d_k"), exact is not None or near,
                       drawn),
@@ -164,14 +165,15 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
             if isinstance(got, _Exercise1Call):
                 part.notes.append(f"at seed 42 your variances of {small:,} pairs are not the grader's draw, so B4 "
                                   f"is decided statistically, on the lesson's own {A1_N_SAMPLES:,} pairs (SE "
-                                  f"{variance_se(d, A1_N_SAMPLES):.2g} rather than {variance_se(d, small):.2g}; "
+                                  f"{number(variance_se(d, A1_N_SAMPLES), digits=2)} rather than "
+                                  f"{number(variance_se(d, small), digits=2)}; "
                                   f"--n-samples {small} skips that draw)")
         if isinstance(got, Outcome):
             stopped(part, call, got, "B4", on(label, "returns (raw variance, scaled variance)"))
             return part
         part.checks += got.checks
         exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked and not escalated
-        drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {variance_se(d, got.n):.2g})")
+        drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {number(variance_se(d, got.n), digits=2)})")
         for key, text in zip(got.mistakes, got.diagnosis, strict=True):
             if key not in part.mistakes:
                 part.mistakes.append(key)

@@ -38,7 +38,6 @@ from sdpa_lab.claims.verdicts import (
     why_not_here,
 )
 from sdpa_lab.io import write_text
-from sdpa_lab.numbers import powers_written
 from sdpa_lab.report.claim_text import (
     note_key,
     opening,
@@ -257,7 +256,7 @@ def solutions_view(path: str | Path) -> list[dict]:
                 part["error"] = detail
             else:
                 part["checks"].append({"claim": row["claim"], "what": item, "ok": verdict == "ok",
-                                       "detail": powers_written(detail)})
+                                       "detail": detail})
     for part in parts.values():  # notes on the file as a whole (what of it did not run), no verdict: nothing fails
         if part["name"] == "file" and not part["verdict"]:
             part.update(verdict="notes", passed=True)
