@@ -13,11 +13,17 @@ SMALL = 1e-3  # below this (and from LARGE up) a number is written with its powe
 LARGE = 1e15
 
 
-def number(x: float | None, digits: int | None = None, decimals: int | None = None, integers: bool = True) -> str:
+def number(x: float | None, digits: int | None = None, decimals: int | None = None, integers: bool = True,
+           sign: bool = False) -> str:
     """Every number on the report's pages, one way: `digits` significant digits, or `decimals` fixed decimals;
     thousands separated by commas; below 0.001 or from 10^15 up, as m × 10ⁿ with the digits that carry meaning;
-    true minus signs, ∞ for infinities, — for none or not-a-number. An exact integer is written whole (with
-    `integers`), whatever the digits asked."""
+    true minus signs (and, with `sign`, a plus sign on a positive number: a signed distance), ∞ for infinities, —
+    for none or not-a-number. An exact integer is written whole (with `integers`), whatever the digits asked."""
+    text = _unsigned_or_minus(x, digits, decimals, integers)
+    return "+" + text if sign and x is not None and x > 0 else text
+
+
+def _unsigned_or_minus(x: float | None, digits: int | None, decimals: int | None, integers: bool) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     x = float(x)

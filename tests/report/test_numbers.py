@@ -120,3 +120,9 @@ def test_a_few_numbers_are_listed_the_one_way_and_a_long_list_is_cut():
 
     assert listed([1.0787, 0.014, 2.5704e-12, -3.0, math.nan]) == "[1.0787, 0.0140, 2.6 × 10⁻¹², −3, —]"
     assert listed(range(10), most=3) == "[0, 1, 2, … (10 numbers)]"
+
+
+def test_a_signed_distance_carries_its_sign_and_an_unsigned_one_does_not():
+    assert [number(z, decimals=1, integers=False, sign=True) for z in (1.04, -2.0, 0.0, math.nan)] == \
+        ["+1.0", "−2.0", "0.0", "—"]
+    assert number(1.04, decimals=1, integers=False) == "1.0"

@@ -84,7 +84,7 @@ def _attention_checks(probes, outcomes) -> tuple[list[SolutionCheck], list[str]]
         dev = np.abs(good[0][1][0] - printed)
         a3 = [] if np.all(dev <= 0.0005) else [
             f"{int(np.sum(dev > 0.0005))} of 36 entries of weights[0] differ from the printed matrix "
-            f"by more than 0.0005 (largest {dev.max():.3f})"]
+            f"by more than 0.0005 (largest {number(dev.max(), decimals=3)})"]
     else:
         a3 = ["no (1, 6, 6) weights on the lesson's inputs"]
     large = good.get(4)
