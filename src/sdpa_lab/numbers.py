@@ -24,6 +24,7 @@ def number(x: float | None, digits: int | None = None, decimals: int | None = No
 
 
 def _unsigned_or_minus(x: float | None, digits: int | None, decimals: int | None, integers: bool) -> str:
+    """number() before its plus sign."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     x = float(x)
