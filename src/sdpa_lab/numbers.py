@@ -1,22 +1,30 @@
-"""The one way numbers are written on the report's pages (number()), and the helpers that ask it for a number to
-a unit's digits or to significant digits. A leaf: the claims' verdicts and the report both use it.
+"""The one way numbers are written, on the report's pages and in the terminal (number()), and the helpers that ask
+it for a number to a unit's digits, a margin, or a short list. A leaf: the claims (their checks' lines and notes, made
+where the numbers are), the grader's details and the reports all use it; nothing is rewritten after the fact.
 """
 
 from __future__ import annotations
 
 import math
-import re
+from collections.abc import Iterable
 
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 SMALL = 1e-3  # below this (and from LARGE up) a number is written with its power of ten
 LARGE = 1e15
 
 
-def number(x: float | None, digits: int | None = None, decimals: int | None = None, integers: bool = True) -> str:
+def number(x: float | None, digits: int | None = None, decimals: int | None = None, integers: bool = True,
+           sign: bool = False) -> str:
     """Every number on the report's pages, one way: `digits` significant digits, or `decimals` fixed decimals;
     thousands separated by commas; below 0.001 or from 10^15 up, as m × 10ⁿ with the digits that carry meaning;
-    true minus signs, ∞ for infinities, — for none or not-a-number. An exact integer is written whole (with
-    `integers`), whatever the digits asked."""
+    true minus signs (and, with `sign`, a plus sign on a positive number: a signed distance), ∞ for infinities, —
+    for none or not-a-number. An exact integer is written whole (with `integers`), whatever the digits asked."""
+    text = _unsigned_or_minus(x, digits, decimals, integers)
+    return "+" + text if sign and x is not None and x > 0 else text
+
+
+def _unsigned_or_minus(x: float | None, digits: int | None, decimals: int | None, integers: bool) -> str:
+    """number() before its plus sign."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     x = float(x)
@@ -59,13 +67,19 @@ def at_unit(x: float | None, unit: float) -> str:
     return number(x, digits=6)
 
 
-POWER_OF_TEN = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[-+]?\d+\b")
+def margin(m: float) -> str:
+    """A check's margin: two decimals (one from 10, three significant digits from 1000), so the line at 1 reads
+    plainly; "n/a" where a check has none (nan), ∞ where it fails without a tolerance."""
+    if math.isnan(m):
+        return "n/a"
+    if math.isinf(m) or abs(m) >= 1000:
+        return number(m, digits=3)
+    return number(m, decimals=2 if abs(m) < 10 else 1, integers=False)
 
 
-def powers_written(text: str) -> str:
-    """Text made elsewhere (a check's note, from claims.csv) with its numbers in Python's 1.5e-06 written the
-    one way (number(), to the digits they were written with)."""
-    def one(m: re.Match) -> str:
-        mantissa = m.group(0).split("e")[0].lstrip("-")
-        return number(float(m.group(0)), digits=len(mantissa.replace(".", "").lstrip("0")) or 1)
-    return POWER_OF_TEN.sub(one, text)
+def listed(values: Iterable[float], decimals: int = 4, most: int = 8) -> str:
+    """A few numbers in brackets, each number()'s to `decimals` decimals (as the lesson prints its arrays); past
+    `most`, the first ones and how many there are (a learner's wrong return can be a whole matrix)."""
+    values = [float(v) for v in values]
+    shown = ", ".join(number(v, decimals=decimals) for v in values[:most])
+    return f"[{shown}]" if len(values) <= most else f"[{shown}, … ({number(len(values))} numbers)]"

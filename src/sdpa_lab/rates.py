@@ -1,8 +1,16 @@
-"""The Wilson score interval of a rate: the calibration's false-fail rates and the report's learning successes."""
+"""The Wilson score interval of a rate (the calibration's false-fail rates and the report's learning successes), and
+the rate at which a normal deviate falls beyond a threshold (the calibration's tails)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+
+def normal_tail(t: float) -> float:
+    """P(|Z| > t) for a standard normal Z: erfc(t / sqrt(2)), accurate far into the tail (1 - cdf(t) is not)."""
+    return math.erfc(t / math.sqrt(2.0))
 
 
 def wilson(p, n, z: float):

@@ -6,6 +6,7 @@ import copy
 import json
 import math
 import random
+import re
 
 import pandas as pd
 import pytest
@@ -218,3 +219,27 @@ def test_the_rate_bound_is_the_one_sided_clopper_pearson_bound():
         at_most = sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(failures + 1))
         assert at_most == pytest.approx(0.05, abs=1e-9)
     assert upper_bound(4, 4) == 1.0
+
+
+def test_what_the_report_says_of_the_promise_is_computed_not_typed(two, tmp_path):
+    """The runs a study needs to show the promise and the normal tails the tail table predicts from, at the study's
+    rate: read off the page and checked against their definitions, at two rates."""
+    from statistics import NormalDist
+
+    from sdpa_lab.numbers import number
+
+    sweeps, checks = two
+    for alpha in (1e-4, 1e-3):
+        out = tmp_path / str(alpha)
+        out.mkdir()
+        for name, table in summaries(checks, alpha, {"cs": sweeps}).items():
+            table.to_csv(out / f"{name}.csv", index=False)
+        checks.to_csv(out / "checks.csv", index=False)
+        build_report(out, out / "calibration.html")
+        html = (out / "calibration.html").read_text()
+        needed = re.search(r"which takes ([\d,]+) runs with no fail and ([\d,]+) with one", html)
+        for failures, runs in enumerate(int(n.replace(",", "")) for n in needed.groups()):
+            assert upper_bound(failures, runs) <= alpha < upper_bound(failures, runs - 1), (alpha, failures, runs)
+        tails = " and ".join(f"n × {number(2 * (1 - NormalDist().cdf(t)), digits=2)}" for t in (3, 4))
+        assert f"a normal z predicts ({tails})" in html
+        assert f"at most {number(alpha)}, which takes" in html and "1.6e-4" not in html

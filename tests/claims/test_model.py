@@ -191,9 +191,10 @@ def test_decision_table_and_failures():
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
-                               "literal", "theory_says_false", "source", "note"]
+                               "k_prime", "literal", "theory_says_false", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
+    assert t.k_prime.tolist() == [d.k, d.k]  # no known skewness: k' is k
     assert isinstance(t, pd.DataFrame)
 
 
@@ -232,9 +233,11 @@ def test_describe_one_check_in_a_line():
     assert V.describe(c) == ("variance of raw scores [d_k=4, n=100]: measured 4.25 within 4 ± 0.5 "
                              "(margin 0.50; fails above 1)")
     s = M.Check("B1", "mean", "d_k=4", "within", 0.0, -0.8542718, "statistical", "v.csv", tolerance=1.0, se=0.21)
-    assert V.describe(s) == "mean [d_k=4]: measured -0.85 within 0 ± 1 (margin 0.85; fails above 1)"
+    assert V.describe(s) == "mean [d_k=4]: measured −0.85 within 0 ± 1 (margin 0.85; fails above 1)"
     e = M.Check("B9", "dtype kept", "p", "equals", 1.0, 0.0, "exact", "f.csv")
-    assert V.describe(e) == "dtype kept [p]: measured 0 equals 1 (margin inf; fails above 1)"
+    assert V.describe(e) == "dtype kept [p]: measured 0 equals 1 (margin ∞; fails above 1)"
+    small = M.Check("B7", "gap", "d_k=4", "within", 0.0, 2.2e-5, "statistical", "v.csv", tolerance=3.1e-5, se=6e-6)
+    assert V.describe(small) == "gap [d_k=4]: measured 2.20 × 10⁻⁵ within 0 ± 3.1 × 10⁻⁵ (margin 0.71; fails above 1)"
     assert V.describe(M.missing("B4", "raw variance", "d_k=1024", "v.csv", "not swept")) == \
         "raw variance [d_k=1024]: not measured (not swept)"
 

@@ -15,6 +15,7 @@ from sdpa_lab.claims import model as M
 from sdpa_lab.claims.expectations import law, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
 
 from tests.claims.tables import (
@@ -30,6 +31,11 @@ from tests.claims.tables import (
     gradient_table,
     variance_table,
 )
+
+
+def three(x: float) -> str:
+    """A fitted exponent as its note writes it: three decimals, a true minus sign."""
+    return number(x, decimals=3, integers=False)
 
 
 def assert_spread(c, kind, name, d, T, trials, mc_se):
@@ -79,8 +85,8 @@ def test_b5_checks():
     slope, slope_se = np.polyfit(x, np.log(means), 1)[0], math.sqrt(float(np.sum(w**2 * (ses / means) ** 2)))
     last = b5["fall of mean unscaled entropy", f"d_k=16->64, T={E_T}"]
     assert last.note == ("power law not decided (theory gives its exponent, -1/2, only as d_k -> infinity): fitted "
-                         f"exponent {slope:.3f} (95% interval {slope - 1.96 * slope_se:.3f} to "
-                         f"{slope + 1.96 * slope_se:.3f}) over d_k=4..64")
+                         f"exponent {three(slope)} (95% interval {three(slope - 1.96 * slope_se)} to "
+                         f"{three(slope + 1.96 * slope_se)}) over d_k=4..64")
     assert b5["fall of mean unscaled entropy", f"d_k=4->16, T={E_T}"].note == ""
     for d in E_D_K:  # held to the exact finite-d_k gap (expectations.py, tested on its own), its MC SE added
         paired = "inv_sqrt_dk_minus_unit_variance_reference"
@@ -90,7 +96,8 @@ def test_b5_checks():
                      cell=ecell(d, paired, "mean"))
         assert_spread(c, "scaled_minus_unit_variance", "entropy", d, E_T, 100, gap_se)
         assert gap != 0 and gap_se > 0
-        assert c.note == f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias)"
+        assert c.note == (f"expected: its finite-d_k value (Monte Carlo SE {number(gap_se, digits=2)}, "
+                          "bounded as a bias)")
     literal = b5["fraction of one-draw-per-d_k sequences whose unscaled entropy falls at every step "
                  "(Exercise 2, literal)", "d_k=4,16,64,256, n=400"]
     assert_check(literal, measured=37 / 400, expected=1.0, se=math.sqrt(0.25 / 400), relation="not below",
@@ -117,7 +124,7 @@ def test_b5_fitted_exponent_leaves_out_a_mean_known_too_roughly():
     assert note().endswith("over d_k=4..64")
     t.loc[rows, "value"] = 0.1001
     slope = (math.log(0.75) - math.log(1.5)) / math.log(4)
-    assert f"fitted exponent {slope:.3f} " in note() and note().endswith("over d_k=4..16")
+    assert f"fitted exponent {three(slope)} " in note() and note().endswith("over d_k=4..16")
     t.loc[(t.d_k == 16) & (t.scale == "none") & (t.statistic == "se"), "value"] = 1.0
     assert note() == ""  # fewer than two d_k known well enough: no exponent to report
 
@@ -130,7 +137,7 @@ def test_b5_fitted_exponent_leaves_out_a_mean_entropy_of_zero():
     t.loc[(t.d_k == 64) & (t.scale == "none"), "value"] = 0.0
     tables["entropy_sweep.csv"] = t
     note = by_key(decide_b5(Results("mem", tables)), "B5")["fall of mean unscaled entropy", "d_k=16->64, T=8"].note
-    assert f"fitted exponent {(math.log(0.75) - math.log(1.5)) / math.log(4):.3f} " in note
+    assert f"fitted exponent {three((math.log(0.75) - math.log(1.5)) / math.log(4))} " in note
     assert note.endswith("over d_k=4..16")
 
 
@@ -155,7 +162,7 @@ def test_b8_entropy_checks():
     c = b8["mean entropy under 1/d_k minus under 1/sqrt(d_k)", f"d_k=64, T={E_T}"]
     assert_check(c, measured=ent(t, 64, "inv_dk_minus_inv_sqrt_dk", "mean"), expected=0.0,
                  se=ent(t, 64, "inv_dk_minus_inv_sqrt_dk", "se"), relation="above")
-    assert c.note == f"uniform bound log T = {math.log(8):.4f}"
+    assert c.note == f"uniform bound log T = {number(math.log(8), decimals=4, integers=False)}"
     assert len(b8) == 3
 
 
@@ -221,7 +228,8 @@ def test_b7_checks():
     assert above.note == ""
     typical = b7["mean log10 scaled minus unscaled Jacobian norm at the widest head", "d_k=1024, T=8"]
     assert_check(typical, measured=2.06, expected=0.0, se=0.015, relation="above", cell=gcell(1024, diff, LJ, "mean"))
-    assert typical.note == f"typical unscaled norm {10**-2.5:.3g} vs scaled {10**-0.44:.3g} (geometric means)"
+    assert typical.note == ("typical unscaled norm 0.00316 vs scaled 0.363 "
+                            "(geometric means)")
     assert len(b7) == 2 * 2 + 3 + 3 + 2 + 2
 
 

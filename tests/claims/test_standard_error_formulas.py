@@ -10,6 +10,7 @@ import pytest
 from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.standard_errors import log_std_skewness, variance_excess_kurtosis, variance_skewness
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
 
 from tests.claims.tables import learning_table, variance_skewness_d4
@@ -122,8 +123,8 @@ def test_a_tolerance_past_the_statistics_reach_says_so():
         slope, _ = D.decide(Results("mem", {"learning.csv": table}), b10).checks  # the paired gap's trend
         reach = 2 / math.log(64)  # two d_k: the slope's largest value, gaps from -1 to 1
         assert slope.reach == pytest.approx(reach, rel=1e-12)
-        why = (f"cannot be decided at this sample size: the tolerance {slope.tolerance:.3g} is at least the largest "
-               f"deviation the statistic can show ({reach:.3g}); more samples needed")
+        why = (f"cannot be decided at this sample size: the tolerance {number(slope.tolerance, digits=3)} is at least "
+               f"the largest deviation the statistic can show ({number(reach, digits=3)}); more samples needed")
         if runs == 4:  # half the runs discordant each way: paired SE 1/2 per d_k, the slope's 0.17; k of them pass 0.48
             assert slope.tolerance >= reach and slope.note == why
         else:

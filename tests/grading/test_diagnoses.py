@@ -11,6 +11,7 @@ from sdpa_lab.grading import check_exercise_1, checks, parts
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.grade import FAIL, PASS, format_grade, grade
 from sdpa_lab.grading.runner import Outcome
+from sdpa_lab.numbers import number
 
 N_SAMPLES = 2000  # Exercise 1's pairs when a whole file is graded here: the same checks, quicker
 
@@ -51,9 +52,9 @@ def test_each_new_mistake_example_is_named_with_its_fix(examples, name):
 
 
 MEASURED = {  # file: what the diagnosis says it measured on the probe Q (2, 4, 8), K (2, 7, 8), V (2, 7, 3)
-    "divides_by_sqrt_tk": f"c = {1 / math.sqrt(7):.4g} on Q (2, 4, 8)",
-    "divides_by_sqrt_tq": f"c = {1 / math.sqrt(4):.4g} on Q (2, 4, 8)",
-    "softmax_before_scale": f"the weights' rows sum to {1 / math.sqrt(8):.4g} on Q (2, 4, 8)",
+    "divides_by_sqrt_tk": f"c = {number(1 / math.sqrt(7), digits=4)} on Q (2, 4, 8)",
+    "divides_by_sqrt_tq": f"c = {number(1 / math.sqrt(4), digits=4)} on Q (2, 4, 8)",
+    "softmax_before_scale": f"the weights' rows sum to {number(1 / math.sqrt(8), digits=4)} on Q (2, 4, 8)",
 }
 
 

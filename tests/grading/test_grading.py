@@ -230,7 +230,8 @@ def test_each_mistake_example_is_diagnosed(examples, name):
     g = grade(examples / f"{name}.py", time_limit=30, n_samples=N_SAMPLES)
     assert g.exit_status == FAIL
     assert {p.name: p.mistakes for p in g.parts if not p.passed} == MISTAKE_EXAMPLES[name]
-    text = " ".join(format_grade(g).split())  # unwrapped
+    text = " ".join(format_grade(g).split())  # unwrapped; its numbers written the one way, where made (no 1e-05)
+    assert not re.search(r"(?<![\w.])\d+(\.\d+)?e[-+]?\d+\b", text), text
     for mistakes in MISTAKE_EXAMPLES[name].values():
         for key in mistakes:
             assert f"mistake: {M.MISTAKES[key].title}" in text and M.MISTAKES[key].reread in text

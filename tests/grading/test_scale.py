@@ -13,6 +13,7 @@ from sdpa_lab.grading import checks
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading import scale as S
 from sdpa_lab.grading.runner import Outcome
+from sdpa_lab.numbers import number
 
 
 class Constant:
@@ -89,7 +90,7 @@ def test_a_scale_that_depends_on_the_shapes_but_matches_nothing_is_reported_with
                                   checks.Draw(7))
     assert part.mistakes == ["other_scale"]
     text = " ".join(part.diagnosis)
-    assert f"c = {1 / math.log(11):.4g} on Q (2, 4, 8)" in text and "matches none of" in text
+    assert f"c = {number(1 / math.log(11), digits=4)} on Q (2, 4, 8)" in text and "matches none of" in text
     assert "fix the scale, then grade again" in text and "something else differs" not in text
 
 
@@ -157,7 +158,7 @@ def test_exercise_1_names_its_scale_by_value(code):
 
     part = checks.grade_exercise_1(Exercise1Answer(answer), checks.Draw(7, 3000))
     assert part.mistakes == [key]
-    assert f"so the scores were multiplied by c = {scale(1024, 3000):.4g}" in " ".join(part.diagnosis)
+    assert f"so the scores were multiplied by c = {number(scale(1024, 3000), digits=4)}" in " ".join(part.diagnosis)
     # the draw and its raw variance are right at both calls: only the scaled variance and raw / scaled fail
     assert [c.passed for c in part.checks] == [True, False, False, True] * 2
 
@@ -198,7 +199,7 @@ def test_exercise_2_names_a_scale_on_the_entropies_by_its_value(code):
     part = checks.grade_exercise_2(Constant(lambda seed, d_ks, T: _entropies(seed, d_ks, T, scale)), checks.Draw(7))
     assert part.mistakes == ["scaled_entropies"]
     text = " ".join(part.diagnosis)
-    assert f"softmax(c * Kmat @ q) with c = {label} (c = {scale(4, 8):.4g}" in text
+    assert f"softmax(c * Kmat @ q) with c = {label} (c = {number(scale(4, 8), digits=4)}" in text
 
 
 def test_exercise_2_unscaled_entropies_pass_and_a_stream_reseeded_is_no_scale():
@@ -264,7 +265,7 @@ def test_exercise_1_names_its_scale_on_any_sizes(code, d, n, raw):
     others = [float(s(d, n)) for k, (s, _) in EXERCISE_1_SCALES.items() if k != code] + [1 / math.sqrt(d)]
     assume(all(abs(math.log(c / o)) > 0.01 for o in others))  # sizes where the candidates differ
     [(named, text)] = exercise_1_scale(raw / (raw * c * c), d, n)
-    assert named == key and f"c = {c:.4g}" in text
+    assert named == key and f"c = {number(c, digits=4)}" in text
 
 
 @settings(max_examples=60, deadline=None)

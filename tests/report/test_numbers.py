@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sdpa_lab import claims as C
 from sdpa_lab.claims.model import printed as printed_check
-from sdpa_lab.numbers import number, powers_written
+from sdpa_lab.numbers import margin, number
 from sdpa_lab.report import html as H
 
 from tests.report import test_html as T
@@ -70,8 +70,7 @@ def test_a_replication_check_shows_the_measured_value_two_digits_past_the_printe
     row = H.check_row(c, 4.8)
     assert (row.measured, row.expected, row.tolerance) == ("24.2851", "24.29", "± 0.005")
     c = printed(0.291482, 0.291, 3)
-    assert C.describe(c, rule=False).startswith("raw score [key=5]: measured 0.29148 within 0.291 ± 0.0005")
-    assert H.described(c) == "raw score [key=5]: measured 0.29148 within 0.291 ± 5 × 10⁻⁴ (margin 0.96)"
+    assert C.describe(c, rule=False) == "raw score [key=5]: measured 0.29148 within 0.291 ± 5 × 10⁻⁴ (margin 0.96)"
 
 
 def test_every_replication_row_of_the_report_shows_the_extra_digits(decision, report_html):
@@ -86,6 +85,44 @@ def test_every_replication_row_of_the_report_shows_the_extra_digits(decision, re
         assert f"<strong>{row.measured}</strong>" in section(report_html, c.claim)
 
 
-def test_numbers_in_notes_made_elsewhere_are_written_the_one_way():
-    assert powers_written("Monte Carlo SE 3.5e-07, bounded; 4e-05 and 1.25e+20; d_k=1e3x, 12.5") == \
-        "Monte Carlo SE 3.5 × 10⁻⁷, bounded; 4 × 10⁻⁵ and 1.25 × 10²⁰; d_k=1e3x, 12.5"
+def test_a_margin_is_written_to_the_digits_that_place_it_against_1():
+    assert [margin(m) for m in (0.5, -1.684, 16.94, 2345.0, math.inf, math.nan)] == \
+        ["0.50", "−1.68", "16.9", "2,345", "∞", "n/a"]
+
+
+def test_the_terminal_writes_numbers_the_one_way_and_never_breaks_one_across_lines():
+    """The checker's table: its lines are describe()'s (numbers.number's notation: no 1e-05, no hyphen-minus), and
+    a power of ten wrapped at the column's edge stays whole on one line."""
+    from sdpa_lab.claims import verdicts as V
+
+    c = C.Check("B7", "gap", "d_k=4", "within", -1.5e-5, 2.2e-5, "statistical", "v.csv", tolerance=3.1e-5, se=6e-6)
+    line = C.describe(c, rule=False)
+    assert "e-0" not in line and "-" not in line.replace("d_k", "") and "2.20 × 10⁻⁵" in line
+    for pad in range(V.TEXT_WIDTH):
+        rows = V.table_row("B7", "1", C.HOLDS, "x" * pad + " " + line)
+        assert max(map(len, rows)) <= V.LINE
+        assert not any(r.endswith(("×", " 10")) or r.lstrip().startswith(("×", "10⁻")) for r in rows), rows
+        assert " ".join(r[V.TEXT_START:].strip() for r in rows).endswith(line)
+
+
+def test_every_note_of_a_run_is_written_the_one_way_where_it_is_made(decision):
+    """A check's note reaches claims.csv and the page as its claim wrote it: no Python 1.5e-06 in any (the notes
+    are formatted where they are made, not rewritten after)."""
+    python_float = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?e[-+]?\d+\b")
+    notes = [c.note for c in decision.checks if c.note]
+    assert any("Monte Carlo SE" in n for n in notes)  # the run has notes with small numbers in them
+    assert not [n for n in notes if python_float.search(n)]
+    assert any(POWER.search(n) for n in notes)  # ... written m × 10ⁿ
+
+
+def test_a_few_numbers_are_listed_the_one_way_and_a_long_list_is_cut():
+    from sdpa_lab.numbers import listed
+
+    assert listed([1.0787, 0.014, 2.5704e-12, -3.0, math.nan]) == "[1.0787, 0.0140, 2.6 × 10⁻¹², −3, —]"
+    assert listed(range(10), most=3) == "[0, 1, 2, … (10 numbers)]"
+
+
+def test_a_signed_distance_carries_its_sign_and_an_unsigned_one_does_not():
+    assert [number(z, decimals=1, integers=False, sign=True) for z in (1.04, -2.0, 0.0, math.nan)] == \
+        ["+1.0", "−2.0", "0.0", "—"]
+    assert number(1.04, decimals=1, integers=False) == "1.0"

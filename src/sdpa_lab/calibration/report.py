@@ -22,9 +22,10 @@ from sdpa_lab.calibration.studies import (
     CORRECT_ARM,
     TABLES,
 )
-from sdpa_lab.calibration.summary import CONFIDENCE, headline
+from sdpa_lab.calibration.summary import CONFIDENCE, TAIL_THRESHOLDS, headline, upper_bound
 from sdpa_lab.io import write_text
 from sdpa_lab.joblog import job_log
+from sdpa_lab.rates import normal_tail
 from sdpa_lab.report.figures import COLOURS, new_figure, render, style
 from sdpa_lab.report.rendering import css_size, data_uri, environment
 
@@ -253,6 +254,25 @@ def space_summary(tables, closest: int = 12) -> dict | None:
             "above_three_quarters": int((r.max_margin_toward_fail > 0.75).sum())}
 
 
+def runs_needed(failures: int, rate: float) -> int:
+    """The fewest runs with `failures` fails whose 95% bound on the fail rate (summary.upper_bound) is at most `rate`:
+    how large a study must be to show a promise of `rate`."""
+    low, high = failures + 1, failures + 2
+    while upper_bound(failures, high) > rate:  # the bound falls as the runs grow: double, then bisect
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (mid, high) if upper_bound(failures, mid) > rate else (low, mid)
+    return high
+
+
+def promise_sizes(alpha_family: float) -> dict:
+    """What the report says of the promise's size, computed: the normal tail beyond each |z| threshold of the tail
+    table, and the runs a study needs, with no fail and with one, to show a rate of at most alpha_family."""
+    return {"alpha_family": alpha_family, "tail": {t: normal_tail(t) for t in TAIL_THRESHOLDS},
+            "runs_needed": [runs_needed(f, alpha_family) for f in (0, 1)]}
+
+
 def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
     """The calibration report's HTML."""
     z = tables["z_summary"]
@@ -273,7 +293,8 @@ def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
         two_sided=correct[correct.two_sided].to_dict("records"),
         directional=directional[directional.arm == CORRECT_ARM].to_dict("records"),
         broken=broken.to_dict("records"), arms=ARMS, broken_arms=BROKEN_ARMS, arm_words=ARM_WORDS,
-        correct_arm=CORRECT_ARM, figures=figure_uris(tables), confidence=CONFIDENCE)
+        correct_arm=CORRECT_ARM, figures=figure_uris(tables), confidence=CONFIDENCE,
+        promise=promise_sizes(float(tables["false_fails"].alpha_family.iloc[0])))
 
 
 def build_report(results_dir: str | Path, out: str | Path, commit: str = "") -> dict:

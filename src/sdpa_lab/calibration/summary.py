@@ -188,7 +188,7 @@ def tails(checks: pd.DataFrame) -> pd.DataFrame:
         row = dict(zip(FAMILY, keys, strict=True)) | {"n": len(g)}
         excess = False
         for t in TAIL_THRESHOLDS:
-            observed, predicted = int((g.abs_z > t).sum()), len(g) * 2 * (1 - NormalDist().cdf(t))
+            observed, predicted = int((g.abs_z > t).sum()), len(g) * rates.normal_tail(t)
             chance = poisson_at_least(observed, predicted)
             row |= {f"over_{t}": observed, f"predicted_over_{t}": predicted, f"chance_over_{t}": chance}
             excess |= chance < 1 - CONFIDENCE

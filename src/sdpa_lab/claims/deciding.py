@@ -17,6 +17,7 @@ from sdpa_lab.claims.model import Check, Claim, Decision
 from sdpa_lab.claims.registry import CLAIMS
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
 from sdpa_lab.io import write_csv
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results, ResultsError, size_limits, stale_errors
 
 
@@ -24,9 +25,16 @@ def _with_tolerance(c: Check, tolerance: float) -> Check:
     """`c` with its tolerance, saying so when the tolerance reaches past every value the statistic can take."""
     if tolerance < c.reach:
         return replace(c, tolerance=tolerance)
-    why = (f"cannot be decided at this sample size: the tolerance {tolerance:.3g} is at least the largest "
-           f"deviation the statistic can show ({c.reach:.3g}); more samples needed")
+    why = (f"cannot be decided at this sample size: the tolerance {number(tolerance, digits=3)} is at least the "
+           f"largest deviation the statistic can show ({number(c.reach, digits=3)}); more samples needed")
     return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))))
+
+
+def _with_k(c: Check, k: float) -> Check:
+    """A statistical check with its k' (k, widened by Cornish-Fisher on the side its statistic's known skewness
+    stretches) and its tolerance, k' standard errors plus k Monte Carlo SEs of its expected value."""
+    k_prime = cornish_fisher(k, c.skewness, c.excess_kurtosis)
+    return _with_tolerance(replace(c, k_prime=k_prime), c.se * k_prime + k * c.expected_se)
 
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
@@ -48,8 +56,7 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
                                f"measured a non-finite value {c.measured}")
     n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
     k = bonferroni_k(n_stat, alpha_family) if k is None else k
-    checks = [_with_tolerance(c, c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis) + k * c.expected_se)
-              if c.basis in ("statistical", "derived") else c for c in checks]
+    checks = [_with_k(c, k) if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 
 
@@ -92,6 +99,7 @@ def read_claims(path: str | Path) -> Decision:
     checks = tuple(Check(r["id"], r["check"], r["parameters"], r["relation"], _number(r["expected"]),
                          _number(r["measured"]), r["basis"], r["source"], tolerance=_number(r["tolerance"]),
                          se=_number(r["standard_error"]), expected_se=_number(r["expected_se"]),
+                         k_prime=_number(r["k_prime"]),
                          literal=r["literal"] == "True",
                          theory_says_false=r["theory_says_false"] == "True", note=r["note"])
                    for r in rows)

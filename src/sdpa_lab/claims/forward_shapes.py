@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from sdpa_lab.claims.model import Check, Claim, exact, mismatched_axes
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
 
 PAGE = "docs/claims/forward-shapes.md"
@@ -89,7 +90,7 @@ def decide_b9(R: Results) -> list[Check]:
         bound = (output_bound(T_k, d, dtype, *sizes, cast=dtype != "float64")
                  + output_bound(T_k, d, "float64", *sizes))
         out.append(Check("B9", OUTPUT, p, "not above", 0.0, float(err), "rounding", src, tolerance=bound, cell=err.cell,
-                         note=f"largest |q| |k| {sizes[0]:.3g}, largest |v| {sizes[1]:.3g}"))
+                         note="largest |q| |k| {}, largest |v| {}".format(*(number(x, digits=3) for x in sizes))))
     return out
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from sdpa_lab.claims.model import Check, Claim, missing, statistical
 from sdpa_lab.claims.standard_errors import paired_proportion_se
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results, ResultsError
 
 PAGE = "docs/claims/learning.md"
@@ -72,9 +73,9 @@ def decide_b10(R: Results) -> list[Check]:
                if success[d, "inv_sqrt_dk"][1] in (lrs[0], lrs[-1]) and success[d, "inv_sqrt_dk"][0] < 1]
 
     def untuned_why(d_ks: list[int]) -> str:
-        rates = ", ".join(f"{success[d, 'inv_sqrt_dk'][1]:g} at d_k={d}" for d in d_ks)
-        return (f"the scaled head's best learning rate is at the edge of the grid ({rates}; grid {lrs[0]:g}.."
-                f"{lrs[-1]:g}): a better one may lie outside it, and the lesson's experiment tunes the rate for "
+        rates = ", ".join(f"{number(success[d, 'inv_sqrt_dk'][1])} at d_k={d}" for d in d_ks)
+        return (f"the scaled head's best learning rate is at the edge of the grid ({rates}; grid {number(lrs[0])}.."
+                f"{number(lrs[-1])}): a better one may lie outside it, and the lesson's experiment tunes the rate for "
                 "each head; widen learning_rates")
 
     out = []

@@ -79,6 +79,7 @@ class Check:
     expected_se: float = 0.0
     skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
     excess_kurtosis: float = 0.0
+    k_prime: float = math.nan  # k', the standard errors the tolerance allows the measurement; set with the tolerance
     reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
     # theory says the lesson's sentence is false at this point: the check holds the measurement to theory's value,
@@ -210,7 +211,7 @@ class Decision:
             "id": c.claim, "statement": self.statements[c.claim], "check": c.check, "parameters": c.parameters,
             "relation": c.relation, "expected": c.expected, "measured": c.measured, "tolerance": c.tolerance,
             "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
-            "standard_error": c.se, "expected_se": c.expected_se, "literal": c.literal,
+            "standard_error": c.se, "expected_se": c.expected_se, "k_prime": c.k_prime, "literal": c.literal,
             "theory_says_false": c.theory_says_false, "source": c.source, "note": c.note,
         } for c in self.checks]
         return pd.DataFrame(rows)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from sdpa_lab.claims.model import Check, Claim, exact
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
 
 PAGE = "docs/claims/ranking.md"
@@ -32,9 +33,9 @@ def decide_b6(R: Results) -> list[Check]:
         bad = R.value(src, "count", d_k=d, dtype=dtype, quantity="weight_argsort_disagrees_without_ties")
         naive = trials - int(R.value(src, "count", d_k=d, dtype=dtype, quantity="weight_argsort_agrees"))
         ties = int(R.value(src, "count", d_k=d, dtype=dtype, quantity="unscaled_weight_ties"))
-        note = (f"finding: the argsort of the weights disagrees in {naive} of {trials} trials; {ties} trials have "
-                "exactly tied unscaled weights (exp underflowed to 0)") if naive or ties else (
-                f"the argsort of the weights agrees in all {trials} trials")
+        note = (f"finding: the argsort of the weights disagrees in {number(naive)} of {number(trials)} trials; "
+                f"{number(ties)} trials have exactly tied unscaled weights (exp underflowed to 0)") if naive or ties \
+            else f"the argsort of the weights agrees in all {number(trials)} trials"
         out.append(exact("B6", DISAGREEMENTS, f"d_k={d}, {dtype}", bad, 0, src, note=note))
     return out
 

@@ -16,6 +16,7 @@ from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, 
 from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import paired_ratio_se, variance_se
+from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
 from sdpa_lab.scales import scale_difference
 
@@ -88,6 +89,11 @@ def fall_spread(R: Results, kind: str, name: str, a: int, b: int, T: int, trials
     return {"se": se, "skewness": third / se**3, "excess_kurtosis": fourth / se**4}
 
 
+def bias_note(expected_se: float, exact: str = "") -> str:
+    """The note of a check held to a finite-d_k expectation computed by Monte Carlo (its SE bounded as a bias)."""
+    return f"expected: its {exact}finite-d_k value (Monte Carlo SE {number(expected_se, digits=2)}, bounded as a bias)"
+
+
 def _fitted_exponent(R: Results, ds: list[int]) -> str:
     """The exponent of a power law fitted to the mean unscaled entropy, in words, reported and not decided: theory
     gives it only as d_k -> infinity (-1/2: the entropy is carried by near-ties of the top two scores, whose
@@ -103,8 +109,10 @@ def _fitted_exponent(R: Results, ds: list[int]) -> str:
     c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)
     slope = float(c @ np.log([cells[d] for d in fitted]))
     slope_se = math.sqrt(float(c**2 @ np.array([rel_se[d] ** 2 for d in fitted])))
+    fit, low, high = (number(b, decimals=3, integers=False) for b in (slope, slope - 1.96 * slope_se,
+                                                                       slope + 1.96 * slope_se))
     return (f"power law not decided (theory gives its exponent, -1/2, only as d_k -> infinity): fitted exponent "
-            f"{slope:.3f} (95% interval {slope - 1.96 * slope_se:.3f} to {slope + 1.96 * slope_se:.3f}) over "
+            f"{fit} (95% interval {low} to {high}) over "
             f"d_k={fitted[0]}..{fitted[-1]}")
 
 
@@ -126,14 +134,14 @@ def decide_b5(R: Results) -> list[Check]:
         spread = theory_spread(R, "scaled_minus_unit_variance", "entropy", d, T, trials, gap_se)
         out.append(statistical("B5", SCALED_ENTROPY, f"d_k={d}, T={T}",
                                _entropy(R, d, paired, "mean"), gap, spread.pop("se"), "within", src, **spread,
-                               note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias)"))
+                               note=bias_note(gap_se)))
     # Exercise 2 literally: the lesson's own single draw (one continuing seed-42 stream) is reported as what it
     # is, one sample; what a learner doing the exercise sees is measured over many fresh one-draw sequences
     src = "entropy_single_draw.csv"
     single_d_k = R.values(src, "d_k", scale="none")
     order = np.argsort(single_d_k)  # in increasing d_k, whatever the CSV's row order
     single_d_k, entropies = single_d_k[order], R.values(src, "entropy", scale="none")[order]
-    drawn = ", ".join(f"{h:.3g}" for h in entropies)
+    drawn = ", ".join(number(h, digits=3) for h in entropies)
     rises = int(np.sum(np.diff(entropies) >= 0))
     src = "entropy_exercise2.csv"
     n = int(R.value(src, "count", quantity="sequences"))
@@ -161,8 +169,8 @@ def _positive_by_theory(claim, check, parameters, measured, se, expected, expect
     return statistical(claim, check, parameters, measured, expected, se, "within", src, expected_se=expected_se,
                        cell=cell, theory_says_false=True,
                        note=f"theory says the lesson's sentence is false here: the difference is {sign} "
-                            f"({expected:.3g}, Monte Carlo SE {expected_se:.2g}; the softmax is not yet saturated at "
-                            "this point); held to theory's value")
+                            f"({number(expected, digits=3)}, Monte Carlo SE {number(expected_se, digits=2)}; the "
+                            "softmax is not yet saturated at this point); held to theory's value")
 
 
 def decide_b7(R: Results) -> list[Check]:
@@ -193,8 +201,8 @@ def decide_b7(R: Results) -> list[Check]:
         out.append(statistical("B7", SCALED_NORM_GAP, f"d_k={d}, T={T}",
                                _gradient(R, d, paired, "jacobian_norm", "mean"), gap, spread.pop("se"), "within",
                                src, **spread,
-                               note=f"expected: its finite-d_k value (Monte Carlo SE {gap_se:.2g}, bounded as a bias); "
-                                    f"the limit itself: {float(limit):.4f}"))
+                               note=f"{bias_note(gap_se)}; the limit itself: "
+                                    f"{number(float(limit), decimals=4, integers=False)}"))
     # The norm measured is the one the lesson writes ("proportional to p_i(1 - p_i) and cross-terms -p_i p_j"): the
     # scaled head's mean norm is theory's exact finite-d_k expectation of ||diag(p) - p p^T||_F (expectations.py,
     # computed with its own softmax and norm, not the attention code's), so a Jacobian that is not diag(p) - p p^T
@@ -205,8 +213,7 @@ def decide_b7(R: Results) -> list[Check]:
         out.append(statistical("B7", SCALED_NORM, f"d_k={d}, T={T}",
                                _gradient(R, d, "inv_sqrt_dk", "jacobian_norm", "mean"), mean, spread.pop("se"),
                                "within", src, **spread,
-                               note=f"expected: its exact finite-d_k value (Monte Carlo SE {mean_se:.2g}, "
-                                         "bounded as a bias)"))
+                               note=bias_note(mean_se, "exact ")))
     d = ds[-1]  # ... and far above the unscaled one at the widest head, in the mean and in the typical trial
     for quantity, check in (("jacobian_norm", WIDEST_NORM), ("log10_jacobian_norm", WIDEST_LOG_NORM)):
         if d == 1:  # 1 / sqrt(1) = 1: the two heads are one head, and their difference is exactly 0 in every trial
@@ -221,7 +228,8 @@ def decide_b7(R: Results) -> list[Check]:
         c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, se, ms - mu, math.hypot(ss, su), src,
                                 diff.cell)
         if quantity == "log10_jacobian_norm":
-            typical = f"typical unscaled norm {10 ** float(unscaled):.3g} vs scaled {10 ** float(scaled):.3g}"
+            typical = (f"typical unscaled norm {number(10 ** float(unscaled), digits=3)} vs scaled "
+                       f"{number(10 ** float(scaled), digits=3)}")
             c = replace(c, note="; ".join(filter(None, (c.note, typical + " (geometric means)"))))
         out.append(c)
 
@@ -279,7 +287,7 @@ def decide_b8(R: Results) -> list[Check]:
     paired = scale_difference("inv_dk", "inv_sqrt_dk")  # same trials: the per-trial difference
     out.append(statistical("B8", OVER_D_K_GAP, f"d_k={d}, T={T}",
                            _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "above", src,
-                           note=f"uniform bound log T = {math.log(T):.4f}"))
+                           note=f"uniform bound log T = {number(math.log(T), decimals=4, integers=False)}"))
     return out
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from sdpa_lab.claims.model import (
     FAILS,
@@ -19,39 +19,7 @@ from sdpa_lab.claims.model import (
     Decision,
 )
 from sdpa_lab.claims.registry import registry
-from sdpa_lab.numbers import number
-
-
-def _num(x: float) -> str:
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return str(x)
-    return f"{x:.6g}"
-
-
-def rounded(x: float, unit: float) -> str:
-    """x to the digits that mean something next to `unit` (its tolerance or standard error): two significant
-    digits of the unit; plain x where there is no unit, and at most 6 significant digits."""
-    if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-        return str(x)
-    if float(x) == int(x) and abs(x) < 1e15:
-        return str(int(x))
-    if not (unit > 0 and math.isfinite(unit)):
-        return f"{x:.6g}"
-    if abs(x) < unit:  # a number below its unit's size: its two digits, in the unit's notation
-        return f"{x:.2g}"
-    decimals = max(0, 1 - math.floor(math.log10(unit)))
-    text = f"{x:.{decimals}f}"
-    return text if len(text.replace("-", "").replace(".", "")) <= 8 else f"{x:.6g}"
-
-
-def margin_text(m: float) -> str:
-    """A margin to two decimals (one above 10, three significant digits above 1000); "n/a" where a check has
-    none (Check.margin is nan)."""
-    if math.isnan(m):
-        return "n/a"
-    if math.isinf(m):
-        return "inf" if m > 0 else "-inf"
-    return f"{m:.2f}" if abs(m) < 10 else f"{m:.1f}" if abs(m) < 1000 else f"{m:.3g}"
+from sdpa_lab.numbers import at_unit, margin, number
 
 
 def unit_of(c: Check) -> float:
@@ -71,14 +39,14 @@ def measured_unit(c: Check) -> float:
     return c.tolerance / 5 if c.basis == "printed" and c.tolerance > 0 else unit_of(c)
 
 
-def expected_text(c: Check, at: Callable[[float, float], str] = rounded) -> str:
-    """The expected value: as the lesson printed it for a printed check (its own digits), else rounded (`at`)."""
+def expected_text(c: Check) -> str:
+    """The expected value: as the lesson printed it for a printed check (its own digits), an exact integer whole
+    (0, 1, d_k), else to the digits its unit leaves (at_unit)."""
     if c.basis == "printed" and c.tolerance > 0:
-        decimals = max(0, round(-math.log10(2 * c.tolerance)))
-        return f"{c.expected:.{decimals}f}" if at is rounded else number(c.expected, decimals=decimals, integers=False)
-    if at is not rounded and math.isfinite(c.expected) and c.expected == int(c.expected):  # exact (0, 1, d_k)
+        return number(c.expected, decimals=max(0, round(-math.log10(2 * c.tolerance))), integers=False)
+    if math.isfinite(c.expected) and c.expected == int(c.expected):
         return number(c.expected)
-    return at(c.expected, unit_of(c))
+    return at_unit(c.expected, unit_of(c))
 
 
 # A literal single-draw check's margin is how far single draws fall short of the lesson's every-draw statement:
@@ -86,22 +54,16 @@ def expected_text(c: Check, at: Callable[[float, float], str] = rounded) -> str:
 MARGIN_KIND = "; a per-draw shortfall, not a failure"
 
 
-def _two_digits(x: float) -> str:
-    return f"{x:.2g}"
-
-
-def describe(c: Check, rule: bool = True, at: Callable[[float, float], str] = rounded,
-             sig2: Callable[[float], str] = _two_digits, margin: Callable[[float], str] | None = None) -> str:
-    """One check in a line: measured vs expected, tolerance, margin (and, with `rule`, that 1 is the failing
-    line), each number to the digits its standard error or tolerance leaves meaningful (a replication check's
-    measured value one digit past its tolerance's). `at`, `sig2` and `margin` format the numbers (a value at a
-    unit, two significant digits, a margin): plain text for the terminal, the report passes its own."""
-    margin = margin or margin_text
+def describe(c: Check, rule: bool = True) -> str:
+    """One check in a line, the same in the terminal and on the report: measured vs expected, tolerance, margin
+    (and, with `rule`, that 1 is the failing line), each number to the digits its standard error or tolerance
+    leaves meaningful (a replication check's measured value one digit past its tolerance's), written by
+    sdpa_lab.numbers."""
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
-    tol = f" ± {sig2(c.tolerance)}" if c.tolerance > 0 else ""
-    return (f"{c.check} [{c.parameters}]: measured {at(c.measured, measured_unit(c))} {c.relation} "
-            f"{expected_text(c, at)}{tol} (margin {margin(c.margin)}{MARGIN_KIND if c.literal else ''}"
+    tol = f" ± {number(c.tolerance, digits=2)}" if c.tolerance > 0 else ""
+    return (f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, measured_unit(c))} {c.relation} "
+            f"{expected_text(c)}{tol} (margin {margin(c.margin)}{MARGIN_KIND if c.literal else ''}"
             f"{'; fails above 1' if rule and not c.literal else ''})")
 
 
@@ -115,15 +77,15 @@ def closeness(c: Check) -> float:
     return c.margin - (-1.0 if c.relation in ("above", "below") else 1.0)
 
 
-def why_not_here(checks: Sequence[Check], at: Callable[[float, float], str] = rounded) -> str:
+def why_not_here(checks: Sequence[Check]) -> str:
     """Where, and why, a claim's lesson sentence does not hold at this config, in words, from its checks: each check
     where theory says the sentence is false (its point, measured and theory's value) and the sentence it decides;
     "" if there is none."""
     here = [c for c in checks if c.verdict == NOT_HERE]
     if not here:
         return ""
-    points = "; ".join(f"{c.check} [{c.parameters}]: measured {at(c.measured, unit_of(c))}, theory "
-                       f"{at(c.expected, unit_of(c))}" for c in here)
+    points = "; ".join(f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, unit_of(c))}, theory "
+                       f"{at_unit(c.expected, unit_of(c))}" for c in here)
     claims = registry()
     sentences = sorted({claims[c.claim].sentences.get(c.check, "") for c in here if c.claim in claims} - {""})
     quoted = " and ".join(f"“{s}”" for s in sentences)
@@ -159,13 +121,17 @@ VERDICT_WIDTH = 18
 CLAIM_WIDTH, COUNT_WIDTH = 5, 6
 TEXT_START = CLAIM_WIDTH + COUNT_WIDTH + VERDICT_WIDTH + 4  # the four spaces between the columns
 TEXT_WIDTH = LINE - TEXT_START
+NO_BREAK = "\u00a0"
 
 
 def table_row(claim: str, count: str, verdict: str, text: str) -> list[str]:
     """One row of the checker's table, its verdict and its text each wrapped inside its own column (the text's
     continuation lines indented two spaces, so a row's first line stands out)."""
     verdicts = textwrap.wrap(verdict, VERDICT_WIDTH) or [""]
-    texts = textwrap.wrap(text, TEXT_WIDTH, subsequent_indent="  ", break_on_hyphens=False) or [""]
+    # a number m × 10ⁿ stays on one line: its spaces held unbreakable while wrapping
+    texts = [t.replace(NO_BREAK, " ") for t in textwrap.wrap(text.replace(" × ", f"{NO_BREAK}×{NO_BREAK}"),
+                                                            TEXT_WIDTH, subsequent_indent="  ",
+                                                            break_on_hyphens=False)] or [""]
     lines = []
     for i in range(max(len(verdicts), len(texts))):
         v = verdicts[i] if i < len(verdicts) else ""
@@ -198,9 +164,10 @@ def summary(decision: Decision, show_all: bool = False) -> str:
     others = [f"{sum(v == o for v in verdicts.values())} {o}"
               for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED) if o in verdicts.values()]
     failing = [cid for cid, v in verdicts.items() if v == FAILS]
-    footer = [f"statistical checks: {decision.n_statistical}, each within k = {decision.k:.3f} standard errors, "
+    k, runs = number(decision.k, decimals=3, integers=False), number(1 / decision.alpha_family, decimals=0)
+    footer = [f"statistical checks: {number(decision.n_statistical)}, each within k = {k} standard errors, "
               "more on the long side of a skewed statistic "
-              f"(Bonferroni: a correct run fails by chance less than once in {1 / decision.alpha_family:,.0f})",
+              f"(Bonferroni: a correct run fails by chance less than once in {runs})",
               f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
               + "".join(f"; {o}" for o in others)
               + (f"; FAILING: {', '.join(failing)}" if failing else "")]

@@ -24,6 +24,7 @@ from sdpa_lab.grading.parts import (
     why_unusable,
 )
 from sdpa_lab.grading.runner import Calls, Outcome
+from sdpa_lab.numbers import number
 from sdpa_lab.seeding import lesson_default_rng, stream
 
 
@@ -69,12 +70,13 @@ def _attention_checks(probes, outcomes) -> tuple[list[SolutionCheck], list[str]]
         with np.errstate(all="ignore"):
             off = float(np.max(np.abs(w.sum(axis=-1, dtype=np.float64) - 1.0)))
         if not (np.all(w >= 0) and off <= M.tolerance(Q.dtype)):
-            rows.append(f"on {name}: min weight {np.min(w):.3g}, largest |row sum - 1| = {off:.3g}")
+            rows.append(f"on {name}: min weight {number(np.min(w), digits=3)}, largest |row sum - 1| = "
+                        f"{number(off, digits=3)}")
         worst_sum = max(worst_sum, off)
         ref_out, ref_w = reference_attention(Q, K, V)
         diff = max(M.max_difference(out, ref_out), M.max_difference(w, ref_w))
         if diff > M.tolerance(Q.dtype):
-            agree.append(f"on {name}: largest relative difference {diff:.3g}")
+            agree.append(f"on {name}: largest relative difference {number(diff, digits=3)}")
         worst_diff = max(worst_diff, diff)
 
     if 0 in good:
@@ -82,7 +84,7 @@ def _attention_checks(probes, outcomes) -> tuple[list[SolutionCheck], list[str]]
         dev = np.abs(good[0][1][0] - printed)
         a3 = [] if np.all(dev <= 0.0005) else [
             f"{int(np.sum(dev > 0.0005))} of 36 entries of weights[0] differ from the printed matrix "
-            f"by more than 0.0005 (largest {dev.max():.3f})"]
+            f"by more than 0.0005 (largest {number(dev.max(), decimals=3)})"]
     else:
         a3 = ["no (1, 6, 6) weights on the lesson's inputs"]
     large = good.get(4)
@@ -92,9 +94,9 @@ def _attention_checks(probes, outcomes) -> tuple[list[SolutionCheck], list[str]]
         from_failures("A3", "the lesson's printed forward: weights[0] on default_rng(42) Q, K, V of (1, 6, 16), "
                       "to the 3 places printed", a3, "all 36 entries"),
         from_failures("B9", "weight rows are non-negative and sum to 1", rows,
-                      f"largest |row sum - 1| = {worst_sum:.2g}"),
+                      f"largest |row sum - 1| = {number(worst_sum, digits=2)}"),
         from_failures("", "agrees with the reference forward (sdpa_lab.attention), batches, T_q != T_k, d_v != d_k",
-                      agree, f"largest relative difference {worst_diff:.2g}"),
+                      agree, f"largest relative difference {number(worst_diff, digits=2)}"),
         from_failures("", "large scores: no overflow, no nan",
                       [] if large is not None and all(np.all(np.isfinite(a)) for a in large) else
                       [f"no usable output on {names[4]}" if large is None else f"non-finite values on {names[4]}"],

@@ -9,7 +9,6 @@ prints: only whether they agree.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cache
 
@@ -21,6 +20,7 @@ from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_1_scale
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
+from sdpa_lab.numbers import at_unit, listed, number
 from sdpa_lab.seeding import LESSON_SEED
 
 EXERCISE1_D_K = 1024
@@ -87,7 +87,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     if v.shape != (2,) or not np.all(np.isfinite(v)):
         returns = on(label, "returns (raw variance, scaled variance), two finite numbers")
         return _Exercise1Call(n, [SolutionCheck("B4", returns, False, f"returned {v.size} number(s): "
-                                                                      f"{np.array2string(v, precision=4)}")],
+                                                                      f"{listed(v.ravel())}")],
                               None, [], [])
     tol = M.tolerance(np.float64)
     raw, scaled = v
@@ -108,24 +108,24 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
             m = M.MISTAKES["sums_over_samples"]
             mistakes.append("sums_over_samples")
             diagnosis.append(
-                f"measured: raw variance {raw:,.4g}, about n_samples = {n:,} rather than d_k = {d}"
+                f"measured: raw variance {number(raw, digits=4)}, about n_samples = {n:,} rather than d_k = {d}"
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
     # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
-    near, z = abs(raw - d) <= k * se and raw != d, (raw - d) / se  # exactly d_k is no draw's variance
+    near, z = abs(raw - d) <= k * se and raw != d, _signed((raw - d) / se)  # exactly d_k is no draw's variance
     drawn = f"your draws are {exact}" if exact else (
-        f"not np.random.seed({seed})'s stream (another generator, or no seed?): {z:+.1f} SE from d_k, as a draw's"
+        f"not np.random.seed({seed})'s stream (another generator, or no seed?): {z} SE from d_k, as a draw's"
         if near else "exactly d_k: no draw's variance is" if raw == d else
-        f"neither np.random.seed({seed})'s draw nor within {k:.2f} SE of d_k ({z:+.1f} SE)")
+        f"neither np.random.seed({seed})'s draw nor within {_k(k)} SE of d_k ({z} SE)")
     checks = [
         SolutionCheck("B4", on(label, f"raw variance near d_k = {d}"), abs(raw - d) <= k * se,
-                      f"{_round(raw, se)}: {(raw - d) / se:+.1f} SE from {d}"),
+                      f"{at_unit(raw, se)}: {_signed((raw - d) / se)} SE from {d}"),
         SolutionCheck("B4", on(label, "scaled variance near 1"), abs(scaled - 1) <= k * se / d,
-                      f"{_round(scaled, se / d)}: {(scaled - 1) / (se / d):+.1f} SE from 1"),
+                      f"{at_unit(scaled, se / d)}: {_signed((scaled - 1) / (se / d))} SE from 1"),
         SolutionCheck("B2", on(label, f"scaled = raw / {d}: the same scores divided by sqrt(d_k)"),
-                      abs(ratio / d - 1) <= tol, f"raw / scaled = {ratio:.6g}"),
+                      abs(ratio / d - 1) <= tol, f"raw / scaled = {number(ratio)}"),
         SolutionCheck("B4", on(label, f"the draws: Q, K = randn(n_samples, d_k) each, np.random.seed({seed})'s, "
-                                      f"or another generator's within {k:.2f} SE of d_k"), exact is not None or near,
+                                      f"or another generator's within {_k(k)} SE of d_k"), exact is not None or near,
                       drawn),
     ]
     if not checks[2].passed:  # the scale, named by its value
@@ -135,10 +135,14 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     return _Exercise1Call(n, checks, exact, mistakes, diagnosis)
 
 
-def _round(x: float, se: float) -> str:
-    """x to the digits its standard error leaves meaningful (two significant digits of the SE)."""
-    digits = max(0, 1 - math.floor(math.log10(se))) if se > 0 else 6
-    return f"{x:,.{digits}f}"
+def _signed(z: float) -> str:
+    """A distance in standard errors, signed, to one decimal."""
+    return number(z, decimals=1, integers=False, sign=True)
+
+
+def _k(k: float) -> str:
+    """The grade's k, as the report writes it."""
+    return number(k, decimals=2, integers=False)
 
 
 def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
@@ -164,20 +168,21 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
             if isinstance(got, _Exercise1Call):
                 part.notes.append(f"at seed 42 your variances of {small:,} pairs are not the grader's draw, so B4 "
                                   f"is decided statistically, on the lesson's own {A1_N_SAMPLES:,} pairs (SE "
-                                  f"{variance_se(d, A1_N_SAMPLES):.2g} rather than {variance_se(d, small):.2g}; "
+                                  f"{number(variance_se(d, A1_N_SAMPLES), digits=2)} rather than "
+                                  f"{number(variance_se(d, small), digits=2)}; "
                                   f"--n-samples {small} skips that draw)")
         if isinstance(got, Outcome):
             stopped(part, call, got, "B4", on(label, "returns (raw variance, scaled variance)"))
             return part
         part.checks += got.checks
         exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked and not escalated
-        drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {variance_se(d, got.n):.2g})")
+        drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {number(variance_se(d, got.n), digits=2)})")
         for key, text in zip(got.mistakes, got.diagnosis, strict=True):
             if key not in part.mistakes:
                 part.mistakes.append(key)
                 part.diagnosis.append(text)
-    note = (f"drawn: {'; '.join(drawn)}. Tolerance k = {k:.2f} SE, so a correct solution fails by chance less "
-            f"than once in {1 / ALPHA_FAMILY:,.0f} grades")
+    note = (f"drawn: {'; '.join(drawn)}. Tolerance k = {_k(k)} SE, so a correct solution fails by chance less "
+            f"than once in {number(1 / ALPHA_FAMILY, decimals=0)} grades")
     if ignored:
         note += (". Your exercise_1 takes no n_samples, so it drew the lesson's 100,000 pairs at every call: give "
                  "it the skeleton's n_samples=100_000 parameter for a quicker grade")

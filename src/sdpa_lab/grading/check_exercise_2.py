@@ -15,6 +15,7 @@ from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_2_scale
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls
+from sdpa_lab.numbers import listed
 from sdpa_lab.seeding import LESSON_SEED
 
 EXERCISE2_D_K = (4, 16, 64, 256)
@@ -58,7 +59,7 @@ def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
         part.checks.append(SolutionCheck("B5", on(label, f"returns {len(d_ks)} entropies, one per d_k, each between "
                                                          f"0 and log {T}"),
                                          shape_ok and bool(np.all((h >= -1e-11) & (h <= bound + 1e-12))),
-                                         np.array2string(h, precision=4)))
+                                         listed(h.ravel())))
         if not shape_ok:
             continue
         ref = exercise2_reference(seed, tuple(d_ks), T, reseed=False)

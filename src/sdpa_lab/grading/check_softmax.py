@@ -20,6 +20,7 @@ from sdpa_lab.grading.parts import (
     why_unusable,
 )
 from sdpa_lab.grading.runner import Calls
+from sdpa_lab.numbers import number
 from sdpa_lab.seeding import stream
 
 SOFTMAX_SECTION = f'"{M.FULL_FORMULA}" (Step 3: the numerically stable softmax)'
@@ -67,11 +68,12 @@ def grade_softmax(call: Calls, draw: Draw | None = None) -> Part:
         with np.errstate(all="ignore"):
             off = float(np.max(np.abs(p.sum(axis=axis, dtype=np.float64) - 1.0)))
         if not (np.all(p >= 0) and off <= M.tolerance(x.dtype)):
-            rows.append(f"on {name}: min {np.min(p):.3g}, largest |sum - 1| = {off:.3g} along axis {axis}")
+            rows.append(f"on {name}: min {number(np.min(p), digits=3)}, largest |sum - 1| = {number(off, digits=3)} "
+                        f"along axis {axis}")
         worst_sum = max(worst_sum, off)
         diff = M.max_difference(p, reference_softmax(x, axis=axis))
         if diff > M.tolerance(x.dtype):
-            agree.append(f"on {name}: largest difference {diff:.3g}")
+            agree.append(f"on {name}: largest difference {number(diff, digits=3)}")
         worst_diff = max(worst_diff, diff)
         if np.abs(x).max() > 100 and not np.all(np.isfinite(p)):
             finite.append(f"{int(np.sum(~np.isfinite(p)))} non-finite values (inf or nan) on {name}")
@@ -79,9 +81,9 @@ def grade_softmax(call: Calls, draw: Draw | None = None) -> Part:
     part.checks = [
         from_failures("B9", "returns one array of x's shape", shape, f"on all {len(probes)} probes"),
         from_failures("B9", "non-negative, sums to 1 along `axis` (including axis=0 and axis=1)", rows,
-                      f"largest |sum - 1| = {worst_sum:.2g}"),
+                      f"largest |sum - 1| = {number(worst_sum, digits=2)}"),
         from_failures("", "agrees with the reference softmax (sdpa_lab.attention)", agree,
-                      f"largest relative difference {worst_diff:.2g}"),
+                      f"largest relative difference {number(worst_diff, digits=2)}"),
         from_failures("", "large inputs (up to about 3000, rows 1600 apart): no overflow, no nan", finite, "finite"),
     ]
     dtype_note(part, [str(f32.values[0].dtype)] if f32.ok and len(f32.values) == 1 else [])

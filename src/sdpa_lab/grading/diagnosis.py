@@ -11,6 +11,7 @@ from sdpa_lab.attention import lesson_entropy
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading import scale as S
+from sdpa_lab.numbers import number
 
 
 def _mistake_line(key: str) -> str:
@@ -67,8 +68,8 @@ def exercise_1_scale(ratio: float, d: int, n: int) -> list[tuple[str, str]]:
     candidates = [(k, S.SCALES[k].label, S.SCALES[k].value(shapes), S.SCALES[k].mistake)
                   for k in ("none", "dk", "fourth_root_dk", "times_sqrt_dk")]
     candidates.append(("sqrt_n", "1/sqrt(n_samples) (Q.shape[0])", 1 / math.sqrt(n), "divides_by_sqrt_n"))
-    head = f"measured: raw / scaled = {ratio:.6g}, so the scores were multiplied by c = {c:.4g}, where 1/sqrt(d_k) " \
-           f"= {right:.4g}"
+    head = (f"measured: raw / scaled = {number(ratio)}, so the scores were multiplied by c = {number(c, digits=4)}, "
+            f"where 1/sqrt(d_k) = {number(right, digits=4)}")
     for key, label, value, mistake in candidates:
         if S.matches(c, value):
             also = (" (or the variance, not the scores, was divided by sqrt(d_k): the same number)"
@@ -114,7 +115,7 @@ def exercise_2_scale(seed: int, d_ks: tuple[int, ...], T: int, h: np.ndarray) ->
         if not all(S.matches(c, constant) for c in cs) or S.matches(constant, 1.0):
             return ""
         label = "a constant"
-    each = ", ".join(f"{c:.4g}" for c in cs)
+    each = ", ".join(number(c, digits=4) for c in cs)
     return (f"measured: your entropies are those of softmax(c * Kmat @ q) with c = {label} (c = {each} at d_k = "
             f"{', '.join(map(str, d_ks))}): the exercise takes the softmax of the unscaled raw scores Kmat @ q, "
             "c = 1")

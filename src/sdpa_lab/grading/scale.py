@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sdpa_lab.numbers import number
+
 # How close a measured factor must be to a candidate's value: far above the fit's rounding (below 1e-5
 # even on float32 inputs) and far below the gaps between the candidates on a probe whose sizes all
 # differ (3% at the least on the grader's (2, 4, 8), (2, 7, 8), (2, 7, 3) probe).
@@ -233,9 +235,9 @@ def _most_telling(reading: Reading) -> tuple[str, Fit]:
 def _applied(where: str, factor: float) -> str:
     """What the measured factor is, in words."""
     if where == "scores":
-        return f"the factor your code applies to Q K^T before the softmax is c = {factor:.4g}"
+        return f"the factor your code applies to Q K^T before the softmax is c = {number(factor, digits=4)}"
     after = "the weights' rows sum to" if where == "weights" else "the output is weights @ V times"
-    return f"the softmax gets the unscaled scores Q K^T (c = 1 inside exp) and {after} {factor:.4g}"
+    return f"the softmax gets the unscaled scores Q K^T (c = 1 inside exp) and {after} {number(factor, digits=4)}"
 
 
 def describe(reading: Reading) -> list[str]:
@@ -243,20 +245,20 @@ def describe(reading: Reading) -> list[str]:
     if not reading.fits or reading.scales[:1] == ("sqrt_dk",) and reading.where == "scores":
         return []
     name, fit = _most_telling(reading)
-    on = f"on {name} ({fit.shapes}), where 1/sqrt(d_k) = {SCALES['sqrt_dk'].value(fit.shapes):.4g}"
+    on = f"on {name} ({fit.shapes}), where 1/sqrt(d_k) = {number(SCALES['sqrt_dk'].value(fit.shapes), digits=4)}"
     n = f"all {len(reading.fits)} probes" if len(reading.fits) > 1 else "the one probe"
     n += " it was measured on"
     candidates = ", ".join(s.label for s in SCALES.values())
     if not reading.named:
-        each = "; ".join(f"{f.factor:.4g} ({f.shapes})" for _, f in reading.fits)
+        each = "; ".join(f"{number(f.factor, digits=4)} ({f.shapes})" for _, f in reading.fits)
         return [f"measured: {_applied(fit.where, fit.factor)} {on}: a scale that matches none of {candidates} "
                 f"on {n} ({each}). The lesson's scale is 1 / np.sqrt(d_k), d_k = Q.shape[-1]"]
     s = reading.scales[0]
     if isinstance(s, float):
         return [f"measured: {_applied(reading.where, s)} on {n}, whatever the shapes "
-                f"(1/{s:.4g} = {1 / s:.4g}): a scale that matches none of {candidates}; a number written into "
-                "the code rather than taken from Q's shape? The lesson's scale is 1 / np.sqrt(d_k), "
-                "d_k = Q.shape[-1]"]
+                f"(1/{number(s, digits=4)} = {number(1 / s, digits=4)}): a scale that matches none of {candidates}; "
+                "a number written into the code rather than taken from Q's shape? The lesson's scale is "
+                "1 / np.sqrt(d_k), d_k = Q.shape[-1]"]
     label = " or ".join(SCALES[k].label for k in reading.scales)
     placed = "" if reading.where == "scores" else ", applied after the softmax"
     factor = {"scores": fit.c, "weights": fit.row_sum, "output": fit.out_factor}[reading.where]

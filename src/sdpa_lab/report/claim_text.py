@@ -71,7 +71,7 @@ def measured_sentence(c: Check) -> str:
     against = "the lesson printed " if c.basis == "printed" else f"the claim expects {EXPECTS[c.relation]}"
     where = f" at {c.parameters}" if c.parameters else ""
     return (f"This run measured {c.check}{where}: {at_unit(c.measured, measured_unit(c))}, where {against}"
-            f"{expected_text(c, at_unit)}.")
+            f"{expected_text(c)}.")
 
 
 def verdict_sentence(verdict: str, checks: Sequence[Check]) -> str:

@@ -10,7 +10,6 @@ the CSS is inline, so the file works offline and when mailed alone.
 from __future__ import annotations
 
 import csv
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,7 +38,6 @@ from sdpa_lab.claims.verdicts import (
     why_not_here,
 )
 from sdpa_lab.io import write_text
-from sdpa_lab.numbers import powers_written
 from sdpa_lab.report.claim_text import (
     note_key,
     opening,
@@ -49,7 +47,7 @@ from sdpa_lab.report.claim_text import (
     why_not_per_draw,
 )
 from sdpa_lab.report.provenance import provenance
-from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, num, number
+from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, margin, num, number
 from sdpa_lab.report.specs import FIGURES, FigureSpec
 from sdpa_lab.results import Results
 
@@ -78,29 +76,15 @@ RELATION_WORDS = {
 }
 
 
-def margin_shown(m: float) -> str:
-    """A margin as the report shows it: two decimals (one from 10, three significant digits from 1000); "n/a"
-    where a check has none."""
-    if math.isnan(m):
-        return "n/a"
-    return number(m, decimals=2, integers=False) if abs(m) < 10 else \
-        number(m, decimals=1, integers=False) if abs(m) < 1000 else number(m, digits=3)
-
-
-def described(c: Check, rule: bool = False) -> str:
-    """verdicts.describe with the report's formatter."""
-    return describe(c, rule=rule, at=at_unit, sig2=lambda x: number(x, digits=2), margin=margin_shown)
-
-
 def tolerance_text(c: Check, k: float) -> tuple[str, str]:
     """The tolerance of a check, and in a few words where it comes from."""
     if c.basis in ("statistical", "derived"):
+        k_prime = f"{number(c.k_prime, decimals=1, integers=False)} × SE {num(c.se, 2)}"  # k', as decided
         if c.se > 0 and c.expected_se > 0:  # the expected value's Monte Carlo error, bounded as a bias
-            return (f"± {num(c.tolerance, 2)}", f"{number((c.tolerance - k * c.expected_se) / c.se, decimals=1)} × SE "
-                    f"{num(c.se, 2)} + {number(k, decimals=1)} × its expectation's Monte Carlo SE "
-                    f"{num(c.expected_se, 2)}")
+            return (f"± {num(c.tolerance, 2)}", f"{k_prime} + {number(k, decimals=1, integers=False)} × its "
+                    f"expectation's Monte Carlo SE {num(c.expected_se, 2)}")
         if c.se > 0:
-            return f"± {num(c.tolerance, 2)}", f"{number(c.tolerance / c.se, decimals=1)} × SE {num(c.se, 2)}"
+            return f"± {num(c.tolerance, 2)}", k_prime
         return f"± {num(c.tolerance, 2)}", "SE 0: the statistic has no spread"
     if c.basis == "printed":
         return f"± {num(c.tolerance)}", "printed precision"
@@ -143,10 +127,10 @@ def margin_kind(c: Check) -> str:
 
 def check_row(c: Check, k: float) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
-    margin = "—" if c.basis == "missing" else margin_shown(c.margin)
+    margin_text = "—" if c.basis == "missing" else margin(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    expected_text(c, at_unit), at_unit(c.measured, measured_unit(c)), *tolerance_text(c, k), margin,
-                    margin_kind(c), c.verdict, BADGES[c.verdict], powers_written(c.note), c.source)
+                    expected_text(c), at_unit(c.measured, measured_unit(c)), *tolerance_text(c, k), margin_text,
+                    margin_kind(c), c.verdict, BADGES[c.verdict], c.note, c.source)
 
 
 @dataclass(frozen=True)
@@ -215,11 +199,11 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         mine = [f for f in figures.values() if claim.id in FIGURES[f.name].claims]
         views.append(ClaimView(
             claim, verdict, BADGES[verdict], rows[:split], rows[split:],
-            described(checks[0]) if checks else "no checks",
+            describe(checks[0], rule=False) if checks else "no checks",
             sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
             plain_tolerance(checks, decision.alpha_family),
-            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: lambda cs: why_not_here(cs, at_unit)}.get(
+            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(
                 verdict, lambda _: "")(checks),
             opening(claim, verdict, checks), reasons[claim.id], notes))
     return views
@@ -272,7 +256,7 @@ def solutions_view(path: str | Path) -> list[dict]:
                 part["error"] = detail
             else:
                 part["checks"].append({"claim": row["claim"], "what": item, "ok": verdict == "ok",
-                                       "detail": powers_written(detail)})
+                                       "detail": detail})
     for part in parts.values():  # notes on the file as a whole (what of it did not run), no verdict: nothing fails
         if part["name"] == "file" and not part["verdict"]:
             part.update(verdict="notes", passed=True)

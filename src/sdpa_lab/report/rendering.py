@@ -10,7 +10,7 @@ import base64
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from sdpa_lab.numbers import at_unit, num, number  # noqa: F401  (the report's one formatter, re-exported)
+from sdpa_lab.numbers import at_unit, margin, num, number  # noqa: F401  (the report's one formatter, re-exported)
 from sdpa_lab.report.specs import DPI
 
 
