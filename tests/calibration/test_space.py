@@ -102,18 +102,25 @@ def test_drawn_configs_are_valid_under_the_budget_and_the_same_for_the_same_seed
         space.draw_configs(5, 1, 0.01)
 
 
-def test_a_section_the_cost_model_leaves_out_keeps_its_defaults():
-    # an experiment added without its line in the cost model is not drawn at sizes no budget bounds; the
-    # sections the model estimates are drawn exactly as without it
+def test_a_section_the_cost_model_leaves_out_keeps_its_sizes_and_draws_its_named_choices():
+    # an experiment added without its line in the cost model is not drawn at sizes no budget bounds, but its
+    # named choices are drawn; the sections the model estimates are drawn exactly as without it
     root = copy.deepcopy(load_schema())
     root["properties"]["toy"] = {"type": "object", "default": {}, "properties": {
         "trials": {"type": "integer", "minimum": 1, "maximum": 10**9, "default": 100},
         "taus": {"type": "array", "minItems": 1, "maxItems": 4, "default": [1.0, 2.0],
-                 "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 10}}}}
+                 "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 10}},
+        "law": {"type": "string", "enum": ["normal", "uniform", "rademacher"], "default": "normal"},
+        "paired": {"type": "boolean", "default": False}}}
+    laws, paired = set(), set()
     for seed in range(20):
         with_toy, refused = space.draw_config(random.Random(seed), root, 0.6)
-        assert with_toy.pop("toy") == {"trials": 100, "taus": [1.0, 2.0]}
+        toy = with_toy.pop("toy")
+        assert (toy["trials"], toy["taus"]) == (100, [1.0, 2.0])
+        laws.add(toy["law"])
+        paired.add(toy["paired"])
         assert (with_toy, refused) == space.draw_config(random.Random(seed), load_schema(), 0.6)
+    assert laws == {"normal", "uniform", "rademacher"} and paired == {False, True}
 
 
 def space_study(configs=20, seeds=1, max_cpu_s=0.35, seed=20261201, **change) -> dict:

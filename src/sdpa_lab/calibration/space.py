@@ -163,6 +163,13 @@ def defaults(section: Mapping, root: Mapping) -> dict:
     return {key: copy.deepcopy(prop["default"]) for key, prop in node["properties"].items() if _is_setting(prop)}
 
 
+def named_choices(rng: random.Random, section: Mapping, root: Mapping) -> dict:
+    """A section's settings that are one named choice (a string enum, a boolean), each drawn uniformly."""
+    node = resolve(section, root)
+    props = {key: resolve(prop, root) for key, prop in node["properties"].items() if _is_setting(prop)}
+    return {key: rng.choice(options) for key, prop in props.items() if (options := choices(prop)) is not None}
+
+
 def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[dict, int]:
     """A config drawn from the schema `root` whose estimated run is at most `max_cpu_s`, and how many section
     draws were refused on the way.
@@ -172,15 +179,19 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
     until the config so far fits its share of the budget: section i of n within i / n of what the cheapest
     config leaves of it.
     Within a section every setting is still drawn over its whole range; the budget decides which are kept.
-    A section of an experiment the cost model does not estimate is not drawn: it keeps its defaults.
+    A section of an experiment the cost model does not estimate keeps its sizes at their defaults and draws only
+    its named choices.
     """
     config = lowest(root, root)
     # An experiment the cost model leaves out could draw any size within its bounds, whatever the budget:
-    # its section stays at its defaults.
+    # its sizes stay at their defaults; a named choice (which law, which dtype) picks what is computed, not how
+    # much, so it is drawn.
     modelled = set(cost.estimate(config).cpu_s)
     kept = [key for key in config if isinstance(config[key], dict) and key not in modelled]
     for key in kept:
-        config[key] = defaults(root["properties"][key], root)
+        # from a stream of their own, so the other sections are drawn as if this one were not there
+        own = random.Random(repr((key, rng.getstate())))
+        config[key] = defaults(root["properties"][key], root) | named_choices(own, root["properties"][key], root)
     sections = [key for key in config if isinstance(config[key], dict) and key in modelled]
     assert sections, "config schema: no section to draw"
     floor = cpu_seconds(config)  # what every config costs: the shares are of the rest

@@ -108,3 +108,6 @@ B9 = Claim(
     "for each sum of n terms), from the largest |q| |k| and |v| measured",
     decide_b9, sentences={WEIGHTS_AXES: _SHAPES, OUTPUT_AXES: _SHAPES, NON_NEGATIVE: _ROWS, ROW_SUM: _ROWS,
                           OUTPUT: _FORMULA}, page=PAGE)
+
+# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+CLAIMS = (B9,)

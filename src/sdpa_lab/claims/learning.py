@@ -125,3 +125,6 @@ B10 = Claim(
     "where the scale separates the two heads by more than the learning-rate grid's steps. A check that needs the "
     "scaled head at its grid's edge is not decided",
     decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS}, page=PAGE)
+
+# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+CLAIMS = (B10,)

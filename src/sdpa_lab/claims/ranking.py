@@ -50,3 +50,6 @@ B6 = Claim(
     ("lesson_softmax_collapse.csv", "ranking_invariance.csv"),
     "Exact: the lesson's draw, and counts of trials, at any size",
     decide_b6, sentences={LESSON_DRAW: _EXERCISE3, DISAGREEMENTS: _EXERCISE3}, page=PAGE)
+
+# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+CLAIMS = (B6,)

@@ -1,23 +1,29 @@
 """The claims registry: every claim of the lesson, in the lesson's order.
 
 Each claim is declared once, beside its decide function, in the module of its lesson section (its words, the
-lesson's sentence each check decides, its tolerance reason and its docs/ page: `model.Claim`). The checker
-(`sdpa-lab check`), the claims table (results/claims.csv), the report and the calibration study read this list.
+lesson's sentence each check decides, its tolerance reason and its docs/ page: `model.Claim`), and listed in
+that module's `CLAIMS`. The checker (`sdpa-lab check`), the claims table (results/claims.csv), the report and
+the calibration study read the list made here.
 """
 
 from __future__ import annotations
 
-from sdpa_lab.claims.dot_product_growth import B1, B2, B3, B4
-from sdpa_lab.claims.forward_shapes import B9
-from sdpa_lab.claims.learning import B10
-from sdpa_lab.claims.model import Claim
-from sdpa_lab.claims.ranking import B6
-from sdpa_lab.claims.replication import A1, A2, A3
-from sdpa_lab.claims.softmax_saturation import B5, B7, B8
+import re
 
-# The lesson's order: the replications (A), then the general claims (B) as the lesson states them. A claim of the
-# project's own (not the lesson's) goes after the lesson's claim it extends.
-CLAIMS: tuple[Claim, ...] = (A1, A2, A3, B1, B2, B3, B4, B5, B6, B7, B8, B9, B10)
+from sdpa_lab.claims import dot_product_growth, forward_shapes, learning, ranking, replication, softmax_saturation
+from sdpa_lab.claims.model import Claim
+
+# The lesson's sections, each module declaring its claims; a new section's module is added here.
+SECTIONS = (replication, dot_product_growth, softmax_saturation, ranking, forward_shapes, learning)
+
+
+def lesson_order(claim: Claim) -> tuple[str, int]:
+    """A claim's place: by its id's letter, then its number (A1 .. A3, B1 .. B10, then a project's own C1 ..)."""
+    letter, number = re.fullmatch(r"([A-Z]+)(\d+)", claim.id).groups()
+    return letter, int(number)
+
+
+CLAIMS: tuple[Claim, ...] = tuple(sorted((c for s in SECTIONS for c in s.CLAIMS), key=lesson_order))
 
 
 def registry() -> dict[str, Claim]:

@@ -128,3 +128,6 @@ A3 = Claim(
     "Shapes and strongest links exactly; weights and row sums at the lesson's printed precision",
     decide_a3, sentences={**dict.fromkeys((*AXES.values(), ROW_SUM), _FORWARD), WEIGHT: _STRONGEST,
                           STRONGEST: _STRONGEST}, page=PAGE)
+
+# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+CLAIMS = (A1, A2, A3)

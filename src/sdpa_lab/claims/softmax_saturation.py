@@ -338,3 +338,6 @@ B8 = Claim(
     "Bonferroni split. Entropy differences between d_k values: root-sum-square SEs; between two scales on the same "
     "trials: the SE of the per-trial difference",
     decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE)
+
+# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+CLAIMS = (B5, B7, B8)
