@@ -41,6 +41,9 @@ if "submissions" in config:
     include: "workflow/rules/class.smk"
 
 
+code_inputs.save_store(IMPORTS_STORE)  # every rule's code inputs are known now
+
+
 # On a cluster (profiles/slurm) these run on the submitting machine. The lesson's three
 # replications are the same few seconds of work whatever the config (the lesson's own
 # sizes), so a cluster never makes them faster; the claims, figures and report take

@@ -1,4 +1,9 @@
-"""Logging for a pipeline job: its time, or its traceback, in the rule's log file."""
+"""Logging for a pipeline job: its time, or its traceback, in the rule's log file.
+
+The last line of a job that succeeded gives its wall time and its process's CPU time, split into the
+start-up before the job's work (the interpreter, Snakemake's script preamble, the imports) and the work
+itself: benchmarks/run.py reads it (Snakemake's benchmark files sample the CPU too seldom for short jobs).
+"""
 
 from __future__ import annotations
 
@@ -20,10 +25,11 @@ def job_log(what: str, log_path: str | None, name: str = "sdpa_lab") -> Iterator
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         yield logger
-        logger.info("%s: done in %.2f s", what, time.perf_counter() - start)
+        logger.info("%s: done in %.2f s; CPU s: start-up %.2f, work %.2f", what, time.perf_counter() - start,
+                    cpu_start, time.process_time() - cpu_start)
     except Exception:
         logger.exception("%s failed", what)
         raise

@@ -3,6 +3,7 @@ relative to the workflow; and the package has no import cycle."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sdpa_lab.workflow_support.code_inputs import code_files, imported_modules, package_dir
@@ -79,3 +80,40 @@ def test_the_package_has_no_import_cycle(repo):
 
     cycles = sorted((a, b) for a in graph for b in graph[a] if reaches(b, a))
     assert cycles == [], cycles
+
+
+def test_the_store_keeps_what_each_file_imports_until_it_changes(tmp_path, monkeypatch):
+    """The imports found are saved (only those looked up) and read back by the next call; an edited file is
+    parsed again, whatever the store says; an unreadable store is no store."""
+    from sdpa_lab.workflow_support import code_inputs
+
+    monkeypatch.setattr(code_inputs, "_STORE", {})
+    monkeypatch.setattr(code_inputs, "_USED", set())
+    code_inputs.imported_modules.cache_clear()
+    module, store = tmp_path / "m.py", tmp_path / "store" / "imports.json"
+    module.write_text("import sdpa_lab.a\n")
+    assert imported_modules(module, "sdpa_lab.m") == {"sdpa_lab.a"}
+    code_inputs.save_store(store)
+    saved = json.loads(store.read_text())
+    assert list(saved.values()) == [["sdpa_lab.a"]]
+
+    # A new process: the store's answer is used for the same text (here a planted one, to see it is read) ...
+    monkeypatch.setattr(code_inputs, "_STORE", {})
+    code_inputs.imported_modules.cache_clear()
+    store.write_text(json.dumps({key: ["sdpa_lab.planted"] for key in saved}))
+    code_inputs.use_store(store)
+    assert imported_modules(module, "sdpa_lab.m") == {"sdpa_lab.planted"}
+    # ... and not for an edited file, which is parsed again.
+    code_inputs.imported_modules.cache_clear()
+    module.write_text("import sdpa_lab.b\n")
+    assert imported_modules(module, "sdpa_lab.m") == {"sdpa_lab.b"}
+    # Nor for the same text under another module name (a relative import resolves against it).
+    code_inputs.imported_modules.cache_clear()
+    module.write_text("import sdpa_lab.a\n")
+    assert imported_modules(module, "sdpa_lab.other") == {"sdpa_lab.a"}
+
+    store.write_text("{not json")
+    monkeypatch.setattr(code_inputs, "_STORE", {})
+    code_inputs.use_store(store)
+    assert code_inputs._STORE == {}
+    code_inputs.imported_modules.cache_clear()

@@ -14,6 +14,9 @@ rule expectations:
         log_of("expectations"),
     benchmark:
         benchmark_of("expectations")
+    # Seconds of Monte Carlo that the claims wait for and that wait for nothing: started with the first jobs,
+    # beside the lesson's, not last.
+    priority: 2
     conda:
         ENVIRONMENT
     threads: 1

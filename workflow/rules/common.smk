@@ -35,6 +35,7 @@ from sdpa_lab.grading.modules import COURSE_MODULES
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 from sdpa_lab.workflow_support.cluster import out_of_memory_report
+from sdpa_lab.workflow_support import code_inputs
 from sdpa_lab.workflow_support.code_inputs import code_files, data_files
 from sdpa_lab.workflow_support import cost
 from sdpa_lab.validation import other_dimensions
@@ -79,6 +80,12 @@ def trial_scores_of(experiment):
     return list(
         registry.trial_scores_files(experiment, settings_of(experiment)).values()
     )
+
+
+# The imports found in the package's files by earlier calls (code_inputs): an unchanged file is not parsed again.
+# Saved at the end of the Snakefile.
+IMPORTS_STORE = ".snakemake/sdpa-lab/imports.json"
+code_inputs.use_store(IMPORTS_STORE)
 
 
 def code_of(*modules):

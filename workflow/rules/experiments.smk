@@ -47,7 +47,7 @@ rule variance:
         log_of("variance"),
     benchmark:
         benchmark_of("variance")
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
+    priority: 2  # one of the longest jobs: started first, it does not end the run late
     conda:
         ENVIRONMENT
     threads: 1
@@ -70,6 +70,7 @@ rule entropy_sweep:
         log_of("entropy_sweep"),
     benchmark:
         benchmark_of("entropy_sweep")
+    priority: 1  # the claims wait for it; the figures without intervals (priority 0) do not
     conda:
         ENVIRONMENT
     threads: 1
@@ -92,6 +93,7 @@ rule ranking_invariance:
         log_of("ranking_invariance"),
     benchmark:
         benchmark_of("ranking_invariance")
+    priority: 1  # the claims wait for it; the figures without intervals (priority 0) do not
     conda:
         ENVIRONMENT
     threads: 1
@@ -113,6 +115,7 @@ rule forward_shape:
         log_of("forward_shape"),
     benchmark:
         benchmark_of("forward_shape")
+    priority: 1  # the claims wait for it; the figures without intervals (priority 0) do not
     conda:
         ENVIRONMENT
     threads: 1
@@ -135,6 +138,7 @@ rule gradient:
         log_of("gradient"),
     benchmark:
         benchmark_of("gradient")
+    priority: 1  # the claims wait for it; the figures without intervals (priority 0) do not
     conda:
         ENVIRONMENT
     threads: 1
@@ -156,7 +160,7 @@ rule learning:
         log_of("learning"),
     benchmark:
         benchmark_of("learning")
-    priority: 1  # one of the longest jobs: started first, it does not end the run late
+    priority: 2  # one of the longest jobs: started first, it does not end the run late
     conda:
         ENVIRONMENT
     threads: 1
@@ -202,6 +206,7 @@ rule lesson_softmax_collapse:
         log_of("lesson_softmax_collapse"),
     benchmark:
         benchmark_of("lesson_softmax_collapse")
+    priority: 1  # the claims wait for it; the figures without intervals (priority 0) do not
     conda:
         ENVIRONMENT
     threads: 1
@@ -223,6 +228,7 @@ rule lesson_forward:
         log_of("lesson_forward"),
     benchmark:
         benchmark_of("lesson_forward")
+    priority: 1  # the claims wait for it; the figures without intervals (priority 0) do not
     conda:
         ENVIRONMENT
     threads: 1

@@ -4,6 +4,8 @@
 
 
 # The figures without intervals: only the CSVs they draw, so the job runs beside the experiments still going.
+# Nothing waits for it but the report: it goes after every job the claims wait for (priority 0, theirs 1 to 3)
+# and fills a core while the claims and the figures with intervals run.
 rule figures_plain:
     input:
         results=figure_inputs("figures_plain"),

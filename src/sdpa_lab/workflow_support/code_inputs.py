@@ -9,11 +9,17 @@ draws.
 
 The paths are relative to the working directory (the checkout): moving or copying a
 checkout, mtimes kept, reruns nothing.
+
+Every snakemake call (a no-op too) parses the Snakefile, so the imports found in each file are kept
+between calls in a small JSON store (`use_store`, `save_store`; the workflow's is under .snakemake/),
+keyed by the file's content hash and module name: an edited file is parsed again, an unchanged one is not.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import os
 from functools import cache
 from pathlib import Path
@@ -35,6 +41,7 @@ def package_dir(workflow_dir: str | os.PathLike | None = None) -> Path:
     return Path(sdpa_lab.__file__).parent
 
 
+@cache  # asked once per name a file imports, for each rule: the same few hundred names, each a stat or two
 def _module_file(module: str, root: Path) -> Path | None:
     """The file of sdpa_lab module `module` under `root` (a package's __init__.py), or None if it is not one."""
     parts = module.split(".")
@@ -61,6 +68,40 @@ def _statements(tree: ast.Module):
             todo.extend(getattr(node, block, ()))
 
 
+# The store of imports found: "<module>:<sha256 of the file>" -> the sdpa_lab modules it imports.
+_STORE: dict[str, list[str]] = {}
+_USED: set[str] = set()  # the keys this process looked up: what save_store keeps
+
+
+def use_store(path: str | os.PathLike) -> None:
+    """Take the imports found by an earlier call from the JSON store at `path` (missing or unreadable: none)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict):
+        _STORE.update({k: v for k, v in data.items()
+                       if isinstance(k, str) and isinstance(v, list) and all(isinstance(m, str) for m in v)})
+
+
+def save_store(path: str | os.PathLike) -> None:
+    """Write the imports this process looked up to the JSON store at `path`, atomically, if they differ from
+    what it holds (stale entries drop out); a store that cannot be written is left as it is."""
+    kept = {key: _STORE[key] for key in sorted(_USED)}
+    path = Path(path)
+    try:
+        if path.is_file() and json.loads(path.read_text(encoding="utf-8")) == kept:
+            return
+    except (OSError, ValueError):
+        pass
+    from sdpa_lab.io import write_text
+
+    try:
+        write_text(json.dumps(kept, indent=0), path)
+    except OSError:
+        pass  # a read-only checkout: the next call parses again
+
+
 @cache
 def imported_modules(path: Path, module: str) -> frozenset[str]:
     """The sdpa_lab modules that file `path` (module `module`) imports, at any depth of its code.
@@ -68,9 +109,21 @@ def imported_modules(path: Path, module: str) -> frozenset[str]:
     `from sdpa_lab.x import y` yields sdpa_lab.x and sdpa_lab.x.y (y may be a module: only
     names with a file count); relative imports are resolved against `module`'s package.
     """
+    source = path.read_bytes()
+    key = f"{module}:{hashlib.sha256(source).hexdigest()}"
+    _USED.add(key)
+    if key in _STORE:
+        return frozenset(_STORE[key])
+    found = _parsed_imports(source, path, module)
+    _STORE[key] = sorted(found)
+    return found
+
+
+def _parsed_imports(text: bytes, path: Path, module: str) -> frozenset[str]:
+    """imported_modules, from the file's text `text` parsed."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
-    for node in _statements(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in _statements(ast.parse(text, filename=str(path))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -99,15 +152,17 @@ def code_files(*modules: str, workflow_dir: str | None = None) -> tuple[str, ...
             continue
         seen[path] = module
         todo.extend(imported_modules(path, module))
-    return tuple(sorted(map(_as_input, seen)))
-
-
-def _as_input(path: Path) -> str:
-    """`path` relative to the working directory when it is under it, else as it is."""
     here = Path.cwd()
+    return tuple(sorted(_as_input(path, here) for path in seen))
+
+
+@cache
+def _as_input(path: Path, here: Path) -> str:
+    """`path` relative to the working directory `here` when it is under it, else as it is."""
     return os.path.relpath(path, here) if path.is_relative_to(here) else str(path)
 
 
 def data_files(folder: str, workflow_dir: str | None = None) -> list[str]:
     """The files in package folder `folder` (e.g. report/templates), as code inputs: sorted paths."""
-    return sorted(_as_input(p) for p in (package_dir(workflow_dir) / folder).iterdir() if p.is_file())
+    here = Path.cwd()
+    return sorted(_as_input(p, here) for p in (package_dir(workflow_dir) / folder).iterdir() if p.is_file())
