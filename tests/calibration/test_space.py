@@ -111,16 +111,21 @@ def test_a_section_the_cost_model_leaves_out_keeps_its_sizes_and_draws_its_named
         "taus": {"type": "array", "minItems": 1, "maxItems": 4, "default": [1.0, 2.0],
                  "items": {"type": "number", "exclusiveMinimum": 0, "maximum": 10}},
         "law": {"type": "string", "enum": ["normal", "uniform", "rademacher"], "default": "normal"},
-        "paired": {"type": "boolean", "default": False}}}
-    laws, paired = set(), set()
+        "paired": {"type": "boolean", "default": False},
+        "laws": {"type": "array", "uniqueItems": True, "minItems": 1, "maxItems": 3, "default": ["normal", "uniform"],
+                 "items": {"type": "string", "enum": ["normal", "uniform", "rademacher"]}}}}
+    laws, paired, lists = set(), set(), set()
     for seed in range(20):
         with_toy, refused = space.draw_config(random.Random(seed), root, 0.6)
         toy = with_toy.pop("toy")
         assert (toy["trials"], toy["taus"]) == (100, [1.0, 2.0])
         laws.add(toy["law"])
         paired.add(toy["paired"])
+        lists.add(tuple(toy["laws"]))  # distinct laws, never more than the default's two
+        assert 1 <= len(toy["laws"]) <= 2 and len(set(toy["laws"])) == len(toy["laws"])
         assert (with_toy, refused) == space.draw_config(random.Random(seed), load_schema(), 0.6)
     assert laws == {"normal", "uniform", "rademacher"} and paired == {False, True}
+    assert len(lists) > 3 and {law for chosen in lists for law in chosen} == laws
 
 
 def space_study(configs=20, seeds=1, max_cpu_s=0.35, seed=20261201, **change) -> dict:

@@ -164,10 +164,21 @@ def defaults(section: Mapping, root: Mapping) -> dict:
 
 
 def named_choices(rng: random.Random, section: Mapping, root: Mapping) -> dict:
-    """A section's settings that are one named choice (a string enum, a boolean), each drawn uniformly."""
+    """A section's settings of named choices, drawn: one choice (a string enum, a boolean) uniformly; a list of
+    distinct ones, a random subset no longer than its default (so no costlier than the default's length)."""
     node = resolve(section, root)
-    props = {key: resolve(prop, root) for key, prop in node["properties"].items() if _is_setting(prop)}
-    return {key: rng.choice(options) for key, prop in props.items() if (options := choices(prop)) is not None}
+    out = {}
+    for key, prop in node["properties"].items():
+        prop = resolve(prop, root)
+        if not _is_setting(prop):
+            continue
+        if (options := choices(prop)) is not None:
+            out[key] = rng.choice(options)
+        elif prop.get("type") == "array" and prop.get("uniqueItems") and \
+                (options := _entry_choices(prop, root)) is not None:
+            longest = max(len(prop["default"]), prop.get("minItems", 0))
+            out[key] = rng.sample(options, rng.randint(prop.get("minItems", 0), min(longest, len(options))))
+    return out
 
 
 def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[dict, int]:

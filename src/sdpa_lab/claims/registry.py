@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import re
 
-from sdpa_lab.claims import dot_product_growth, forward_shapes, learning, ranking, replication, softmax_saturation
+from sdpa_lab.claims.dot_product_growth import CLAIMS as DOT_PRODUCT_GROWTH
+from sdpa_lab.claims.forward_shapes import CLAIMS as FORWARD_SHAPES
+from sdpa_lab.claims.learning import CLAIMS as LEARNING
 from sdpa_lab.claims.model import Claim
+from sdpa_lab.claims.ranking import CLAIMS as RANKING
+from sdpa_lab.claims.replication import CLAIMS as REPLICATION
+from sdpa_lab.claims.softmax_saturation import CLAIMS as SOFTMAX_SATURATION
 
-# The lesson's sections, each module declaring its claims; a new section's module is added here.
-SECTIONS = (replication, dot_product_growth, softmax_saturation, ranking, forward_shapes, learning)
+# The claims of each lesson section's module; a new section's are added here.
+SECTIONS = (REPLICATION, DOT_PRODUCT_GROWTH, SOFTMAX_SATURATION, RANKING, FORWARD_SHAPES, LEARNING)
 
 
 def lesson_order(claim: Claim) -> tuple[str, int]:
@@ -23,7 +28,7 @@ def lesson_order(claim: Claim) -> tuple[str, int]:
     return letter, int(number)
 
 
-CLAIMS: tuple[Claim, ...] = tuple(sorted((c for s in SECTIONS for c in s.CLAIMS), key=lesson_order))
+CLAIMS: tuple[Claim, ...] = tuple(sorted((c for claims in SECTIONS for c in claims), key=lesson_order))
 
 
 def registry() -> dict[str, Claim]:
