@@ -191,7 +191,7 @@ def test_decision_table_and_failures():
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
-                               "literal", "theory_says_false", "source", "note"]
+                               "literal", "theory_says_false", "premise_not_met", "theory_unclear", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
     assert isinstance(t, pd.DataFrame)

@@ -57,13 +57,13 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.sizes import D_V_MAX
 from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
-# Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
-D_V_MAX = 64
+# Values are (T, d_v) with d_v = min(d_k, D_V_MAX) (sdpa_lab.experiments.sizes).
 
 # The scales B10 compares: the lesson's and none.
 LEARNING_SCALES = ("none", "inv_sqrt_dk")
