@@ -8,7 +8,17 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from sdpa_lab.claims.model import FAILS, HOLDS, INCONCLUSIVE, NOT_HERE, NOT_MEASURED, NOT_PER_DRAW, Check, Claim
+from sdpa_lab.claims.model import (
+    CONDITION_NOT_MET,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_HERE,
+    NOT_MEASURED,
+    NOT_PER_DRAW,
+    Check,
+    Claim,
+)
 from sdpa_lab.claims.verdicts import expected_text, measured_unit, unit_of
 from sdpa_lab.numbers import at_unit, number
 
@@ -91,6 +101,8 @@ def verdict_sentence(verdict: str, checks: Sequence[Check]) -> str:
                 "theory, so the pipeline is right.")
     if verdict == INCONCLUSIVE:
         return "Not decided: the direction it claims is within this run's noise; more samples would tell."
+    if verdict == CONDITION_NOT_MET:
+        return "Not decided: at this config the lesson's premise does not hold, so its sentence does not speak here."
     return "This run could not decide it."
 
 
