@@ -2,6 +2,7 @@
 
     python benchmarks/cost.py                 # the config-space study's configs and the large ones -> cost.csv
     python benchmarks/cost.py --fit           # the fit points instead -> cost_fit.csv, and the constants per term
+    python benchmarks/cost.py --step-repeats 3  # the learning step past the cache, again and again -> cost_step.csv
 
 Each config runs in a fresh process, as a job would: every trial-score file is drawn
 (write_trial_scores, rule trial_scores' function) and every experiment's own function
@@ -164,6 +165,30 @@ def _files(config: dict) -> list:
     return list(cost.trial_score_files(with_defaults(config)).values())
 
 
+def step_repeats(repeats: int) -> list[dict]:
+    """The learning step past the cache, measured alone: learning at T = 512, 768 and 1024 (steps 20, 10, 10),
+    `repeats` times in turn, each run's CPU less the model's other learning terms, per element of
+    descent_gram_uncached. Its spread is the machine's, run to run (the step is bound by memory bandwidth, which
+    the machine's other work shares)."""
+    rows = []
+    for _ in range(repeats):
+        for T, steps in ((512, 20), (1024, 10), (768, 10)):
+            config = with_defaults(QUIET | _learning([16], T, 10, steps, 11))
+            load = os.getloadavg()[0]
+            measured = measure(config, ["learning"])["learning"]
+            terms = cost.work(config, [])["learning"]
+            other = cost.NS * sum(cost.NS_PER["learning"][t] * n for t, n in terms.items()
+                                  if t != "descent_gram_uncached")
+            rows.append({"group": "step", "config": f"learning [16] T {T} runs 10 steps {steps} lr 11",
+                         "part": "descent_gram_uncached", "measured_cpu_s": round(measured, 4),
+                         "model_cpu_s": round(other + cost.NS * cost.NS_PER["learning"]["descent_gram_uncached"]
+                                              * terms["descent_gram_uncached"], 4),
+                         "ratio": round((measured - other) / (cost.NS * terms["descent_gram_uncached"]), 3),
+                         "load_before": round(load, 2)})
+            print(rows[-1], flush=True)
+    return rows
+
+
 def space_configs() -> dict[str, dict]:
     """The first SPACE_CONFIGS configs config/calibration/config_space.yaml draws."""
     space = load_config_file(REPO / "config" / "calibration" / "config_space.yaml")["space"]
@@ -205,8 +230,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(HERE / "cost.csv"))
     parser.add_argument("--only", help="run only the configs whose name contains this")
     parser.add_argument("--fit", action="store_true", help="measure FIT_POINTS too and print the fitted constants")
+    parser.add_argument("--step-repeats", type=int, default=0,
+                        help="measure the learning step past the cache this many times -> cost_step.csv (its ratio "
+                             "column: ns per element)")
     args = parser.parse_args(argv)
-    if args.fit:  # the fit points alone, to benchmarks/cost_fit.csv; then paste the constants into cost.NS_PER
+    if args.step_repeats:
+        rows = step_repeats(args.step_repeats)
+        args.out = str(HERE / "cost_step.csv")
+    elif args.fit:  # the fit points alone, to benchmarks/cost_fit.csv; then paste the constants into cost.NS_PER
         rows = [row for name, (parts, config) in FIT_POINTS.items()
                 for row in rows_of("fit", name, config, ["trial_scores", *parts])]
         print("NS_PER = " + json.dumps(fit(rows, {name: config for name, (_, config) in FIT_POINTS.items()}), indent=1))
@@ -225,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         writer.writeheader()
         writer.writerows(row | stamp for row in rows)
     within = [r for r in rows if r["part"] == "total"]
+    if not within:
+        return 0
     worst = max(within, key=lambda r: max(r["ratio"], 1 / r["ratio"]))
     print(f"totals within 1.5x: {sum(1 / 1.5 <= r['ratio'] <= 1.5 for r in within)} of {len(within)}; "
           f"worst {worst['config']}: measured / model {worst['ratio']}")
