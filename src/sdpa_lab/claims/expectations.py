@@ -151,7 +151,7 @@ def _gap_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.nda
     u = _draws(name, d_k, T, 0)
     at_one = softmax_statistic(name, u)  # (2 pairs,)
     values = np.stack([softmax_statistic(name, rj * u) for rj in r])  # (nodes, 2 pairs): the scaled statistic
-    mixed = w @ values  # (2 pairs,)
+    mixed = sum(wj * v for wj, v in zip(w, values, strict=True))  # (2 pairs,), summed node by node
     return _pair_mean(mixed - at_one), _raw_moments(w, values - at_one), _raw_moments(w, values)
 
 
