@@ -8,6 +8,7 @@ from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sdpa_lab.claims import deciding as D
@@ -277,3 +278,18 @@ def test_b7_decides_a_difference_above_its_expectation_only_past_four_monte_carl
     assert replace(below, measured=-4.0, tolerance=0.5).verdict == M.NOT_HERE
     unmet = _positive_by_theory(*args, 5.0, 1.0, "gradient.csv", None, saturated=False)
     assert unmet.premise_not_met and unmet.verdict == M.CONDITION_NOT_MET
+
+
+def test_b7_over_64_keys_at_small_heads_is_outside_the_lesson_sentence():
+    """T = 64, d_k 1, 2, 4 (the schema accepts it): the unscaled softmax is not yet saturated, its Jacobian norm rises
+    with d_k (theory and measurement agree), so every check of the lesson's sentence is "condition not met": none
+    decided, none in the Bonferroni split; the claim holds on the scaled norm's own checks, against theory."""
+    from sdpa_lab.experiments.gradient import gradient_rows
+
+    table = pd.DataFrame(gradient_rows(11, [1, 2, 4], 64, 2000))
+    d = D.decide(Results("mem", {"gradient.csv": table}), claims=[c for c in REGISTRY if c.id == "B7"], k=4.8)
+    sentence = [c for c in d.checks if c.check.startswith(("fall", "mean scaled minus unscaled", "mean log10 scaled"))]
+    assert len(sentence) == 2 * 2 + 2 and {c.verdict for c in sentence} == {M.CONDITION_NOT_MET}
+    assert all(c.expected < 0 and c.measured < 0 for c in sentence)  # theory: the norm rises; so does the measurement
+    assert {c.verdict for c in d.checks if c not in sentence} == {M.HOLDS} and d.n_statistical == 6
+    assert not [c for c in d.checks if c.check.startswith("fall of unscaled / scaled")]
