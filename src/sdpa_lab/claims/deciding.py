@@ -95,7 +95,8 @@ def read_claims(path: str | Path) -> Decision:
                          se=_number(r["standard_error"]), expected_se=_number(r["expected_se"]),
                          literal=r["literal"] == "True",
                          theory_says_false=r["theory_says_false"] == "True",
-                         premise_not_met=r["premise_not_met"] == "True", theory_unclear=r["theory_unclear"] == "True",
+                         premise_not_met=r.get("premise_not_met") == "True",
+                         theory_unclear=r.get("theory_unclear") == "True",
                          note=r["note"])
                    for r in rows)
     for row, (c, r) in enumerate(zip(checks, rows, strict=True), start=2):
