@@ -101,11 +101,12 @@ def score_loss_and_grad(raw, V, target, d_k: int, scale=None, attention: Attenti
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
     """The runs' initial queries q0 (m, d_k), keys K (m, T, d_k), values V (m, T, d_v) and targets V[j*]
-    (m, d_v), in chunks of m runs, m * max(n_lrs, T) * d_k near CHUNK_ELEMENTS.
+    (m, d_v), in chunks of m runs, m * max(n_lrs, T) * max(d_k, T) near CHUNK_ELEMENTS.
     The draws do not depend on the chunk size."""
     rng_q, rng_k, rng_v, rng_j = rng.spawn(4)  # separate streams: changing d_v does not change q0 or K
     j_star = rng_j.integers(T, size=runs)  # (R,) target key, uniform: all at once, R integers
-    per_chunk = chunk_rows(max(n_lrs, T) * d_k)  # keys (m, T, d_k) and scores (m, n_lrs, T): memory stays bounded
+    # keys (m, T, d_k), the descent's Gram matrices (m, T, T) and scores (m, n_lrs, T): memory stays bounded
+    per_chunk = chunk_rows(max(n_lrs, T) * max(d_k, T))
     for start in range(0, runs, per_chunk):
         m = min(per_chunk, runs - start)
         q0 = rng_q.standard_normal((m, d_k))

@@ -141,7 +141,7 @@ def learning_work(learn: Mapping) -> dict[str, float]:
     terms = dict.fromkeys(NS_PER["learning"], 0.0)
     for d_k in learn["d_k"]:
         d_v = _d_v(d_k)
-        chunks = _chunks(R, max(L, T) * d_k)
+        chunks = _chunks(R, max(L, T) * max(d_k, T))  # as learning.run_chunks
         terms["descent_value"] += 4 * R * L * (steps + 1) * T * d_v
         terms["descent_key"] += 4 * R * L * (steps + 1) * T
         # a run's Gram matrix past the cache (CACHED_GRAM_BYTES) is read from memory at every step: far dearer
