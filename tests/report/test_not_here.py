@@ -53,3 +53,15 @@ def test_where_the_premise_does_not_hold_the_report_shows_the_point_without_deci
     assert view.verdict == C.HOLDS and "the lesson's premise does not hold (fall of mean unscaled" in view.why
     claim = section(H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path)), "B7")
     assert C.CONDITION_NOT_MET in claim and "row-fails" not in claim
+
+
+def test_where_theorys_sign_is_unclear_the_opening_says_theory_decides_nothing_there():
+    from dataclasses import replace
+
+    unclear = C.Check("B7", "mean scaled minus unscaled Jacobian norm at the widest head", "d_k=4096, T=1024",
+                      "within", 0.0099, 0.0003, "statistical", "gradient.csv", tolerance=0.03, se=0.005,
+                      theory_unclear=True)
+    holds = replace(unclear, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", theory_unclear=False)
+    (view,) = H.claim_views(C.Decision((holds, unclear), 4.0, 1, statements={"B7": "s"}), [C.registry()["B7"]], {})
+    assert view.verdict == C.INCONCLUSIVE
+    assert view.opening["verdict"].startswith("Not decided: at some points theory's own expectation")

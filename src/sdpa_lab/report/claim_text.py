@@ -99,6 +99,9 @@ def verdict_sentence(verdict: str, checks: Sequence[Check]) -> str:
     if verdict == NOT_HERE:
         return ("At this config it does not hold, and theory says it should not: the measurements agree with "
                 "theory, so the pipeline is right.")
+    if verdict == INCONCLUSIVE and any(c.theory_unclear for c in checks):
+        return ("Not decided: at some points theory's own expectation of the difference is within its Monte Carlo "
+                "uncertainty of 0, so there the sentence can be neither confirmed nor contradicted.")
     if verdict == INCONCLUSIVE:
         return "Not decided: the direction it claims is within this run's noise; more samples would tell."
     if verdict == CONDITION_NOT_MET:
