@@ -4,10 +4,10 @@
     python benchmarks/cost.py --fit           # the fit points instead -> cost_fit.csv, and the constants per term
     python benchmarks/cost.py --step-repeats 3  # the learning step past the cache, again and again -> cost_step.csv
 
-Each config runs in a fresh process, as a job would: every trial-score file is drawn
-(write_trial_scores, rule trial_scores' function) and every experiment's own function
-(registry.EXPERIMENTS[...].load(), what its rule runs) is called, each timed with the process's
-CPU clock (time.process_time: every thread, BLAS's included). Imports and the interpreter's
+Each config runs in a fresh process, as a job would, with BLAS on one thread (ONE_THREAD): every
+trial-score file is drawn (write_trial_scores, rule trial_scores' function) and every experiment's
+own function (registry.EXPERIMENTS[...].load(), what its rule runs) is called, each timed with the
+process's CPU clock (time.process_time). Imports and the interpreter's
 start-up are not counted: the model's fixed part holds them. Written to benchmarks/cost.csv, one
 row per (config, part) and one per config's total, with the model's estimate and measured / model.
 Nothing is asserted: the figures and their reading are in benchmarks/README.md.
@@ -62,6 +62,12 @@ with tempfile.TemporaryDirectory() as tmp:
         cpu[name] = time.process_time() - start
 print(json.dumps(cpu))
 """
+
+
+# BLAS on one thread: on a shared machine a second BLAS thread waits for a core by spinning, and its process CPU
+# grows with the machine's load, not with the work (a (86, 391) forward: 0.005 s of CPU on one thread, 0.19 s on two
+# at load 7); the model counts the work.
+ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 
 def with_defaults(config: dict) -> dict:
@@ -128,7 +134,7 @@ FIT_POINTS: dict[str, tuple[list[str], dict]] = {
                               ([8192], 2, 200, 5, 11), ([1], 1024, 10, 1, 20), ([16], 128, 30, 30, 11),
                               ([4], 16, 10, 400, 11), ([2048], 256, 10, 1, 1), ([1], 8, 10000, 5, 11),
                               ([1], 512, 10, 20, 11), ([1], 256, 10, 60, 11), ([16], 1024, 10, 3, 11),
-                              ([4], 128, 100, 40, 11)]},
+                              ([4], 128, 100, 40, 11), ([1], 2048, 10, 2, 11), ([16], 4096, 10, 1, 3)]},
     **{f"forward_shape {shapes}": (["forward_shape"], QUIET | {"forward_shape": {"shapes": shapes}})
        for shapes in [[[1, 1, 1]], [[4096, 2, 16]], [[1, 1024, 2048]], [[8, 1024, 64]], [[2, 8, 32]] * 8,
                       [[64, 64, 64], [1, 300, 7]], [[1, 2048, 1]], [[512, 16, 512]], [[3, 1, 8], [1, 6, 16]]]},
@@ -200,7 +206,7 @@ def measure(config: dict, parts: list[str]) -> dict[str, float]:
     """CPU seconds of each part of a run of `config` (the trial scores, and each experiment of `parts`), in a fresh
     process."""
     proc = subprocess.run([sys.executable, "-c", CHILD, *parts], input=json.dumps(config), capture_output=True,
-                          text=True, check=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+                          text=True, check=True, env={**os.environ, "PYTHONPATH": str(REPO / "src"), **ONE_THREAD})
     return json.loads(proc.stdout)
 
 
