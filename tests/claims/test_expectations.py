@@ -172,6 +172,24 @@ def test_law_of_one_trial_matches_an_exact_quadrature(d_k):
     assert exact[1] < -0.5  # bounded by 1/2 above, with a long tail toward 0: clearly skewed, the test can fail
 
 
+def test_the_scaled_law_comes_from_the_draws_of_the_scaled_mean():
+    """The scaled mean is the unit-variance mean plus the gap on draws u (E._draws(..., 0)); its law's shapes are
+    those of the scaled statistic at the Gauss rule's nodes on those same u, recomputed here with plain moments."""
+    name, d_k, T = "jacobian_norm", 16, 8
+    x, w = E.gamma_rule(d_k / 2.0)
+    u = E._draws(name, d_k, T, 0)
+    h = np.stack([E.softmax_statistic(name, math.sqrt(2.0 * xj / d_k) * u) for xj in x])  # (nodes, draws)
+    m1, m2, m3, m4 = (float(np.mean(w @ h**k)) for k in range(1, 5))
+    var = m2 - m1**2
+    want = [math.sqrt(var), (m3 - 3 * m1 * m2 + 2 * m1**3) / var**1.5,
+            (m4 - 4 * m1 * m3 + 6 * m1**2 * m2 - 3 * m1**4) / var**2 - 3.0]
+    got = [value for value, _ in E.law("scaled", name, d_k, T)]
+    assert got == pytest.approx(want, rel=1e-9)
+    # the gap's mean comes from those draws too: E_r h - h(u), averaged
+    assert E.scaled_minus_unit_variance(name, d_k, T)[0] == pytest.approx(
+        m1 - float(np.mean(E.softmax_statistic(name, u))), rel=1e-9)
+
+
 def test_law_of_a_difference_matches_a_simulation():
     # the scaled minus unit-variance statistic of one trial, simulated as the experiment draws it
     rng = np.random.default_rng(7)

@@ -191,7 +191,8 @@ def test_decision_table_and_failures():
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
-                               "k_prime", "literal", "theory_says_false", "source", "note"]
+                               "k_prime", "literal", "theory_says_false", "premise_not_met", "theory_unclear", "source",
+                               "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
     assert t.k_prime.tolist() == [d.k, d.k]  # no known skewness: k' is k
@@ -353,3 +354,30 @@ def test_why_not_here_quotes_each_sentence_once_and_counts_the_points():
     assert V.why_not_here([held]) == ""
     one = V.why_not_here([widest])
     assert one.startswith(f"At this config theory says the lesson's sentence “{responsive}” is false at 1 point,")
+
+
+@pytest.mark.parametrize("measured", [10.0, 10.5, 14.0, 2.0])
+def test_a_point_outside_the_sentence_never_decides_and_survives_claims_csv(measured, tmp_path):
+    """Where the lesson's premise does not hold, a check is "condition not met" and where theory's sign is unclear
+    "inconclusive", wherever the measurement lands; neither is in the Bonferroni split, nor counts for or against
+    its claim (which the others decide); both read back from claims.csv as written, and the checker names them."""
+    from sdpa_lab.io import write_csv
+
+    unmet = M.statistical("B7", "fall", "d_k=1->2, T=64", measured, 10.0, 1.0, "within", "gradient.csv",
+                          premise_not_met=True, note="theory says the unscaled softmax is not yet saturated here")
+    unclear = M.statistical("B7", "widest", "d_k=2, T=64", measured, 10.0, 1.0, "within", "gradient.csv",
+                            theory_unclear=True)
+    holds = M.statistical("B7", "gap", "d_k=2, T=64", 0.0, 0.0, 0.01, "within", "gradient.csv")
+    d = D.decide(Results("mem", {}), claims=[_claim([unmet, holds])], k=3.0)
+    assert [c.verdict for c in d.checks] == [M.CONDITION_NOT_MET, M.HOLDS] and d.n_statistical == 1
+    assert V.claim_verdict(d.checks) == M.HOLDS and math.isnan(d.checks[0].margin)
+    assert V.claim_verdict(d.checks[:1]) == M.CONDITION_NOT_MET
+    assert "premise does not hold (fall [d_k=1->2, T=64])" in V.why_condition_not_met(d.checks)
+    text = V.summary(replace(d, statements={"B1": "s", "B7": "s"}))
+    assert any(row[2] == M.CONDITION_NOT_MET and "premise not met" in row[3] for row in table_rows(text))
+    assert f"'{M.CONDITION_NOT_MET}' (1 check)" in text
+    both = D.decide(Results("mem", {}), claims=[_claim([unmet, unclear, holds])], k=3.0)
+    assert V.claim_verdict(both.checks) == M.INCONCLUSIVE and both.n_statistical == 1
+    write_csv(replace(both, statements={"B7": "s"}).table(), tmp_path / "claims.csv")
+    back = D.read_claims(tmp_path / "claims.csv").checks
+    assert [c.verdict for c in back] == [M.CONDITION_NOT_MET, M.INCONCLUSIVE, M.HOLDS]

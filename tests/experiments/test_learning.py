@@ -277,3 +277,18 @@ def test_the_best_learning_rate_is_picked_on_selection_runs_of_their_own():
                 np.array([v[scale, lr, "mean_final_relative_loss"] for lr in lrs]), lrs)]
     # the test can fail: the scored runs, and the other attention scale, would pick other rates
     assert scored != picked and picked["inv_sqrt_dk", "inv_sqrt_dk"] != picked["none", "inv_sqrt_dk"]
+
+
+def test_long_sequences_at_small_heads_keep_memory_bounded():
+    # the descent holds a (T, T) Gram matrix per run of a chunk: chunks are sized by it too, not by the keys alone
+    # (at T = 1024, d_k = 1 that was 1024 runs a chunk: 8 GiB of Gram matrices for as many runs)
+    import tracemalloc
+
+    assert len(list(learning.run_chunks(stream(4, "learning", 1, 1024), 40, 1024, 1, 1, 2))) == 40
+    tracemalloc.start()
+    try:
+        learning.learning_rows(4, [1], 1024, 40, 1, [0.1, 1.0], 0.1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2**20  # 40 runs' Gram matrices at once would be 320 MiB

@@ -35,3 +35,33 @@ def test_where_theory_says_the_sentence_is_false_the_report_says_so_in_words(tmp
     claim = section(html, "B7")
     assert '<span class="badge not-here">' in claim.split("</h2>")[0] and "Why “does not hold here" in claim
     assert '<tr class="row-not-here">' in claim and "row-fails" not in claim
+
+
+def test_where_the_premise_does_not_hold_the_report_shows_the_point_without_deciding_it(tmp_path):
+    """A check whose premise is not met (B7 over 64 keys at d_k 1 -> 2: the unscaled softmax not yet saturated): the
+    claim holds on its other checks, its section says where the premise does not hold and why, and the row carries
+    its own verdict, neither holding nor failing."""
+    from dataclasses import replace
+
+    unmet = C.Check("B7", "fall of mean unscaled Jacobian norm ||diag(p) - p p^T||_F", "d_k=1->2, T=64", "within",
+                    -0.037, -0.041, "statistical", "gradient.csv", tolerance=0.01, se=0.002, premise_not_met=True,
+                    note="theory says the unscaled softmax is not yet saturated here")
+    holds = replace(unmet, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", expected=0.17, measured=0.17,
+                    premise_not_met=False, note="")
+    decision = C.Decision((holds, unmet), 4.0, 1, statements={"B7": "s"})
+    (view,) = H.claim_views(decision, [C.registry()["B7"]], {})
+    assert view.verdict == C.HOLDS and "the lesson's premise does not hold (fall of mean unscaled" in view.why
+    claim = section(H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path)), "B7")
+    assert C.CONDITION_NOT_MET in claim and "row-fails" not in claim
+
+
+def test_where_theorys_sign_is_unclear_the_opening_says_theory_decides_nothing_there():
+    from dataclasses import replace
+
+    unclear = C.Check("B7", "mean scaled minus unscaled Jacobian norm at the widest head", "d_k=4096, T=1024",
+                      "within", 0.0099, 0.0003, "statistical", "gradient.csv", tolerance=0.03, se=0.005,
+                      theory_unclear=True)
+    holds = replace(unclear, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", theory_unclear=False)
+    (view,) = H.claim_views(C.Decision((holds, unclear), 4.0, 1, statements={"B7": "s"}), [C.registry()["B7"]], {})
+    assert view.verdict == C.INCONCLUSIVE
+    assert view.opening["verdict"].startswith("Not decided: at some points theory's own expectation")

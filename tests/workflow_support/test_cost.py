@@ -81,7 +81,8 @@ def test_cost_grows_with_the_work(default_config):
     bigger = copy.deepcopy(default_config)
     bigger["variance"]["n_pairs"] *= 10
     grown = cost.estimate(bigger)
-    assert grown.cpu_s["variance"] == pytest.approx(10 * base.cpu_s["variance"])
+    per_call = 1e-9 * cost.NS_PER["variance"]["d_k"] * len(default_config["variance"]["d_k"])  # does not grow
+    assert grown.cpu_s["variance"] - per_call == pytest.approx(10 * (base.cpu_s["variance"] - per_call))
     assert grown.cpu_s["trial_scores"] == base.cpu_s["trial_scores"] and grown.disk_bytes == base.disk_bytes
     # learning: its descent and its steps' calls grow with the steps, its draws of keys and queries do not
     learning = []
@@ -95,8 +96,9 @@ def test_cost_grows_with_the_work(default_config):
 def test_variance_time_follows_the_benchmarked_rate(default_config):
     default_config["variance"] = {"d_k": [1024], "n_pairs": 10**9}  # about 6 hours of CPU
     seconds = cost.estimate(default_config).cpu_s["variance"]
-    assert seconds == pytest.approx(10**9 * 1024 * cost.NS_PER_PAIR_DIMENSION * 1e-9)
-    assert 4 * 3600 < seconds < 6 * 3600
+    per = cost.NS_PER["variance"]
+    assert seconds == pytest.approx(1e-9 * (10**9 * 1024 * per["pair_dimension"] + 10**9 * per["pair"] + per["d_k"]))
+    assert 4 * 3600 < seconds < 7 * 3600
 
 
 def test_trial_scores_disk_is_their_npy_files(default_config):
@@ -201,12 +203,21 @@ def test_a_run_with_solutions_announces_their_grading_too(default_config):
 
 def test_exercise2_is_counted_with_the_experiments_own_sizes(default_config):
     """entropy_sweep's Exercise 2 draws (EXERCISE2_T + 1) * d_k normals per sequence and d_k of EXERCISE2_D_K, for
-    each of the sweep's trials: the cost model restates those sizes and counts them (a config of a million trials
-    at one small head costs its Exercise 2, not nothing)."""
+    each of the sweep's trials: the cost model counts them with the sizes the experiment itself uses (one
+    declaration, sdpa_lab.experiments.sizes), so a config of a million trials at one small head costs its Exercise 2,
+    not nothing."""
     from sdpa_lab.experiments import entropy_sweep
 
-    assert (cost.EXERCISE2_D_K, cost.EXERCISE2_T) == (entropy_sweep.EXERCISE2_D_K, entropy_sweep.EXERCISE2_T)
+    assert cost.EXERCISE2_D_K is entropy_sweep.EXERCISE2_D_K and cost.EXERCISE2_T == entropy_sweep.EXERCISE2_T
     one = copy.deepcopy(default_config) | {"entropy_sweep": {"d_k": [1], "T": 2, "trials": 1_000_000}}
     per_sequence = sum(d * (entropy_sweep.EXERCISE2_T + 1) for d in entropy_sweep.EXERCISE2_D_K)
+    assert cost.work(check_config(one), [])["entropy_sweep"]["exercise2_normal"] == 1_000_000 * per_sequence
     assert cost.estimate(check_config(one)).cpu_s["entropy_sweep"] >= (
-        cost.NS_PER_EXERCISE2_NORMAL * 1e-9 * 1_000_000 * per_sequence)
+        cost.NS_PER["entropy_sweep"]["exercise2_normal"] * 1e-9 * 1_000_000 * per_sequence)
+
+
+def test_the_cost_model_stays_light_at_parse_time():
+    # the Snakefile imports it on every snakemake call: the experiments' sizes come without NumPy
+    code = ("import sys; import sdpa_lab.workflow_support.cost, sdpa_lab.calibration.space; "
+            "assert 'numpy' not in sys.modules, sorted(m for m in sys.modules if m.startswith('numpy'))[:3]")
+    subprocess.run([sys.executable, "-c", code], check=True)

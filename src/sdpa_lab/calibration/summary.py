@@ -30,7 +30,7 @@ import pandas as pd
 
 from sdpa_lab import rates
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
-from sdpa_lab.claims import ALPHA_FAMILY, FAILS, HOLDS, INCONCLUSIVE
+from sdpa_lab.claims import ALPHA_FAMILY, CONDITION_NOT_MET, FAILS, HOLDS, INCONCLUSIVE
 from sdpa_lab.claims.model import TOWARD_FAIL
 from sdpa_lab.io import write_csv
 from sdpa_lab.joblog import job_log
@@ -105,7 +105,9 @@ def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     fails such a check exactly when its largest margin toward failing exceeds 1. The check that came
     closest is named (closest_claim, closest_check, closest_parameters)."""
     two_sided = checks.relation.isin(TWO_SIDED)
-    can_fail = checks.z.notna() & ~checks.literal.astype(bool)
+    # a check that cannot decide (premise not met, theory's sign unclear: Check.decides) has z but can never fail
+    undecided = (checks.verdict == CONDITION_NOT_MET) | ((checks.verdict == INCONCLUSIVE) & two_sided)
+    can_fail = checks.z.notna() & ~checks.literal.astype(bool) & ~undecided
     checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & can_fail,
                            abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks).where(can_fail),
                            margin_toward_fail=checks.margin.where(can_fail))  # toward failing already (Check.margin)

@@ -15,6 +15,7 @@
 
 from sdpa_lab.claims.deciding import decide, decide_checked, read_claims, write_claims
 from sdpa_lab.claims.model import (
+    CONDITION_NOT_MET,
     CONTRADICTED,
     FAILS,
     HOLDS,
@@ -32,7 +33,7 @@ from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance
 from sdpa_lab.claims.verdicts import claim_verdict, closeness, describe, summary
 
 __all__ = [
-    "ALPHA_FAMILY", "CLAIMS", "CONTRADICTED", "FAILS", "HOLDS", "INCONCLUSIVE", "NOT_HERE",
+    "ALPHA_FAMILY", "CLAIMS", "CONDITION_NOT_MET", "CONTRADICTED", "FAILS", "HOLDS", "INCONCLUSIVE", "NOT_HERE",
     "NOT_MEASURED", "NOT_PER_DRAW", "RELATIONS", "Check", "Claim", "Decision", "bonferroni_k", "claim_verdict",
     "closeness", "decide", "decide_checked", "describe", "lesson_sentence", "read_claims", "registry", "summary",
     "variance_se", "write_claims",

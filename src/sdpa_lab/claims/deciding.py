@@ -54,7 +54,8 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
         if not (np.isfinite(c.measured) or c.basis == "missing"):
             raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
                                f"measured a non-finite value {c.measured}")
-    n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
+    # derived checks repeat one of these, and a check that cannot decide (Check.decides) cannot fail: not counted
+    n_stat = sum(c.basis == "statistical" and c.decides for c in checks)
     k = bonferroni_k(n_stat, alpha_family) if k is None else k
     checks = [_with_k(c, k) if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
@@ -101,7 +102,10 @@ def read_claims(path: str | Path) -> Decision:
                          se=_number(r["standard_error"]), expected_se=_number(r["expected_se"]),
                          k_prime=_number(r["k_prime"]),
                          literal=r["literal"] == "True",
-                         theory_says_false=r["theory_says_false"] == "True", note=r["note"])
+                         theory_says_false=r["theory_says_false"] == "True",
+                         premise_not_met=r.get("premise_not_met") == "True",
+                         theory_unclear=r.get("theory_unclear") == "True",
+                         note=r["note"])
                    for r in rows)
     for row, (c, r) in enumerate(zip(checks, rows, strict=True), start=2):
         if c.verdict != r["verdict"]:

@@ -113,12 +113,12 @@ def _raw_moments(w: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def _scaled_draws(name: str, d_k: int, T: int, scaled: bool) -> tuple[tuple[float, float], np.ndarray]:
-    """The mean and SE of the statistic averaged over the Gauss rule on one block of draws, and the raw moments of
-    one trial's statistic per pair of its draws (law)."""
+def _unscaled_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.ndarray]:
+    """The mean and SE of the unscaled statistic averaged over the Gauss rule on one block of draws, and the raw
+    moments of one trial's statistic per pair of its draws (law)."""
     x, w = gamma_rule(d_k / 2.0)
-    c = np.sqrt(2.0 * x / d_k) if scaled else np.sqrt(2.0 * x)  # (nodes,)
-    u = _draws(name, d_k, T, 1 + scaled)
+    c = np.sqrt(2.0 * x)  # (nodes,) values of |q|
+    u = _draws(name, d_k, T, 1)
     values = [softmax_statistic(name, cj * u) for cj in c]
     mean = _pair_means(sum(wj * v for wj, v in zip(w, values, strict=True)))
     return _mean_se(mean), _raw_moments(w, np.stack(values))
@@ -137,22 +137,22 @@ def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, fl
     and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2). The scaled one as the
     unit-variance mean plus the scaled minus unit-variance gap (UNIT_BLOCKS: independent draws, SEs in quadrature)."""
     if not scaled:
-        return _scaled_draws(name, d_k, T, False)[0]
+        return _unscaled_draws(name, d_k, T)[0]
     (gap, gap_se), (unit, unit_se) = scaled_minus_unit_variance(name, d_k, T), unit_variance_mean(name, T)
     return gap + unit, float(np.hypot(gap_se, unit_se))
 
 
 @lru_cache(maxsize=256)
-def _gap_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.ndarray]:
-    """scaled_minus_unit_variance's mean and SE, and the raw moments of one trial's difference per pair of its
-    draws (law)."""
+def _gap_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.ndarray, np.ndarray]:
+    """scaled_minus_unit_variance's mean and SE; the raw moments of one trial's difference per pair of its draws, and
+    those of one trial's scaled statistic on the same draws (law)."""
     x, w = gamma_rule(d_k / 2.0)
     r = np.sqrt(2.0 * x / d_k)  # (nodes,) values of |q| / sqrt(d_k)
     u = _draws(name, d_k, T, 0)
     at_one = softmax_statistic(name, u)  # (2 pairs,)
-    values = [softmax_statistic(name, rj * u) for rj in r]
-    mixed = sum(wj * v for wj, v in zip(w, values, strict=True))  # (2 pairs,)
-    return _pair_mean(mixed - at_one), _raw_moments(w, np.stack(values) - at_one)
+    values = np.stack([softmax_statistic(name, rj * u) for rj in r])  # (nodes, 2 pairs): the scaled statistic
+    mixed = sum(wj * v for wj, v in zip(w, values, strict=True))  # (2 pairs,), summed node by node
+    return _pair_mean(mixed - at_one), _raw_moments(w, values - at_one), _raw_moments(w, values)
 
 
 def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, float]:
@@ -183,9 +183,10 @@ def law(kind: str, name: str, d_k: int, T: int) -> tuple[tuple[float, float], ..
     """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled or the unscaled
     softmax (kinds "scaled", "unscaled") or of the scaled minus the unit-variance softmax on the same trial (kind
     "scaled_minus_unit_variance"), each with its Monte Carlo SE: ((value, se), ...) in SHAPES order.
-    From the same draws and Gauss rule as the expectation itself (mean_statistic, scaled_minus_unit_variance)."""
-    moments = (_scaled_draws(name, d_k, T, kind == "scaled")[1] if kind in ("scaled", "unscaled")
-               else _gap_draws(name, d_k, T)[1])  # (4, P)
+    From the same draws and Gauss rule as the expectation itself: the unscaled one's (mean_statistic), and for the
+    scaled and the difference those of the scaled minus unit-variance gap, which the scaled mean is built on."""
+    moments = (_unscaled_draws(name, d_k, T)[1] if kind == "unscaled"
+               else _gap_draws(name, d_k, T)[2 if kind == "scaled" else 1])  # (4, P)
     groups = np.array([_shape(g.mean(axis=1)) for g in np.array_split(moments, SHAPE_GROUPS, axis=1)])
     value, se = _shape(moments.mean(axis=1)), groups.std(axis=0, ddof=1) / np.sqrt(SHAPE_GROUPS)
     return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True))

@@ -31,6 +31,10 @@ INCONCLUSIVE = "inconclusive"  # a direction claimed, not contradicted, but with
 # Where theory says the lesson's sentence is false at this config: the measurement agrees with theory, so the
 # sentence does not hold here, and the pipeline is right to show it (neither a pass nor a failure; exit 0).
 NOT_HERE = "does not hold here, as theory predicts"
+# Where the lesson's sentence does not speak: its premise does not hold at this point (B7: the unscaled softmax is not
+# yet saturated, its Jacobian norm still rising with d_k), so the point is shown and counted neither for nor against
+# the claim.
+CONDITION_NOT_MET = "condition not met"
 
 # How measured is compared with expected (deviation = measured - expected, tol = tolerance).
 RELATIONS = {
@@ -85,12 +89,22 @@ class Check:
     # theory says the lesson's sentence is false at this point: the check holds the measurement to theory's value,
     # and agreeing with it is NOT_HERE (the sentence does not hold here), never HOLDS
     theory_says_false: bool = False
+    # the lesson's premise does not hold at this point: shown, never decided (CONDITION_NOT_MET)
+    premise_not_met: bool = False
+    # theory's sign of the difference the sentence is about is within its own uncertainty of 0: INCONCLUSIVE
+    theory_unclear: bool = False
     note: str = ""
     cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
 
     @property
     def deviation(self) -> float:
         return self.measured - self.expected
+
+    @property
+    def decides(self) -> bool:
+        """Whether the check can decide anything: not where the premise is not met, nor where theory's sign is
+        unclear (those are shown with their numbers and never fail, so they are not in the Bonferroni split)."""
+        return not (self.premise_not_met or self.theory_unclear)
 
     @property
     def margin(self) -> float:
@@ -100,6 +114,8 @@ class Check:
         tolerance: 0 when the check holds, nan ("n/a") when it is inconclusive (a statistic with no spread at
         all, e.g. two scales that coincide: nothing to measure the deviation against, and no reason to call it
         infinitely far), inf when it fails."""
+        if not self.decides:  # nothing to fail
+            return math.nan
         if self.tolerance > 0:
             return TOWARD_FAIL[self.relation](self.deviation) / self.tolerance
         if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):  # holds, or agrees with theory
@@ -112,6 +128,10 @@ class Check:
     def verdict(self) -> str:
         if self.basis == "missing":
             return NOT_MEASURED
+        if self.premise_not_met:
+            return CONDITION_NOT_MET
+        if self.theory_unclear:
+            return INCONCLUSIVE
         agrees = RELATIONS[self.relation](self.deviation, self.tolerance)
         if self.theory_says_false:
             return NOT_HERE if agrees else FAILS
@@ -212,7 +232,8 @@ class Decision:
             "relation": c.relation, "expected": c.expected, "measured": c.measured, "tolerance": c.tolerance,
             "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
             "standard_error": c.se, "expected_se": c.expected_se, "k_prime": c.k_prime, "literal": c.literal,
-            "theory_says_false": c.theory_says_false, "source": c.source, "note": c.note,
+            "theory_says_false": c.theory_says_false, "premise_not_met": c.premise_not_met,
+            "theory_unclear": c.theory_unclear, "source": c.source, "note": c.note,
         } for c in self.checks]
         return pd.DataFrame(rows)
 

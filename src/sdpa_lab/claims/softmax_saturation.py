@@ -157,20 +157,47 @@ def _gradient(R: Results, d: int, scale: str, quantity: str, statistic: str):
     return R.value("gradient.csv", d_k=d, scale=scale, quantity=quantity, statistic=statistic)
 
 
-def _positive_by_theory(claim, check, parameters, measured, se, expected, expected_se, src, cell) -> Check:
+def _theory_sign(expected: float, expected_se: float) -> int:
+    """+1 or -1 where theory's exact expectation of a difference is clearly (CLEAR Monte Carlo SEs) positive or
+    negative; 0 where it is within its own uncertainty of 0."""
+    return 1 if expected > CLEAR * expected_se else -1 if expected < -CLEAR * expected_se else 0
+
+
+# Why a point of B7 is outside the lesson's sentence: it speaks of a saturated softmax (large scores, near one-hot).
+UNSATURATED = ("theory says the unscaled softmax is not yet saturated here: from near-uniform weights its Jacobian "
+               "norm first rises with the scores' spread, and only at wider heads falls; the lesson's sentence is "
+               "about the saturated regime")
+
+
+def _positive_by_theory(claim, check, parameters, measured, se, expected, expected_se, src, cell,
+                        saturated: bool = True) -> Check:
     """The lesson's sentence that a difference is positive, decided ("above 0") where theory's exact expectation of
-    it is clearly positive. Elsewhere theory says the sentence is false here (the softmax is not yet saturated:
-    from near-uniform weights the Jacobian norm first rises with the scores' spread, then falls): the difference
-    is held to that expectation ("within"), and agreeing with it is the verdict "does not hold here, as theory
-    predicts" (model.NOT_HERE), never "holds"; departing from it fails."""
-    if expected > CLEAR * expected_se:
+    it is clearly positive and the unscaled softmax is saturated (`saturated`, the sentence's premise). Elsewhere the
+    difference is shown against theory's value ("within") and: where the premise does not hold, not decided
+    (model.CONDITION_NOT_MET); where theory's sign is unclear, inconclusive (model.INCONCLUSIVE); where theory says
+    the sentence is false, agreeing with it is "does not hold here, as theory predicts" (model.NOT_HERE), never
+    "holds", and departing from it fails."""
+    sign = _theory_sign(expected, expected_se)
+    if saturated and sign > 0:
         return statistical(claim, check, parameters, measured, 0.0, se, "above", src, cell=cell)
-    sign = "negative" if expected < -CLEAR * expected_se else "not clearly positive"
+    theory = f"({number(expected, digits=3)}, Monte Carlo SE {number(expected_se, digits=2)})"
+    if not saturated:
+        flags, note = {"premise_not_met": True}, f"{UNSATURATED}; theory's difference {theory}"
+    elif sign == 0:
+        flags, note = {"theory_unclear": True}, f"theory's sign of the difference is unclear here {theory}: not decided"
+    else:
+        flags = {"theory_says_false": True}
+        note = (f"theory says the lesson's sentence is false here: the difference is negative {theory}; held to "
+                "theory's value")
     return statistical(claim, check, parameters, measured, expected, se, "within", src, expected_se=expected_se,
-                       cell=cell, theory_says_false=True,
-                       note=f"theory says the lesson's sentence is false here: the difference is {sign} "
-                            f"({number(expected, digits=3)}, Monte Carlo SE {number(expected_se, digits=2)}; the "
-                            "softmax is not yet saturated at this point); held to theory's value")
+                       cell=cell, note=note, **flags)
+
+
+def _saturates(R: Results, quantity: str, a: int, b: int, T: int) -> bool:
+    """Whether theory says the unscaled softmax is saturating from d_k = a to b: its mean Jacobian norm `quantity`
+    does not clearly rise there (a clear rise: the weights still moving away from uniform, not toward one-hot)."""
+    (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
+    return _theory_sign(ma - mb, math.hypot(sa, sb)) >= 0
 
 
 def decide_b7(R: Results) -> list[Check]:
@@ -186,9 +213,9 @@ def decide_b7(R: Results) -> list[Check]:
             se = math.hypot(_gradient(R, a, "none", quantity, "se"), _gradient(R, b, "none", quantity, "se"))
             (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
             c = _positive_by_theory("B7", check, f"d_k={a}->{b}, T={T}", drop, se, ma - mb, math.hypot(sa, sb),
-                                    src, later.cell)
+                                    src, later.cell, saturated=_saturates(R, quantity, a, b, T))
             out.append(c)
-            if quantity == "jacobian_norm" and not c.theory_says_false:
+            if quantity == "jacobian_norm" and c.relation == "above":  # decided: theory says it falls here
                 saturating.append((a, b))
     # The scaled one does not collapse: at every d_k it sits at its exact finite-d_k expectation relative to
     # unit-variance scores K q / |q| on the same trials (expectations.py: about -0.028 / d_k at T = 8, tending
@@ -215,6 +242,9 @@ def decide_b7(R: Results) -> list[Check]:
                                "within", src, **spread,
                                note=bias_note(mean_se, "exact ")))
     d = ds[-1]  # ... and far above the unscaled one at the widest head, in the mean and in the typical trial
+    # its premise: the unscaled softmax saturating at the widest head, whatever d_k the sweep has below it (theory's
+    # norm there against twice as wide a head's)
+    into = (d, 2 * d)
     for quantity, check in (("jacobian_norm", WIDEST_NORM), ("log10_jacobian_norm", WIDEST_LOG_NORM)):
         if d == 1:  # 1 / sqrt(1) = 1: the two heads are one head, and their difference is exactly 0 in every trial
             out.append(missing("B7", check, f"d_k={d}, T={T}", src,
@@ -226,7 +256,7 @@ def decide_b7(R: Results) -> list[Check]:
         se = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "se")
         (ms, ss), (mu, su) = (R.expectation(kind, quantity, d, T) for kind in ("scaled", "unscaled"))
         c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, se, ms - mu, math.hypot(ss, su), src,
-                                diff.cell)
+                                diff.cell, saturated=_saturates(R, quantity, *into, T))
         if quantity == "log10_jacobian_norm":
             typical = (f"typical unscaled norm {number(10 ** float(unscaled), digits=3)} vs scaled "
                        f"{number(10 ** float(scaled), digits=3)}")
@@ -261,6 +291,7 @@ def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
             + [("unscaled" + law, "entropy", d, entropy["T"]) for law in laws[1:]  # the falls' law (fall_spread)
                for d in (entropy_d_k if len(entropy_d_k) > 1 else [])]
             + [("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
+            + [("unscaled", q, 2 * ds[-1], T) for q in jacobian]  # the widest's premise: toward twice it
             + [(kind + law, "jacobian_norm", d, T) for kind in ("scaled_minus_unit_variance", "scaled")
                for law in laws for d in ds]  # the widest's too
             + [("scaled", "log10_jacobian_norm", ds[-1], T)])

@@ -9,6 +9,7 @@ import textwrap
 from collections.abc import Sequence
 
 from sdpa_lab.claims.model import (
+    CONDITION_NOT_MET,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -61,6 +62,10 @@ def describe(c: Check, rule: bool = True) -> str:
     sdpa_lab.numbers."""
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
+    if not c.decides:  # shown against theory's value, never decided: no tolerance, no margin
+        why = "premise not met, not decided" if c.premise_not_met else "theory's sign unclear, not decided"
+        return (f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, measured_unit(c))}, theory "
+                f"{expected_text(c)} ({why})")
     tol = f" ± {number(c.tolerance, digits=2)}" if c.tolerance > 0 else ""
     return (f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, measured_unit(c))} {c.relation} "
             f"{expected_text(c)}{tol} (margin {margin(c.margin)}{MARGIN_KIND if c.literal else ''}"
@@ -72,7 +77,7 @@ def closeness(c: Check) -> float:
     line, in margins (a check fails above margin 1; a claimed rise or fall stops holding above -1)."""
     if c.verdict in (FAILS, NOT_PER_DRAW, INCONCLUSIVE, NOT_HERE):
         return math.inf
-    if c.tolerance == 0:
+    if c.tolerance == 0 or c.verdict == CONDITION_NOT_MET:
         return -math.inf
     return c.margin - (-1.0 if c.relation in ("above", "below") else 1.0)
 
@@ -98,6 +103,18 @@ def why_not_here(checks: Sequence[Check]) -> str:
             f"claim's {len(checks)} checks hold.")
 
 
+def why_condition_not_met(checks: Sequence[Check]) -> str:
+    """Where a claim's lesson sentence does not speak at this config (its premise does not hold), in words: each such
+    point and its theory; "" if there is none."""
+    out = [c for c in checks if c.verdict == CONDITION_NOT_MET]
+    if not out:
+        return ""
+    points = "; ".join(f"{c.check} [{c.parameters}]" for c in out)
+    return (f"At {len(out)} point{'s' if len(out) > 1 else ''} the lesson's premise does not hold ({points}): "
+            f"{out[0].note}. The lesson's sentence does not speak there, so those points count neither for nor "
+            "against the claim.")
+
+
 def shown_first(checks: Sequence[Check]) -> Check:
     """The check to show for a claim: the closest to no longer holding among those whose verdict is the claim's
     (an inconclusive claim shows an inconclusive check, not one that does not hold here as theory predicts)."""
@@ -107,8 +124,10 @@ def shown_first(checks: Sequence[Check]) -> Check:
 
 def claim_verdict(checks: Sequence[Check]) -> str:
     """A claim's verdict: its worst check's (FAILS, then INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED), else
-    HOLDS."""
+    HOLDS; the checks whose premise is not met count for nothing (CONDITION_NOT_MET only if every check is one)."""
     verdicts = {c.verdict for c in checks}
+    if verdicts == {CONDITION_NOT_MET}:
+        return CONDITION_NOT_MET
     for v in (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED):
         if v in verdicts:
             return v
@@ -157,12 +176,14 @@ def summary(decision: Decision, show_all: bool = False) -> str:
             continue
         worst = shown_first(checks)
         lines += table_row(cid, str(len(checks)), claim_verdict(checks), describe(worst, rule=False))
-        shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, NOT_HERE) and c is not worst]
+        shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, NOT_HERE, CONDITION_NOT_MET)
+                                         and c is not worst]
         for c in shown:
             lines += table_row("", "", c.verdict, describe(c, rule=False))
     verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
     others = [f"{sum(v == o for v in verdicts.values())} {o}"
-              for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED) if o in verdicts.values()]
+              for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED, CONDITION_NOT_MET)
+              if o in verdicts.values()]
     failing = [cid for cid, v in verdicts.items() if v == FAILS]
     k, runs = number(decision.k, decimals=3, integers=False), number(1 / decision.alpha_family, decimals=0)
     footer = [f"statistical checks: {number(decision.n_statistical)}, each within k = {k} standard errors, "
@@ -175,6 +196,11 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         footer.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
                       "agrees with theory (the pipeline is right; not a failure, exit 0); a measurement that departs "
                       "from theory there fails")
+    unmet = sum(c.verdict == CONDITION_NOT_MET for c in decision.checks)
+    if unmet:
+        footer.append(f"'{CONDITION_NOT_MET}' ({unmet} check{'s' if unmet > 1 else ''}): the lesson's premise does not "
+                      "hold at that point (e.g. an unscaled softmax not yet saturated), so the sentence does not speak "
+                      "there; shown, counted neither for nor against its claim")
     lines.append("")
     for paragraph in footer:
         lines += textwrap.wrap(paragraph, LINE, break_on_hyphens=False)

@@ -14,6 +14,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention, entropy, lesson_entropy, softmax
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import SCALES, scale_difference, scale_factor
@@ -28,9 +29,8 @@ QUANTITIES = ("entropy", "max_weight")
 # is recorded too (scale `<a>_minus_<b>`), for its own standard error.
 PAIRED_SCALES = (("inv_sqrt_dk", REFERENCE_SCALE), ("inv_dk", "inv_sqrt_dk"))
 
-# The lesson's Exercise 2, literally: one continuing seeded stream, one draw per d_k.
-EXERCISE2_D_K = (4, 16, 64, 256)
-EXERCISE2_T = 8
+# The lesson's Exercise 2, literally: one continuing seeded stream, one draw per d_k (EXERCISE2_D_K, EXERCISE2_T:
+# sdpa_lab.experiments.sizes, where the cost model reads them too).
 SINGLE_DRAW_SCALES = ("none", "inv_sqrt_dk")
 EXERCISE2_QUANTITIES = ("sequences", "falls_at_every_step")
 

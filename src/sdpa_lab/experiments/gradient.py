@@ -31,6 +31,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.sizes import D_V_MAX
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import scale_difference
@@ -38,8 +39,7 @@ from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
-# Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
-D_V_MAX = 64
+# Values are (T, d_v) with d_v = min(d_k, D_V_MAX) (sdpa_lab.experiments.sizes).
 
 # Besides the two scales, their d_k -> infinity limit: scores of unit variance (as in B5).
 GRADIENT_SCALES = ("none", "inv_sqrt_dk", REFERENCE_SCALE)

@@ -57,13 +57,13 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.sizes import D_V_MAX
 from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
 
-# Values are (T, d_v) with d_v = min(d_k, D_V_MAX).
-D_V_MAX = 64
+# Values are (T, d_v) with d_v = min(d_k, D_V_MAX) (sdpa_lab.experiments.sizes).
 
 # The scales B10 compares: the lesson's and none.
 LEARNING_SCALES = ("none", "inv_sqrt_dk")
@@ -101,11 +101,12 @@ def score_loss_and_grad(raw, V, target, d_k: int, scale=None, attention: Attenti
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
     """The runs' initial queries q0 (m, d_k), keys K (m, T, d_k), values V (m, T, d_v) and targets V[j*]
-    (m, d_v), in chunks of m runs, m * max(n_lrs, T) * d_k near CHUNK_ELEMENTS.
+    (m, d_v), in chunks of m runs, m * max(n_lrs, T) * max(d_k, T) near CHUNK_ELEMENTS.
     The draws do not depend on the chunk size."""
     rng_q, rng_k, rng_v, rng_j = rng.spawn(4)  # separate streams: changing d_v does not change q0 or K
     j_star = rng_j.integers(T, size=runs)  # (R,) target key, uniform: all at once, R integers
-    per_chunk = chunk_rows(max(n_lrs, T) * d_k)  # keys (m, T, d_k) and scores (m, n_lrs, T): memory stays bounded
+    # keys (m, T, d_k), the descent's Gram matrices (m, T, T) and scores (m, n_lrs, T): memory stays bounded
+    per_chunk = chunk_rows(max(n_lrs, T) * max(d_k, T))
     for start in range(0, runs, per_chunk):
         m = min(per_chunk, runs - start)
         q0 = rng_q.standard_normal((m, d_k))

@@ -8,7 +8,17 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from sdpa_lab.claims.model import FAILS, HOLDS, INCONCLUSIVE, NOT_HERE, NOT_MEASURED, NOT_PER_DRAW, Check, Claim
+from sdpa_lab.claims.model import (
+    CONDITION_NOT_MET,
+    FAILS,
+    HOLDS,
+    INCONCLUSIVE,
+    NOT_HERE,
+    NOT_MEASURED,
+    NOT_PER_DRAW,
+    Check,
+    Claim,
+)
 from sdpa_lab.claims.verdicts import expected_text, measured_unit, unit_of
 from sdpa_lab.numbers import at_unit, number
 
@@ -89,8 +99,13 @@ def verdict_sentence(verdict: str, checks: Sequence[Check]) -> str:
     if verdict == NOT_HERE:
         return ("At this config it does not hold, and theory says it should not: the measurements agree with "
                 "theory, so the pipeline is right.")
+    if verdict == INCONCLUSIVE and any(c.theory_unclear for c in checks):
+        return ("Not decided: at some points theory's own expectation of the difference is within its Monte Carlo "
+                "uncertainty of 0, so there the sentence can be neither confirmed nor contradicted.")
     if verdict == INCONCLUSIVE:
         return "Not decided: the direction it claims is within this run's noise; more samples would tell."
+    if verdict == CONDITION_NOT_MET:
+        return "Not decided: at this config the lesson's premise does not hold, so its sentence does not speak here."
     return "This run could not decide it."
 
 

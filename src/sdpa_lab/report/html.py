@@ -18,6 +18,7 @@ from pathlib import Path
 from sdpa_lab.calibration.summary import main_report_summary
 from sdpa_lab.claims.deciding import read_claims, refuse_stale
 from sdpa_lab.claims.model import (
+    CONDITION_NOT_MET,
     FAILS,
     HOLDS,
     INCONCLUSIVE,
@@ -35,6 +36,7 @@ from sdpa_lab.claims.verdicts import (
     describe,
     expected_text,
     measured_unit,
+    why_condition_not_met,
     why_not_here,
 )
 from sdpa_lab.io import write_text
@@ -63,9 +65,10 @@ BADGES = {
     NOT_PER_DRAW: ("average", "≈"),
     NOT_HERE: ("not-here", "≠"),
     NOT_MEASURED: ("missing", "–"),
+    CONDITION_NOT_MET: ("missing", "∅"),
 }
 # The order in which the summary lists the verdicts, worst first.
-VERDICT_ORDER = (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED, HOLDS)
+VERDICT_ORDER = (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED, CONDITION_NOT_MET, HOLDS)
 RELATION_WORDS = {
     "equals": "= expected exactly",
     "within": "|measured − expected| ≤ tolerance",
@@ -203,8 +206,9 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
             sum(c.basis in ("statistical", "derived") for c in checks),
             [f for f in mine if f.first_claim == claim.id], [f for f in mine if f.first_claim != claim.id],
             plain_tolerance(checks, decision.alpha_family),
-            {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(
-                verdict, lambda _: "")(checks),
+            " ".join(filter(None, (
+                {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(
+                    verdict, lambda _: "")(checks), why_condition_not_met(checks)))),
             opening(claim, verdict, checks), reasons[claim.id], notes))
     return views
 

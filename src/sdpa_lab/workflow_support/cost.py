@@ -4,10 +4,11 @@ Memory is bounded by the config checks (sdpa_lab.validation); time and disk grow
 the sweep's sizes, so a run prints this estimate before any job, refuses a run whose
 disk estimate exceeds the free space, and asks for confirmation above an hour.
 
-Every constant below is a benchmark measurement on the 2-core reference machine
-(benchmarks/run.py; the files and rows named with each), divided by the work that
-job did. A machine twice as fast halves the times; the disk estimate is exact up to
-the CSVs, logs and figures (LEFTOVER_BYTES).
+Each experiment's time is a sum of terms, each a count of the work its code does (`work`: the
+elements of the arrays it draws and computes, the steps it loops over, the calls whose overhead
+does not shrink with small arrays) times a constant fitted to measurements on the 2-core
+reference machine (benchmarks/cost.py). A machine twice as fast halves the times; the disk
+estimate is exact up to the CSVs, logs and figures (LEFTOVER_BYTES).
 Standard library only: the Snakefile imports this at parse time.
 """
 
@@ -16,62 +17,38 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
+from sdpa_lab.chunks import CHUNK_ELEMENTS
 from sdpa_lab.experiments.registry import EXPERIMENTS, TRIAL_SCORES
+from sdpa_lab.experiments.sizes import D_V_MAX, EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.validation import other_dimensions
 
-# variance: ns of CPU per (pair, dimension), two normals and their product
-# (benchmarks/scaling.csv, fit of CPU seconds against n_pairs * d_k, R^2 = 0.9997).
-NS_PER_PAIR_DIMENSION = 16.24
-# trial_scores: ns of CPU per normal drawn, (T + 1) * d_k per trial
-# (benchmarks/results_large.csv, job trial_scores dk4096: 10.03 s for 40000 * 9 * 4096 normals).
-NS_PER_NORMAL = 6.8
-# entropy_sweep, ranking_invariance: ns of CPU per (trial, key) read back and summarised
-# (results_large.csv: 0.25 s and 0.50 s for 40000 trials * 8 keys * 6 d_k).
-NS_PER_ENTROPY_SCORE = 130.0
-# entropy_sweep's Exercise 2 (exercise2_rows): `trials` fresh sequences, each a query and EXERCISE2_T keys per d_k of
-# EXERCISE2_D_K (restated from sdpa_lab.experiments.entropy_sweep: no NumPy here; a test holds them equal); ns of
-# CPU per normal it draws, softmax and entropy included (1.03 s for 29,265 sequences, measured 2026-12-03).
-EXERCISE2_D_K = (4, 16, 64, 256)
-EXERCISE2_T = 8
-NS_PER_EXERCISE2_NORMAL = 11.5
-NS_PER_RANKING_SCORE = 260.0
-# gradient: ns of CPU per (trial, Jacobian entry), besides its value and output-gradient normals
-# ((T + 1) * d_v per trial at NS_PER_NORMAL) (results_large.csv: 1.50 s for 40000 trials * 6 d_k, T = 8,
-# of which 0.68 s of normals).
-NS_PER_JACOBIAN_ENTRY = 53.0
-# learning: ns of CPU per (run, learning rate, scale, step, key, value dimension) of gradient descent
-# (results_large.csv: 3.44 s for 256 runs * 11 rates * 2 scales * 200 steps * 8 keys * 212 value dims).
-NS_PER_DESCENT_ELEMENT = 1.8
-# learning, besides the descent: ns of CPU per (run, key or query, key dimension), (T + 1) * d_k per run, for
-# drawing the keys and queries three times (a selection pass per scale and the scored pass), and per
-# (run, T^2 d_k) for their four Gram matrices K K^T. Fitted to two measurements of learning_rows with 1000
-# runs, 1 step, 1 learning rate: 1.19 s at T = 2, d_k = 8192 and 1.02 s at T = 16, d_k = 1024; they matter
-# only for heads far wider than the value dimension (the descent term above, of d_v <= 64, misses them).
-NS_PER_LEARNING_KEY = 47.0
-NS_PER_LEARNING_GRAM = 0.73
-# learning: ns of CPU per (d_k, step) whatever the arrays' sizes, the NumPy calls of a step on small arrays
-# (learning_rows with 10 runs, T = 2, d_k = 1, 1 learning rate: 0.71 s for 2000 steps; on a loaded machine).
-NS_PER_LEARNING_STEP = 3.5e5
-# forward_shape (two forwards per shape, each in float64 and float32 and against a float64 reference: see
-# forward_shape_work): ns of CPU per multiply-add of the score and output products, per weight, per normal drawn and
-# per reference block of queries. Fitted to forward_shape_rows' process CPU (BLAS threads included) at 8 shapes from
-# (4096, 2, 16) to (1, 2048, 4096) on the loaded 2-core machine (2026-12-03): every one within 1.5x (1.0-1.49).
-NS_PER_FORWARD_FLOP = 0.11
-NS_PER_WEIGHT = 34.0
-NS_PER_FORWARD_NORMAL = 44.0
-NS_PER_REFERENCE_BLOCK = 8200.0
+# ns of CPU per unit of each term of `work` (part -> term), fitted by least squares on relative error to the
+# process CPU of each part's own function (the trial scores' write_trial_scores, each experiment's rule function)
+# at the points of benchmarks/cost.py's FIT_POINTS, apart from the configs the model is then held to
+# (benchmarks/cost.py --fit, 2026-12-03, on the 2-core reference machine, BLAS on one thread: a second one, waiting
+# for a core on a loaded machine, spins and adds CPU that grows with the load, not with the work;
+# benchmarks/cost.csv: measured against modelled).
+NS_PER: dict[str, dict[str, float]] = {
+    "variance": {"pair_dimension": 17.1, "pair": 6.97, "d_k": 2.32e+05},
+    "trial_scores": {"normal": 9.04, "trial_key": 18.6, "file": 0.0, "first_file": 7.97e+06},
+    "entropy_sweep": {"trial_key": 64.9, "exercise2_normal": 8.69, "call": 1.8e+06},
+    "ranking_invariance": {"trial_key": 181.0, "call": 6.14e+05},
+    "gradient": {"value_normal": 11.1, "jacobian_entry": 17.4, "trial": 816.0, "d_k": 7.06e+05},
+    "forward_shape": {"flop": 0.0471, "weight": 18.1, "normal": 29.6, "reference_block": 6560.0, "shape": 4.18e+05},
+    "learning": {"descent_value": 0.496, "descent_key": 15.4, "descent_gram": 0.00954,
+                "descent_gram_uncached": 0.0463, "run_step": 303.0, "step": 12200.0, "normal": 9.76, "gram": 0.0199,
+                "gram_entry": 2.62, "d_k": 8.17e+06},
+}
 # Everything that does not grow with the config: Snakemake's start-up, each job's, the lesson
 # replications (Exercise 1's legacy stream continued to d_k = 1024 among them), the claims and their
 # expectations, the figures and the report (benchmarks/results.csv, pipeline_clean on config/config.yaml:
-# 24.2 s of CPU, of which the parts above model 5.0 s).
-FIXED_CPU_S = 19.2
+# 24.2 s of CPU, of which the parts above model 5.5 s).
+FIXED_CPU_S = 18.7
 # solutions: grading a learner's complete file at the grader's default sizes (Exercise 1: 10,000 pairs per call;
 # sdpa-lab grade examples/solutions/correct.py, 3 seeds back to back on the loaded 2-core machine: 3.6, 4.6
 # and 5.6 s of CPU, its process and the learner's together; the lesson's 100,000 pairs, drawn only where the
 # small draw is not the grader's, would add about 25 s).
 GRADE_CPU_S = 4.6
-# A value dimension is at most this wide (sdpa_lab.experiments.gradient and .learning: D_V_MAX).
-D_V_MAX = 64
 # The CSVs, figures, report, logs and benchmark files: a few MiB whatever the sweep.
 LEFTOVER_BYTES = 16 << 20
 NPY_HEADER_BYTES = 128
@@ -108,16 +85,76 @@ def trial_score_files(config: Mapping) -> dict[str, tuple[int, int, int]]:
             (config[s]["T"], config[s]["trials"], d_k) for s in sharing for d_k in config[s]["d_k"]}
 
 
-def forward_shape_work(B: int, T: int, d_k: int) -> float:
-    """CPU seconds of forward_shape at one shape: the lesson-shaped forward and the one where every dimension differs
-    (validation.other_dimensions)."""
-    T_k, d_v = other_dimensions(T, d_k)
-    flops = B * T * T * 2 * d_k + B * T * T_k * (d_k + d_v)
-    weights = B * T * (T + T_k)
-    normals = 3 * B * T * d_k + B * (T * d_k + T_k * (d_k + d_v))
-    blocks = 2 * B * -(-T // 256)  # the reference's (256, T_k) blocks of queries, per forward
-    return NS * (NS_PER_FORWARD_FLOP * flops + NS_PER_WEIGHT * weights + NS_PER_FORWARD_NORMAL * normals
-                 + NS_PER_REFERENCE_BLOCK * blocks)
+def forward_work(shapes) -> dict[str, float]:
+    """forward_shape's work per term: at each (B, T, d_k), the lesson-shaped forward and the one where every
+    dimension differs (validation.other_dimensions), each in float64 and float32 and against a float64 reference:
+    the multiply-adds of the score and output products, the weights, the normals drawn, the reference's (256, T_k)
+    blocks of queries, and the shapes (each a few small calls)."""
+    terms = dict.fromkeys(NS_PER["forward_shape"], 0)
+    for B, T, d_k in shapes:
+        T_k, d_v = other_dimensions(T, d_k)
+        terms["flop"] += B * T * T * 2 * d_k + B * T * T_k * (d_k + d_v)
+        terms["weight"] += B * T * (T + T_k)
+        terms["normal"] += 3 * B * T * d_k + B * (T * d_k + T_k * (d_k + d_v))
+        terms["reference_block"] += 2 * B * -(-T // 256)
+        terms["shape"] += 1
+    return terms
+
+
+def _chunks(items: int, row_elements: int) -> int:
+    """How many chunks `items` rows of `row_elements` floats each are streamed in (sdpa_lab.chunks.chunk_rows)."""
+    return -(-items // max(1, CHUNK_ELEMENTS // row_elements))
+
+
+def work(config: Mapping, files: Collection[tuple[int, int, int]]) -> dict[str, dict[str, float]]:
+    """The work of each part of a run of `config` (part -> term -> count; NS_PER gives each term's ns), the
+    trial-score files it draws being `files` ((T, trials, d_k) each)."""
+    v, g, learn = config["variance"], config["gradient"], config["learning"]
+    out = {"variance": {"pair_dimension": v["n_pairs"] * sum(v["d_k"]), "pair": v["n_pairs"] * len(v["d_k"]),
+                        "d_k": len(v["d_k"])},
+           "trial_scores": {"normal": sum(n * (T + 1) * d_k for T, n, d_k in files),
+                            "trial_key": sum(n * (T + 1) for T, n, _ in files), "file": len(files),
+                            "first_file": int(bool(files))}}  # the writer's first call: imports, warm-up
+    for name in ("entropy_sweep", "ranking_invariance"):
+        s = config[name]
+        out[name] = {"trial_key": s["trials"] * s["T"] * len(s["d_k"]), "call": 1}
+    out["entropy_sweep"]["exercise2_normal"] = (config["entropy_sweep"]["trials"]
+                                                * sum(d_k * (EXERCISE2_T + 1) for d_k in EXERCISE2_D_K))
+    out["gradient"] = {"value_normal": g["trials"] * sum((g["T"] + 1) * _d_v(d_k) for d_k in g["d_k"]),
+                       "jacobian_entry": g["trials"] * g["T"] ** 2 * len(g["d_k"]),
+                       "trial": g["trials"] * len(g["d_k"]), "d_k": len(g["d_k"])}
+    out["learning"] = learning_work(learn)
+    out["forward_shape"] = forward_work(config["forward_shape"]["shapes"])
+    return out
+
+
+# A (T, T) Gram matrix up to this size (T = 362) stays in the CPU's cache through a descent's steps.
+CACHED_GRAM_BYTES = 1 << 20
+
+
+def learning_work(learn: Mapping) -> dict[str, float]:
+    """The learning experiment's work per term. Per d_k it runs 4 descents (a selection pass and the scored pass,
+    each under both scales) over `runs` runs and L learning rates: each builds the Gram matrices K K^T (runs, T, T)
+    and evaluates the loss steps + 1 times on (runs, L, T) scores and values (T, d_v), and each step moves the
+    scores through the Gram matrix, (runs, L, T) @ (runs, T, T): the term that grows as T^2 per step. Each pass
+    draws its queries, keys and values (the selection pass once per scale)."""
+    R, T, steps, L = learn["runs"], learn["T"], learn["steps"], len(learn["learning_rates"])
+    terms = dict.fromkeys(NS_PER["learning"], 0.0)
+    for d_k in learn["d_k"]:
+        d_v = _d_v(d_k)
+        chunks = _chunks(R, max(L, T) * max(d_k, T))  # as learning.run_chunks
+        terms["descent_value"] += 4 * R * L * (steps + 1) * T * d_v
+        terms["descent_key"] += 4 * R * L * (steps + 1) * T
+        # a run's Gram matrix past the cache (CACHED_GRAM_BYTES) is read from memory at every step: far dearer
+        gram = "descent_gram" if T * T * 8 <= CACHED_GRAM_BYTES else "descent_gram_uncached"
+        terms[gram] += 4 * R * L * steps * T * T
+        terms["run_step"] += 4 * R * (steps + 1)
+        terms["step"] += 4 * chunks * (steps + 1)
+        terms["normal"] += 3 * R * ((T + 1) * d_k + T * d_v)
+        terms["gram"] += 4 * R * T * T * d_k
+        terms["gram_entry"] += 4 * R * T * T
+        terms["d_k"] += 1
+    return terms
 
 
 def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
@@ -125,28 +162,12 @@ def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:
     experiment runs, except the trial-score files in `drawn` (already on disk: named after their
     settings, they are reused)."""
     cost = Cost()
-    v = config["variance"]
-    cost.cpu_s["variance"] = NS_PER_PAIR_DIMENSION * NS * v["n_pairs"] * sum(v["d_k"])
     planned = trial_score_files(config)
     files = [key for path, key in planned.items() if path not in drawn]
     cost.reused = len(planned) - len(files)
-    cost.cpu_s["trial_scores"] = NS_PER_NORMAL * NS * sum(trials * (T + 1) * d_k for T, trials, d_k in files)
     cost.disk_bytes = sum(trials * (T + 1) * 8 + NPY_HEADER_BYTES for T, trials, _ in files) + LEFTOVER_BYTES
-    for name, ns in (("entropy_sweep", NS_PER_ENTROPY_SCORE), ("ranking_invariance", NS_PER_RANKING_SCORE)):
-        s = config[name]
-        cost.cpu_s[name] = ns * NS * s["trials"] * s["T"] * len(s["d_k"])
-    cost.cpu_s["entropy_sweep"] += (NS_PER_EXERCISE2_NORMAL * NS * config["entropy_sweep"]["trials"]
-                                    * sum(d_k * (EXERCISE2_T + 1) for d_k in EXERCISE2_D_K))
-    g = config["gradient"]
-    cost.cpu_s["gradient"] = NS * g["trials"] * sum(
-        NS_PER_NORMAL * (g["T"] + 1) * _d_v(d_k) + NS_PER_JACOBIAN_ENTRY * g["T"] ** 2 for d_k in g["d_k"])
-    learn = config["learning"]
-    cost.cpu_s["learning"] = (NS_PER_DESCENT_ELEMENT * NS * learn["runs"] * len(learn["learning_rates"]) * 2
-                              * learn["steps"] * learn["T"] * sum(_d_v(d_k) for d_k in learn["d_k"])
-                              + NS * learn["runs"] * sum(d_k for d_k in learn["d_k"])
-                              * (NS_PER_LEARNING_KEY * (learn["T"] + 1) + NS_PER_LEARNING_GRAM * learn["T"] ** 2)
-                              + NS_PER_LEARNING_STEP * NS * len(learn["d_k"]) * learn["steps"])
-    cost.cpu_s["forward_shape"] = sum(forward_shape_work(*shape) for shape in config["forward_shape"]["shapes"])
+    for part, terms in work(config, files).items():
+        cost.cpu_s[part] = NS * sum(NS_PER[part][term] * count for term, count in terms.items())
     cost.cpu_s["fixed"] = FIXED_CPU_S
     if config.get("solutions"):  # --config solutions=FILE: the grading of the learner's file
         cost.cpu_s["solutions"] = GRADE_CPU_S

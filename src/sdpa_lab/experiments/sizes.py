@@ -1,0 +1,11 @@
+"""The experiments' fixed sizes, declared once: the experiments use them, and the cost model
+(sdpa_lab.workflow_support.cost) counts their work with them. Standard library only: the Snakefile
+imports the cost model when it is parsed, on every snakemake call, and should not pay for NumPy there."""
+
+# Values are (T, d_v) with d_v = min(d_k, D_V_MAX) (gradient, learning): the loss and its gradient grow with
+# d_v, and capping it keeps the values cheap at wide heads and one learning-rate grid meaningful across d_k.
+D_V_MAX = 64
+
+# Exercise 2 (entropy_sweep): one query against EXERCISE2_T keys per d_k of EXERCISE2_D_K, the lesson's sizes.
+EXERCISE2_D_K = (4, 16, 64, 256)
+EXERCISE2_T = 8
