@@ -170,10 +170,9 @@ class Decider:
     only the fixed tables (the same in every run).
 
     The first run is decided whole: its k and its number of statistical checks are the run's.
-    Later runs decide only the claims that read a seeded table, with that k; a run whose number of
-    statistical checks differs from the first's (the fixed claims' checks are the same in every run, so it
-    is theirs plus the seeded claims') decides its seeded claims again with its own k (bonferroni_k of that
-    number, as `decide` sets it), so the recorded k is always the run's own.
+    Later runs decide only the claims that read a seeded table, their k counting the fixed claims' statistical
+    checks too (`decide`'s other_statistical: those are the same in every run), so the recorded k is always the
+    run's own, as deciding the run whole sets it.
     """
 
     def __init__(self, seeded_files: set[str]):
@@ -186,19 +185,12 @@ class Decider:
     def __call__(self, results):
         from sdpa_lab.claims import decide
 
-        from sdpa_lab.claims.standard_errors import bonferroni_k
-
         if self.first is not None:
-            part = decide(results, self.seeded, k=self.first.k)
-            n_statistical = part.n_statistical + self.fixed_statistical
-            if n_statistical != self.first.n_statistical:  # the run's own k: its seeded claims decided again with it
-                part = decide(results, self.seeded, k=bonferroni_k(n_statistical))
-            return part, n_statistical
-        whole = decide(results, self.claims)
-        if self.first is None:
-            self.first = whole
-            seeded_ids = {c.id for c in self.seeded}
-            self.fixed_statistical = sum(c.basis == "statistical" and c.claim not in seeded_ids for c in whole.checks)
+            part = decide(results, self.seeded, other_statistical=self.fixed_statistical)
+            return part, part.n_statistical + self.fixed_statistical
+        whole = self.first = decide(results, self.claims)
+        seeded_ids = {c.id for c in self.seeded}
+        self.fixed_statistical = sum(c.basis == "statistical" and c.claim not in seeded_ids for c in whole.checks)
         return whole, whole.n_statistical
 
 

@@ -30,12 +30,13 @@ def _with_tolerance(c: Check, tolerance: float) -> Check:
 
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
-           alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
+           alpha_family: float = ALPHA_FAMILY, k: float | None = None, other_statistical: int = 0) -> Decision:
     """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
     (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher), plus k Monte Carlo SEs
     of an expected value computed by Monte Carlo (a bias bound: Check.expected_se).
 
-    `k` may be given to decide a subset of the claims with the k of the whole run.
+    `k` may be given to decide a subset of the claims with the k of the whole run; or `other_statistical`, the
+    number of statistical checks of the run's other claims, counted in k's Bonferroni split besides these.
     """
     claims = CLAIMS if claims is None else claims
     R = results if isinstance(results, Results) else Results(results)
@@ -47,7 +48,7 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
             raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
                                f"measured a non-finite value {c.measured}")
     n_stat = sum(c.basis == "statistical" for c in checks)  # derived checks repeat one of these: not counted
-    k = bonferroni_k(n_stat, alpha_family) if k is None else k
+    k = bonferroni_k(n_stat + other_statistical, alpha_family) if k is None else k
     checks = [_with_tolerance(c, c.se * cornish_fisher(k, c.skewness, c.excess_kurtosis) + k * c.expected_se)
               if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
