@@ -38,7 +38,7 @@ UNEVEN = check_config({
     "gradient": {"d_k": [3, 70], "T": 4, "trials": 120},
     "learning": {"d_k": [3, 10], "T": 3, "runs": 17, "steps": 12, "learning_rates": [0.01, 0.3, 3.0, 30.0]},
 })
-# drawn as config_space draws them: every setting over its range (cheap ones, just above the cheapest config, for a test)
+# drawn as config_space draws them: every setting over its range (cheap ones, just above the cheapest, for a test)
 DRAWN = draw_configs(20261203, 3, 0.32)
 
 

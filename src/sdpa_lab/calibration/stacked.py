@@ -20,7 +20,7 @@ import numpy as np
 
 from sdpa_lab.attention import Attention, entropy, softmax
 from sdpa_lab.chunks import CHUNK_ELEMENTS, chunk_rows
-from sdpa_lab.experiments import entropy_sweep, gradient, learning, ranking_invariance, variance
+from sdpa_lab.experiments import entropy_sweep, gradient, learning, ranking_invariance
 from sdpa_lab.experiments.trial_scores import trial_scale
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import SCALES, scale_arg, scale_difference
@@ -102,7 +102,8 @@ def entropy_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapp
             tables[r] += summary_rows(head, {key: found[key][r] for key in keys})
     single = entropy_sweep.entropy_single_draw_rows()  # the lesson's own draw: the same in every run
     return [{"table": table, "single_draw": [dict(row) for row in single],
-             "exercise2": entropy_sweep.exercise2_rows(seed, trials)} for seed, table in zip(seeds, tables, strict=True)]
+             "exercise2": entropy_sweep.exercise2_rows(seed, trials)}
+            for seed, table in zip(seeds, tables, strict=True)]
 
 
 def ranking_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapping[int, np.ndarray]],
@@ -173,9 +174,10 @@ def gradient_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Map
     return [{"table": table} for table in tables]
 
 
-def follow_stacked(losses, loss_threshold: float, at: Sequence[int], R: int) -> list[dict]:
-    """learning.follow of each of R runs whose rows are stacked in the losses (R * runs, L), as one result per
-    run: per-row quantities are the rows' own, and each run's curve is the mean over its own rows."""
+def follow_stacked(losses, loss_threshold: float, at: Sequence[int], R: int) -> dict:
+    """learning.follow of R runs whose rows are stacked in the losses (R * runs, L), as learning_rows merges one
+    chunk (learning.merge_tracks): "initial", "final", "reach" (R, runs, L) and "curve" (R, len(at), L), each
+    run's curve the mean over its own rows."""
     wanted, curve = {int(a) for a in at}, []
     for t, loss in enumerate(losses):
         if t == 0:
@@ -184,13 +186,24 @@ def follow_stacked(losses, loss_threshold: float, at: Sequence[int], R: int) -> 
         reach = np.where((reach < 0) & (rel < loss_threshold) & (loss0 > 0), t, reach)
         if t in wanted:
             curve.append(rel.reshape(R, -1, rel.shape[-1]).mean(axis=1))  # (R, L)
-    reach = np.where(reach < 0, t + 1, reach)
-    curves = np.stack(curve, axis=1)  # (R, len(at), L)
-    n = len(loss0) // R
-    # merge_tracks of the one chunk, as learning_rows merges a run's chunks
-    return [learning.merge_tracks([{"initial": loss0[r * n:(r + 1) * n], "final": loss[r * n:(r + 1) * n],
-                                    "reach": reach[r * n:(r + 1) * n], "steps": t, "curve": curves[r]}])
-            for r in range(R)]
+    n = float(len(loss0) // R)
+    # merge_tracks of one chunk: its curve times its size, over the sizes' sum
+    return {"initial": loss0.reshape(R, -1, loss0.shape[-1]), "final": loss.reshape(R, -1, loss.shape[-1]),
+            "reach": np.where(reach < 0, t + 1, reach).reshape(R, -1, reach.shape[-1]), "steps": t,
+            "curve": np.stack(curve, axis=1) * n / n}
+
+
+def lr_statistics_stacked(track: dict) -> dict[str, np.ndarray]:
+    """learning.lr_statistics of each run of follow_stacked's result: each statistic (R, L), reduced over each
+    run's own rows."""
+    return {
+        "success_fraction": np.mean(track["reach"] <= track["steps"], axis=1),
+        "mean_final_relative_loss": learning.relative_loss(track["final"], track["initial"]).mean(axis=1),
+        "median_steps_to_threshold": np.median(track["reach"], axis=1),
+        "mean_initial_loss": track["initial"].mean(axis=1),
+        "mean_final_loss": track["final"].mean(axis=1),
+        "starts_on_target": np.mean(track["initial"] == 0, axis=1),
+    }
 
 
 def learning_draws(seeds: Sequence[int], key: str, settings: Mapping, d_k: int) -> tuple[np.ndarray, ...]:
@@ -212,34 +225,32 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
     at, R = learning.checkpoints(steps), len(seeds)
     rows, curves = [[] for _ in seeds], [[] for _ in seeds]
     for d_k in s["d_k"]:
-        best = [{} for _ in seeds]
+        best = {}  # scale -> each run's best learning rate (R,)
         draws = learning_draws(seeds, "learning-selection", s, d_k)  # the same draws for both scales
         for scale in learning.LEARNING_SCALES:
-            tracks = follow_stacked(learning.descent(*draws, scale_arg(scale, d_k), lrs, steps, attention),
-                                    threshold, at, R)
-            for r, track in enumerate(tracks):
-                chosen = learning.lr_statistics(track)
-                best[r][scale] = learning.best_lr_index(chosen["success_fraction"],
-                                                        chosen["mean_final_relative_loss"], lrs)
+            chosen = lr_statistics_stacked(follow_stacked(
+                learning.descent(*draws, scale_arg(scale, d_k), lrs, steps, attention), threshold, at, R))
+            best[scale] = [learning.best_lr_index(chosen["success_fraction"][r], chosen["mean_final_relative_loss"][r],
+                                                  lrs) for r in range(R)]
         draws = learning_draws(seeds, "learning", s, d_k)
         tracks = {scale: follow_stacked(learning.descent(*draws, scale_arg(scale, d_k), lrs, steps, attention),
                                         threshold, at, R) for scale in learning.LEARNING_SCALES}
+        stats = {scale: lr_statistics_stacked(track) for scale, track in tracks.items()}
         for r, seed in enumerate(seeds):
             head = {"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps, "loss_threshold": threshold}
             succeeded = {}
             for scale in learning.LEARNING_SCALES:
-                track, b = tracks[scale][r], best[r][scale]
-                stats = learning.lr_statistics(track)
-                succeeded[scale] = track["reach"][:, b] <= track["steps"]
+                track, b = tracks[scale], best[scale][r]
+                succeeded[scale] = track["reach"][r, :, b] <= track["steps"]
                 rows[r] += [{**head, "scale": scale, "lr": lr, "best_lr": int(i == b), "statistic": statistic,
-                             "value": float(stats[statistic][i])}
+                             "value": float(stats[scale][statistic][r, i])}
                             for i, lr in enumerate(lrs) for statistic in learning.STATISTICS]
                 curves[r] += [{"seed": seed, "d_k": d_k, "T": T, "runs": runs, "scale": scale, "lr": lrs[b],
                                "step": int(step), "mean_relative_loss": float(value)}
-                              for step, value in zip(at, track["curve"][:, b], strict=True)]
+                              for step, value in zip(at, track["curve"][r, :, b], strict=True)]
             only = {"only_scaled_succeeds": succeeded["inv_sqrt_dk"] & ~succeeded["none"],
                     "only_unscaled_succeeds": succeeded["none"] & ~succeeded["inv_sqrt_dk"]}
-            rows[r] += [{**head, "scale": learning.PAIRED_SCALE, "lr": lrs[best[r]["inv_sqrt_dk"]], "best_lr": 1,
+            rows[r] += [{**head, "scale": learning.PAIRED_SCALE, "lr": lrs[best["inv_sqrt_dk"][r]], "best_lr": 1,
                          "statistic": statistic, "value": float(np.sum(only[statistic]))}
                         for statistic in learning.PAIRED_STATISTICS]
     return [{"table": table, "curves": curve} for table, curve in zip(rows, curves, strict=True)]
@@ -255,7 +266,8 @@ def run_elements(config: Mapping) -> int:
     """About the most floats one run puts in a stacked array: its largest draw of an experiment that is stacked
     (one larger than a chunk is not)."""
     v, lrn = config["variance"], config["learning"]
-    sizes = [2 * v["n_pairs"] * max(v["d_k"]), lrn["runs"] * max(len(lrn["learning_rates"]), lrn["T"]) * max(lrn["d_k"])]
+    sizes = [2 * v["n_pairs"] * max(v["d_k"]),
+             lrn["runs"] * max(len(lrn["learning_rates"]), lrn["T"]) * max(lrn["d_k"])]
     for name in ("entropy_sweep", "ranking_invariance", "gradient"):
         s = config[name]
         sizes.append(s["trials"] * s["T"] * max(gradient.value_dim(max(s["d_k"])), s["T"]))
