@@ -96,6 +96,9 @@ def test_group_size_keeps_a_stack_near_a_chunk():
     assert stacked.group_size(SMALLEST) == stacked.MAX_GROUP
     wide = check_config({**SMALLEST, "learning": {**SMALLEST["learning"], "d_k": [4096], "runs": 100}})
     assert stacked.group_size(wide) == stacked.CHUNK_ELEMENTS // (100 * 2 * 4096)  # learning's draws the largest
+    # trial scores too large to stack an experiment on are still held for the whole group: they count
+    held = check_config({**SMALLEST, "gradient": {"d_k": [1, 2, 3, 4], "T": 2, "trials": 10_000}})
+    assert stacked.group_size(held) == stacked.CHUNK_ELEMENTS // (10_000 * 3 * 4)  # 8, where its draws give 13
 
 
 @pytest.mark.parametrize("sweep", [SMALLEST, UNEVEN], ids=["smallest", "uneven"])

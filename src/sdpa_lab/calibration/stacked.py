@@ -263,15 +263,17 @@ STACKED = {"variance": (variance_stacked, False), "entropy_sweep": (entropy_stac
 
 
 def run_elements(config: Mapping) -> int:
-    """About the most floats one run puts in a stacked array: its largest draw of an experiment that is stacked
-    (one larger than a chunk is not)."""
+    """About the most floats one run holds in a group: its largest draw of an experiment that is stacked (one
+    larger than a chunk is not), or its held trial scores (every d_k's, held for the whole group)."""
     v, lrn = config["variance"], config["learning"]
-    sizes = [2 * v["n_pairs"] * max(v["d_k"]),
+    drawn = [2 * v["n_pairs"] * max(v["d_k"]),
              lrn["runs"] * max(len(lrn["learning_rates"]), lrn["T"]) * max(lrn["d_k"])]
+    held = []
     for name in ("entropy_sweep", "ranking_invariance", "gradient"):
         s = config[name]
-        sizes.append(s["trials"] * s["T"] * max(gradient.value_dim(max(s["d_k"])), s["T"]))
-    return max((size for size in sizes if size <= 4 * CHUNK_ELEMENTS), default=1)
+        drawn.append(s["trials"] * s["T"] * max(gradient.value_dim(max(s["d_k"])), s["T"]))
+        held.append(s["trials"] * (s["T"] + 1) * len(s["d_k"]))
+    return max([size for size in drawn if size <= 4 * CHUNK_ELEMENTS] + held)
 
 
 def group_size(config: Mapping, most: int = MAX_GROUP) -> int:
