@@ -97,6 +97,11 @@ def test_group_size_keeps_a_stack_near_a_chunk():
     wide = check_config({**SMALLEST, "learning": {**SMALLEST["learning"], "d_k": [4096], "runs": 100}})
     assert stacked.group_size(wide) == stacked.CHUNK_ELEMENTS // (100 * 2 * 4096)  # learning's draws the largest
     # trial scores too large to stack an experiment on are still held for the whole group: they count
+    # the learning descent's Gram matrices (runs, T, T), whatever d_k: a group of them is as large as its runs'
+    gram = check_config({**SMALLEST, "learning": {**SMALLEST["learning"], "d_k": [1], "T": 1786, "runs": 24}})
+    assert stacked.group_size(gram) == 1
+    gram = check_config({**SMALLEST, "learning": {**SMALLEST["learning"], "d_k": [1], "T": 200, "runs": 10}})
+    assert stacked.group_size(gram) == stacked.CHUNK_ELEMENTS // (10 * 200 * 200)
     held = check_config({**SMALLEST, "gradient": {"d_k": [1, 2, 3, 4], "T": 2, "trials": 10_000}})
     assert stacked.group_size(held) == stacked.CHUNK_ELEMENTS // (10_000 * 3 * 4)  # 8, where its draws give 13
 

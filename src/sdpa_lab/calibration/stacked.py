@@ -265,11 +265,12 @@ STACKED = {"variance": (variance_stacked, False), "entropy_sweep": (entropy_stac
 
 def run_elements(config: Mapping) -> int:
     """About the most floats one run holds in a group: its largest draw of an experiment that is stacked (one
-    larger than a chunk is not), or its held trial scores (every d_k's, held for the whole group)."""
+    larger than a chunk is not), or its held trial scores (every d_k's, held for the whole group), or the
+    learning descent's Gram matrices and scores (runs x T x T, runs x learning rates x T: not chunked at all)."""
     v, lrn = config["variance"], config["learning"]
     drawn = [2 * v["n_pairs"] * max(v["d_k"]),
              lrn["runs"] * max(len(lrn["learning_rates"]), lrn["T"]) * max(lrn["d_k"])]
-    held = []
+    held = [lrn["runs"] * lrn["T"] * max(lrn["T"], len(lrn["learning_rates"]))]  # the descent's Gram matrices
     for name in ("entropy_sweep", "ranking_invariance", "gradient"):
         s = config[name]
         drawn.append(s["trials"] * s["T"] * max(gradient.value_dim(max(s["d_k"])), s["T"]))
