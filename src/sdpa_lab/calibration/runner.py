@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
+from sdpa_lab.calibration.stacked import group_size, stacked_tables
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
 from sdpa_lab.claims.expectation_table import read_expectations, sweep_expectations
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
@@ -169,9 +170,9 @@ class Decider:
     only the fixed tables (the same in every run).
 
     The first run is decided whole: its k and its number of statistical checks are the run's.
-    Later runs decide only the claims that read a seeded table, with that k; a run whose number of
-    statistical checks differs from the first's (the checks are made per sweep point, and the sweep
-    is the same) is decided whole again, so the recorded k is always the run's own.
+    Later runs decide only the claims that read a seeded table, their k counting the fixed claims' statistical
+    checks too (`decide`'s other_statistical: those are the same in every run), so the recorded k is always the
+    run's own, as deciding the run whole sets it.
     """
 
     def __init__(self, seeded_files: set[str]):
@@ -185,14 +186,12 @@ class Decider:
         from sdpa_lab.claims import decide
 
         if self.first is not None:
-            part = decide(results, self.seeded, k=self.first.k)
-            if part.n_statistical + self.fixed_statistical == self.first.n_statistical:
-                return part, self.first.n_statistical
-        whole = decide(results, self.claims)
-        if self.first is None:
-            self.first = whole
-            seeded_ids = {c.id for c in self.seeded}
-            self.fixed_statistical = sum(c.basis == "statistical" and c.claim not in seeded_ids for c in whole.checks)
+            part = decide(results, self.seeded, other_statistical=self.fixed_statistical)
+            return part, part.n_statistical + self.fixed_statistical
+        whole = self.first = decide(results, self.claims)
+        seeded_ids = {c.id for c in self.seeded}
+        self.fixed_statistical = sum(c.basis == "statistical" and c.decides and c.claim not in seeded_ids
+                                     for c in whole.checks)
         return whole, whole.n_statistical
 
 
@@ -227,22 +226,36 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
     indexes = RowIndexes()  # the runs of one sweep have the same sweep points: their row indexes are built once
     known: dict[int, Mapping] = {}
     with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch:
-        for index in study.indices(arm, batch):
-            sweep, seed_index = study.run_key(arm, index)
-            config = run_config(sweeps[sweep], seed_index)
+        for group in run_groups(study, arm, batch, sweeps):  # runs of one sweep, stacked (calibration.stacked)
+            sweep = group[0][1]
+            configs = [run_config(sweeps[sweep], seed_index) for _, _, seed_index in group]
             t0 = clock()
             if sweep not in known:  # a space study's runs of one sweep are consecutive: computed once for them
                 known = {sweep: sweep_expectations(sweeps[sweep]) if expectations is None else expectations}
-            tables = run_rows(config, arm, scratch)
-            t1 = clock()
-            decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {index}>",
-                                                      {**fixed, **tables}, known[sweep], indexes))
-            spent["decide"] += clock() - t1
-            spent["experiments"] += t1 - t0
-            yield check_rows(study.name, arm, (index, sweep, seed_index), config["seed"], decision, n_statistical,
-                             seeded_files)
+            made = stacked_tables(configs, arm, scratch)
+            spent["experiments"] += clock() - t0
+            for run, config, tables in zip(group, configs, made, strict=True):
+                t1 = clock()
+                decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {run[0]}>",
+                                                          {**fixed, **tables}, known[sweep], indexes))
+                spent["decide"] += clock() - t1
+                yield check_rows(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
+
+
+def run_groups(study: Study, arm: str, batch: int, sweeps: list) -> Iterator[list[tuple[int, int, int]]]:
+    """The runs of batch `batch` of arm `arm` as (run, sweep, seed index), in run order, in groups of consecutive runs
+    of one sweep, each at most stacked.group_size of that sweep."""
+    group: list[tuple[int, int, int]] = []
+    for index in study.indices(arm, batch):
+        sweep, seed_index = study.run_key(arm, index)
+        if group and (group[0][1] != sweep or len(group) >= group_size(sweeps[sweep])):
+            yield group
+            group = []
+        group.append((index, sweep, seed_index))
+    if group:
+        yield group
 
 
 def run_batch(study: Study, arm: str, batch: int, timing: dict | None = None,

@@ -38,12 +38,13 @@ def _with_k(c: Check, k: float) -> Check:
 
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
-           alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
+           alpha_family: float = ALPHA_FAMILY, k: float | None = None, other_statistical: int = 0) -> Decision:
     """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
     (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher), plus k Monte Carlo SEs
     of an expected value computed by Monte Carlo (a bias bound: Check.expected_se).
 
-    `k` may be given to decide a subset of the claims with the k of the whole run.
+    `k` may be given to decide a subset of the claims with the k of the whole run; or `other_statistical`, the
+    number of statistical checks of the run's other claims, counted in k's Bonferroni split besides these.
     """
     claims = CLAIMS if claims is None else claims
     R = results if isinstance(results, Results) else Results(results)
@@ -56,7 +57,7 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
                                f"measured a non-finite value {c.measured}")
     # derived checks repeat one of these, and a check that cannot decide (Check.decides) cannot fail: not counted
     n_stat = sum(c.basis == "statistical" and c.decides for c in checks)
-    k = bonferroni_k(n_stat, alpha_family) if k is None else k
+    k = bonferroni_k(n_stat + other_statistical, alpha_family) if k is None else k
     checks = [_with_k(c, k) if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
 
