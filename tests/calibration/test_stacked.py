@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sdpa_lab.calibration import stacked
+from sdpa_lab.calibration import runner, stacked
 from sdpa_lab.calibration.runner import Decider, run_config, run_groups, run_rows, seeded_experiments, table_file
 from sdpa_lab.calibration.space import cpu_seconds, draw_configs, lowest
 from sdpa_lab.calibration.studies import ARMS, check_study
@@ -51,7 +51,7 @@ def runs_of(sweep, n: int = 4) -> list[dict]:
 @pytest.mark.parametrize("sweep", [SMALLEST, UNEVEN, *DRAWN], ids=["smallest", "uneven", "drawn0", "drawn1", "drawn2"])
 def test_a_stacked_run_makes_the_tables_it_makes_alone_to_the_bit(sweep, arm, tmp_path):
     configs = runs_of(sweep, 4 if sweep in (SMALLEST, UNEVEN) else 2)
-    together = stacked.stacked_tables(configs, arm, tmp_path)
+    together = runner.stacked_tables(configs, arm, tmp_path)
     alone = [run_rows(config, arm, tmp_path) for config in configs]
     assert len(together) == len(configs)
     for run, (mine, own) in enumerate(zip(together, alone, strict=True)):
@@ -64,12 +64,10 @@ def test_a_stacked_run_makes_the_tables_it_makes_alone_to_the_bit(sweep, arm, tm
 
 def test_each_seeded_experiment_is_stacked_at_the_small_sizes(monkeypatch, tmp_path):
     # the stacked path is what runs at `smallest`'s sizes (no experiment of STACKED falls back to running alone)
-    import sdpa_lab.pipeline as pipeline
-
     alone = []
-    real = pipeline.run_experiment
-    monkeypatch.setattr(pipeline, "run_experiment", lambda name, *a, **kw: alone.append(name) or real(name, *a, **kw))
-    stacked.stacked_tables(runs_of(SMALLEST, 3), ARMS[0], tmp_path)
+    real = runner.run_experiment
+    monkeypatch.setattr(runner, "run_experiment", lambda name, *a, **kw: alone.append(name) or real(name, *a, **kw))
+    runner.stacked_tables(runs_of(SMALLEST, 3), ARMS[0], tmp_path)
     assert alone and not set(alone) & set(stacked.STACKED)  # forward_shape, and any experiment not stacked, alone
     assert set(stacked.STACKED) <= set(seeded_experiments())
 

@@ -20,13 +20,13 @@ import dataclasses
 import math
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
-from sdpa_lab.calibration.stacked import group_size, stacked_tables
+from sdpa_lab.calibration.stacked import STACKED, group_size
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
 from sdpa_lab.claims.expectation_table import read_expectations, sweep_expectations
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
@@ -317,3 +317,37 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
                     "decide %.2f, total %.2f, process %.2f; peak RSS %.0f MiB", study.name, arm, batch,
                     timing["runs"], checks, timing["experiments"], timing["decide"], timing["total"],
                     usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def stacked_tables(configs: Sequence[Mapping], arm: str, scratch) -> list[dict[str, Rows]]:
+    """run_rows of each config (one sweep, their seeds differing) measuring arm `arm`'s attention, the
+    experiments that STACKED stacks stacked: each run's tables, by file name, the same as run_rows makes alone."""
+    attention = attention_of(arm)
+    seeds = [config["seed"] for config in configs]
+    tables: list[dict[str, Rows]] = [{} for _ in configs]
+    shared: dict[str, object] = {}  # by the pipeline's trial-score file, per run: as run_rows shares them
+    for name in seeded_experiments():
+        settings = [settings_of(config, name) for config in configs]
+        sources = []
+        for s in settings:
+            files = trial_scores_files(name, s)
+            for d_k, path in files.items():
+                if path not in shared:
+                    shared[path] = share_trial_scores(s, d_k, Path(scratch) / Path(path).name)
+            sources.append({d_k: shared[path] for d_k, path in files.items()})
+        made = None
+        if name in STACKED:
+            function, reads_scores = STACKED[name]
+            if not reads_scores:
+                made = function(seeds, settings[0], attention)
+            elif all(isinstance(x, np.ndarray) for source in sources for x in source.values()):
+                made = function(seeds, settings[0], sources, attention)
+        if made is None:  # alone, as run_rows runs it
+            made = [run_experiment(name, s, trial_scores=source, attention=attention)
+                    for s, source in zip(settings, sources, strict=True)]
+        for table, run in zip(tables, made, strict=True):
+            table.update({table_file(name, key): rows for key, rows in run.items()})
+    for source in shared.values():
+        if not isinstance(source, np.ndarray):
+            Path(source).unlink()
+    return tables
