@@ -52,23 +52,13 @@ from sdpa_lab.results import Results, ResultsError, column_of
 from sdpa_lab.seeding import calibration_seed
 from sdpa_lab.tables import csv_text
 
+from tests.calibration.sizes import SMALLEST
 from tests.claims.tables import lesson_csvs
 from tests.conftest import lesson_tables
 
 # On one test worker (pytest-xdist, --dist loadgroup): the small study, made once.
 pytestmark = pytest.mark.xdist_group("calibration")
 
-# The schema's smallest sizes (as config/calibration/smallest.yaml), a cheap run: what it changes from the
-# defaults, filled in.
-SMALLEST = check_config({
-    "seed": 11,
-    "variance": {"d_k": [1, 2, 4], "n_pairs": 1000},
-    "entropy_sweep": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
-    "ranking_invariance": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
-    "forward_shape": {"shapes": [[1, 1, 1]]},
-    "gradient": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
-    "learning": {"d_k": [1, 2, 4], "T": 2, "runs": 10, "steps": 1, "learning_rates": [0.1, 1.0]},
-})
 
 
 def study(seeds=100, broken_seeds=10, batch=50, sweep=SMALLEST) -> dict:

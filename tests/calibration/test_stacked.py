@@ -14,19 +14,11 @@ from sdpa_lab.config import check_config, load_schema
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.results import Results
 
+from tests.calibration.sizes import SMALLEST
 from tests.claims.tables import lesson_csvs
 
 pytestmark = pytest.mark.xdist_group("calibration")
 
-SMALLEST = check_config({
-    "seed": 11,
-    "variance": {"d_k": [1, 2, 4], "n_pairs": 1000},
-    "entropy_sweep": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
-    "ranking_invariance": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
-    "forward_shape": {"shapes": [[1, 1, 1]]},
-    "gradient": {"d_k": [1, 2, 4], "T": 2, "trials": 100},
-    "learning": {"d_k": [1, 2, 4], "T": 2, "runs": 10, "steps": 1, "learning_rates": [0.1, 1.0]},
-})
 # d_k not powers of 4 (the learning descent's scale is not a power of 2 there), several steps and rates, T above 2,
 # and a variance whose pairs at d_k = 1100 are more than one chunk (not stacked: made alone, beside stacked ones)
 UNEVEN = check_config({
