@@ -59,3 +59,20 @@ def test_the_toy_claim_is_declared_once_and_quotes_its_sentence_by_its_checks_na
     # the section's CLAIMS, X1 added, is all the registry reads: the claim takes its place after the lesson's
     assert names["CLAIMS"] == (*softmax_saturation.CLAIMS, x1)
     assert sorted(names["CLAIMS"], key=lesson_order)[-1] is x1
+
+
+def test_the_attention_calls_run_as_written():
+    """The guide's example of an experiment measuring the attention: its calls, run on the shipped attention."""
+    import textwrap
+
+    import numpy as np
+
+    from sdpa_lab.attention import SHIPPED, softmax
+
+    rng = np.random.default_rng(0)
+    d_k, Q, K, V = 16, rng.standard_normal((3, 16)), rng.standard_normal((5, 16)), rng.standard_normal((5, 4))
+    names = {"attention": SHIPPED, "d_k": d_k, "q": Q, "Q": Q, "K": K, "V": V, "g": rng.standard_normal((3, 5))}
+    exec(textwrap.dedent(block("python", "def scores_tables(").split("\n", 1)[1]), names)  # noqa: S102
+    assert names["c"] == 0.25
+    assert np.allclose(names["p"], softmax(Q @ K.T * 0.25)) and names["out"].shape == (3, 4)
+    assert names["dz"].shape == (3, 5) and np.allclose(names["dz"].sum(-1), 0.0)  # J g sums to 0 across a row
