@@ -37,6 +37,7 @@ def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float
         for t, loss in enumerate(real_descent(q0, K, V, target, scale, lrs, n_steps, attention)):
             counts["descent_value"] += R * L * T_ * d_v  # the loss: (R, L, T) weights against (R, T, d_v) values
             counts["descent_key"] += R * L * T_
+            counts["descent_rate"] += R * L
             counts["run_step"] += R
             counts["step"] += 1
             if t < n_steps and not through_gram:  # (R, L, T) @ (R, T, d_k), then @ (R, d_k, T)
@@ -54,7 +55,7 @@ def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float
     monkeypatch.setattr(learning, "descent", descent)
     monkeypatch.setattr(learning, "run_chunks", run_chunks)
     learning.learning_rows(1, d_k, T, runs, steps, rates, 0.1)
-    counts["d_k"] = len(d_k)
+    counts["d_k"], counts["call"] = len(d_k), 1
     return counts
 
 
