@@ -27,7 +27,7 @@ from sdpa_lab.validation import other_dimensions
 # at the points of benchmarks/cost.py's FIT_POINTS, apart from the configs the model is then held to
 # (benchmarks/cost.py --fit, 2026-12-03, on the 2-core reference machine, BLAS on one thread: a second one, waiting
 # for a core on a loaded machine, spins and adds CPU that grows with the load, not with the work;
-# benchmarks/cost.csv: measured against modelled).
+# benchmarks/cost.csv: measured against modelled; learning's refitted the same day with its per-step terms).
 NS_PER: dict[str, dict[str, float]] = {
     "variance": {"pair_dimension": 17.1, "pair": 6.97, "d_k": 2.32e+05},
     "trial_scores": {"normal": 9.04, "trial_key": 18.6, "file": 0.0, "first_file": 7.97e+06},
