@@ -132,7 +132,8 @@ def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int,
     d_k, T = q0.shape[-1], K.shape[-2]
     lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
     c, K_t = attention.score_scale(d_k, scale), np.swapaxes(K, -1, -2)
-    G = c * (K @ K_t) if (gram_fits(T) if through_gram is None else through_gram) else None  # (R, T, T), symmetric
+    through_gram = gram_fits(T) if through_gram is None else through_gram
+    G = c * (K @ K_t) if through_gram else None  # (R, T, T), symmetric
     s0 = (K @ q0[:, :, None])[:, :, 0]  # (R, T) initial raw scores
     s = np.repeat(s0[:, None, :], lr.shape[1], axis=1)  # (R, L, T): one copy per lr
     target = target[:, None, :]  # (R, 1, d_v)
