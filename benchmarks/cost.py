@@ -77,13 +77,22 @@ def with_defaults(config: dict) -> dict:
 
 # The parts measured at a large config that changes only some sections (None: every part).
 LARGE_PARTS = {"gradient T 1024": ["trial_scores", "gradient"], "learning T 1024": ["learning"],
-               "learning T 4096": ["learning"]}
+               "learning T 4096": ["learning"], "learning T 4096 d_k 2048": ["learning"],
+               "learning 755 steps": ["learning"]}
+# The learning section of the config-space study's config that the model undercounted 2x before its
+# many-step terms (config_space #6 of that draw): 755 steps of tiny arrays, learning rates from 5e-324 to 1e6.
+MANY_STEPS = {"d_k": [21], "T": 2, "runs": 11, "steps": 755, "loss_threshold": 1.0122562141178477e-06,
+              "learning_rates": [40.936273705857396, 852531.7621546661, 1578.5512008007343, 113248.87656997563,
+                                 1e6, 5e-324, 0.09839732001571778, 3.6970370705204902e-06, 11792.444882129586,
+                                 6.509992230042674e-06, 233738.80663705582, 0.004490767340489638,
+                                 6.0615423775200615e-06]}
 
 
 def large_configs() -> dict[str, dict]:
     """config/large.yaml, and configs at the schema's far ends the audit of issue 38 ran: T = 1024 in the gradient
-    sweep and up to 4096 in the learning sweep, d_k 65,536, 10^7 pairs and 10^6 trials at small heads. Sizes the
-    model is linear in (runs, steps, trials) are cut so that each runs in about a minute."""
+    sweep and up to 4096 in the learning sweep (there also at the widest head the config checks allow), d_k 65,536,
+    10^7 pairs and 10^6 trials at small heads; and MANY_STEPS. Sizes the model is linear in (runs, steps, trials)
+    are cut so that each runs in about a minute."""
     large = load_config_file(REPO / "config" / "large.yaml")
     small = {"entropy_sweep": {"d_k": [1, 2], "trials": 1_000_000},
              "ranking_invariance": {"d_k": [1, 2], "trials": 1_000_000},
@@ -99,6 +108,8 @@ def large_configs() -> dict[str, dict]:
         "gradient T 1024": {"gradient": {"d_k": [1, 64], "T": 1024, "trials": 100}},
         "learning T 1024": {"learning": {"d_k": [64], "T": 1024, "runs": 10, "steps": 10}},
         "learning T 4096": {"learning": {"d_k": [16], "T": 4096, "runs": 10, "steps": 1}},
+        "learning T 4096 d_k 2048": {"learning": {"d_k": [2048], "T": 4096, "runs": 10, "steps": 2}},
+        "learning 755 steps": {"learning": MANY_STEPS},
     }
 
 
@@ -134,7 +145,9 @@ FIT_POINTS: dict[str, tuple[list[str], dict]] = {
                               ([8192], 2, 200, 5, 11), ([1], 1024, 10, 1, 20), ([16], 128, 30, 30, 11),
                               ([4], 16, 10, 400, 11), ([2048], 256, 10, 1, 1), ([1], 8, 10000, 5, 11),
                               ([1], 512, 10, 20, 11), ([1], 256, 10, 60, 11), ([16], 1024, 10, 3, 11),
-                              ([4], 128, 100, 40, 11), ([1], 2048, 10, 2, 11), ([16], 4096, 10, 1, 3)]},
+                              ([4], 128, 100, 40, 11), ([1], 2048, 10, 2, 11), ([16], 4096, 10, 1, 3),
+                              ([1], 4096, 10, 20, 11), ([512], 3000, 10, 3, 11), ([8], 2, 20, 500, 13),
+                              ([32], 3, 10, 1000, 5), ([2], 4, 300, 200, 7)]},
     **{f"forward_shape {shapes}": (["forward_shape"], QUIET | {"forward_shape": {"shapes": shapes}})
        for shapes in [[[1, 1, 1]], [[4096, 2, 16]], [[1, 1024, 2048]], [[8, 1024, 64]], [[2, 8, 32]] * 8,
                       [[64, 64, 64], [1, 300, 7]], [[1, 2048, 1]], [[512, 16, 512]], [[3, 1, 8], [1, 6, 16]]]},

@@ -10,13 +10,16 @@ import pytest
 
 from sdpa_lab.config import check_config
 from sdpa_lab.experiments import gradient, learning
+from sdpa_lab.experiments.sizes import gram_fits
 from sdpa_lab.workflow_support import cost
 
-LEARNING = [  # (d_k, T, runs, steps, learning rates): small heads and wide, T below and past CACHED_GRAM_BYTES
+# (d_k, T, runs, steps, learning rates): small heads and wide, T below and past CACHED_GRAM_BYTES and sizes.gram_fits
+LEARNING = [
     ([1, 4], 2, 10, 3, [0.1]),
     ([3], 40, 12, 2, [0.01, 0.1, 1.0]),
     ([2048], 8, 10, 1, [0.1, 1.0]),
     ([1], 400, 10, 1, [1.0]),
+    ([3], 2900, 10, 2, [0.1, 1.0]),  # past the per-array bound: steps through the keys
 ]
 
 
@@ -28,14 +31,18 @@ def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float
     def descent(q0, K, V, target, scale, lrs, n_steps, attention=learning.SHIPPED):
         R, T_, d = K.shape
         L, d_v = len(lrs), V.shape[-1]
-        counts["gram"] += R * T_ * T_ * d  # K K^T
-        counts["gram_entry"] += R * T_ * T_
+        through_gram = gram_fits(T_)  # else each step goes through the keys: no K K^T
+        counts["gram"] += through_gram * R * T_ * T_ * d  # K K^T
+        counts["gram_entry"] += through_gram * R * T_ * T_
         for t, loss in enumerate(real_descent(q0, K, V, target, scale, lrs, n_steps, attention)):
             counts["descent_value"] += R * L * T_ * d_v  # the loss: (R, L, T) weights against (R, T, d_v) values
             counts["descent_key"] += R * L * T_
+            counts["descent_rate"] += R * L
             counts["run_step"] += R
             counts["step"] += 1
-            if t < n_steps:  # a step through the Gram matrix: (R, L, T) @ (R, T, T)
+            if t < n_steps and not through_gram:  # (R, L, T) @ (R, T, d_k), then @ (R, d_k, T)
+                counts["descent_keys"] += R * L * 2 * T_ * d
+            elif t < n_steps:  # a step through the Gram matrix: (R, L, T) @ (R, T, T)
                 uncached = T_ * T_ * 8 > cost.CACHED_GRAM_BYTES
                 counts["descent_gram_uncached" if uncached else "descent_gram"] += R * L * T_ * T_
             yield loss
@@ -48,7 +55,7 @@ def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float
     monkeypatch.setattr(learning, "descent", descent)
     monkeypatch.setattr(learning, "run_chunks", run_chunks)
     learning.learning_rows(1, d_k, T, runs, steps, rates, 0.1)
-    counts["d_k"] = len(d_k)
+    counts["d_k"], counts["call"] = len(d_k), 1
     return counts
 
 

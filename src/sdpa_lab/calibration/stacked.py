@@ -220,7 +220,7 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
     learning.run_chunks)."""
     s = settings
     T, runs, steps, n_lrs = s["T"], s["runs"], s["steps"], len(s["learning_rates"])
-    if any(runs > chunk_rows(max(n_lrs, T) * d) for d in s["d_k"]):
+    if any(runs > chunk_rows(max(n_lrs, T) * max(d, T)) for d in s["d_k"]):  # as learning.run_chunks
         return None
     lrs, threshold = [float(lr) for lr in s["learning_rates"]], float(s["loss_threshold"])
     at, R = learning.checkpoints(steps), len(seeds)

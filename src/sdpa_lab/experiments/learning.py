@@ -57,7 +57,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
-from sdpa_lab.experiments.sizes import D_V_MAX
+from sdpa_lab.experiments.sizes import D_V_MAX, gram_fits
 from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
@@ -116,20 +116,24 @@ def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, 
 
 
 def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int,
-            attention: Attention = SHIPPED) -> Iterator[np.ndarray]:
+            attention: Attention = SHIPPED, through_gram: bool | None = None) -> Iterator[np.ndarray]:
     """Losses (R, L) after 0, 1, ..., steps steps of gradient descent on q, one step at a time,
     for R runs and each of L learning rates, the head's scale `scale` as Attention.weights takes it
     (None: `attention`'s own).
 
     q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [r, l] of the
-    t-th yield is the loss of run r after t steps with learning rate lrs[l].
+    t-th yield is the loss of run r after t steps with learning rate lrs[l]. Each step goes through the runs'
+    Gram matrices (R, T, T) if `through_gram` (None: where one fits the per-array bound, sizes.gram_fits),
+    else through their keys: the same step, rounded otherwise, holding no (T, T) array.
     """
     # q enters the loss only through its raw scores s = K q (the attention scales them: z = c s), and a step
     # q <- q - lr dL/dq, dL/dq = c K^T dL/dz, moves them to s - lr G dL/dz with G = c K K^T (T, T): the
     # same descent, followed on the T raw scores instead of the d_k coordinates of q.
-    d_k = q0.shape[-1]
+    d_k, T = q0.shape[-1], K.shape[-2]
     lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
-    G = attention.score_scale(d_k, scale) * (K @ np.swapaxes(K, -1, -2))  # (R, T, T), symmetric
+    c, K_t = attention.score_scale(d_k, scale), np.swapaxes(K, -1, -2)
+    through_gram = gram_fits(T) if through_gram is None else through_gram
+    G = c * (K @ K_t) if through_gram else None  # (R, T, T), symmetric
     s0 = (K @ q0[:, :, None])[:, :, 0]  # (R, T) initial raw scores
     s = np.repeat(s0[:, None, :], lr.shape[1], axis=1)  # (R, L, T): one copy per lr
     target = target[:, None, :]  # (R, 1, d_v)
@@ -137,7 +141,8 @@ def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int,
         loss, g_z = score_loss_and_grad(s, V, target, d_k, scale, attention)  # (R, L), (R, L, T)
         yield loss
         if t < steps:
-            s -= lr * (g_z @ G)  # (R, L, T) @ (R, T, T): s <- s - lr G dL/dz
+            # s <- s - lr G dL/dz: (R, L, T) @ (R, T, T), or as c (dL/dz K) K^T, two products through (R, L, d_k)
+            s -= lr * (g_z @ G if G is not None else c * ((g_z @ K) @ K_t))
 
 
 def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
