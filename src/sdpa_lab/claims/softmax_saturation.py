@@ -201,7 +201,10 @@ def _positive_by_theory(claim, check, parameters, measured, se, expected, expect
     if not saturated:
         flags, note = {"premise_not_met": True}, f"{UNSATURATED}; theory's difference {theory}"
     elif sign == 0:
-        flags, note = {"theory_unclear": True}, f"theory's sign of the difference is unclear here {theory}: not decided"
+        flags = {"theory_unclear": True}
+        note = (f"theory's sign of the difference is unclear here {theory}: its value is within {number(CLEAR)} "
+                "Monte Carlo SEs of 0, so theory itself cannot say whether the sentence holds at this point; not "
+                "decided")
     else:
         flags = {"theory_says_false": True}
         note = (f"theory says the lesson's sentence is false here: the difference is negative {theory}; held to "
