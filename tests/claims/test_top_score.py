@@ -36,7 +36,7 @@ def _exact_norm(s: np.ndarray) -> float:
     return float(np.sqrt(np.sum(p**2 * (rest**2 + others))))
 
 
-def _dense(u: np.ndarray, c: float, panels: int = 300, order: int = 12) -> np.ndarray:
+def _dense(u: np.ndarray, c: float, panels: int = 100, order: int = 12) -> np.ndarray:
     """E[norm | all but the top] per draw by a composite Gauss-Legendre rule over the top score's excess y on
     [0, Y], the norm from the softmax itself (expectations.softmax_statistic) and the law phi(m2 + y) / P(N > m2)."""
     xg, wg = np.polynomial.legendre.leggauss(order)
@@ -57,7 +57,7 @@ def _dense(u: np.ndarray, c: float, panels: int = 300, order: int = 12) -> np.nd
 
 @pytest.mark.parametrize("T", [2, 3, 8, 64, 1024])
 def test_the_top_scores_integral_matches_a_dense_rule(T):
-    u = np.random.default_rng(T).standard_normal((6, T))
+    u = np.random.default_rng(T).standard_normal((4, T))
     scales = np.array([0.02, 0.3, 1.0, 3.0, 10.0, 60.0, 360.0])  # |q| from d_k = 1's smallest node to d_k ~ 131,072
     got = S.conditional_norm_moments(u, scales, moments=1)[0]
     for c, row in zip(scales, got, strict=True):
