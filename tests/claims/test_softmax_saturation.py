@@ -205,7 +205,8 @@ def test_b7_checks():
             assert_check(c, measured=g(t, a, "none", q, "mean") - g(t, b, "none", q, "mean"), expected=0.0,
                          se=math.hypot(g(t, a, "none", q, "se"), g(t, b, "none", q, "se")), relation="above",
                          cell=gcell(b, "none", q, "mean"))
-            assert c.note == ""
+            # a fall theory puts within 6 of this table's SEs (100 trials): the check says the run is too small
+            assert c.note.startswith("theory's difference here is only") == (ma - mb < 6 * c.se), (c.note, ma - mb)
         (ra, sa), (rb, sb) = grad_ratio(t, a), grad_ratio(t, b)
         assert_check(b7["fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T=8"],
                      measured=ra - rb, expected=0.0, se=math.hypot(sa, sb), relation="above",

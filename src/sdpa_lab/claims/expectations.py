@@ -10,7 +10,8 @@ which is not 0 at finite d_k (about -0.028 / d_k for the Jacobian norm at T = 8)
 scatters around 1 with variance about 1 / (2 d_k). The inner average over r is a Gauss
 rule for |q|^2 / 2 ~ Gamma(d_k / 2) (generalized Laguerre nodes, Golub-Welsch); the outer
 one over u is a seeded Monte Carlo average with antithetic pairs (u, -u), whose standard
-error the checks add to their own. Written here with its own softmax, independent of the
+error the checks add to their own (the unscaled Jacobian norm's each draw averaged exactly
+over its top score: claims.top_score). Written here with its own softmax, independent of the
 attention code the experiments run.
 """
 
@@ -83,10 +84,11 @@ def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
 UNIT_BLOCKS = 64
 
 
-def _draws(name: str, d_k: int, T: int, what: int, block: int = 0) -> np.ndarray:
+def _draws(name: str, d_k: int, T: int, what: int, most: int | None = None, block: int = 0) -> np.ndarray:
     """Seeded unit-variance scores u (2 pairs, T) in antithetic pairs (u, -u): averages over |q| are even in u.
-    Blocks 1, 2, ... are further independent draws (block 0 is the first)."""
+    At most `most` pairs if given. Blocks 1, 2, ... are further independent draws (block 0 is the first)."""
     pairs = max(256, DRAW_ELEMENTS // (2 * T))
+    pairs = pairs if most is None else min(pairs, most)
     key = [d_k, T, STATISTICS.index(name), what] + ([block] if block else [])
     u = np.random.default_rng(key).standard_normal((pairs, T))
     return np.concatenate([u, -u])
@@ -112,12 +114,24 @@ def _raw_moments(w: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.stack([_pair_means(w @ values**m) for m in range(1, 5)])
 
 
+# Pairs of draws at most for the unscaled Jacobian norm, averaged over its top score (claims.top_score): each draw
+# carries the integral over the top score's law, so fewer draws than the plain average's reach a smaller SE.
+TOP_PAIRS = 1024
+
+
 @lru_cache(maxsize=256)
 def _unscaled_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.ndarray]:
     """The mean and SE of the unscaled statistic averaged over the Gauss rule on one block of draws, and the raw
-    moments of one trial's statistic per pair of its draws (law)."""
+    moments of one trial's statistic per pair of its draws (law). The Jacobian norm's each draw averaged exactly
+    over its top score (claims.top_score): at a saturated softmax its plain average is the noise of near-ties."""
     x, w = gamma_rule(d_k / 2.0)
     c = np.sqrt(2.0 * x)  # (nodes,) values of |q|
+    if name == "jacobian_norm":
+        from sdpa_lab.claims.top_score import conditional_norm_moments
+
+        raw = np.einsum("j,kjm->km", w, conditional_norm_moments(_draws(name, d_k, T, 1, TOP_PAIRS), c))
+        pairs = np.stack([_pair_means(r) for r in raw])
+        return _mean_se(pairs[0]), pairs
     u = _draws(name, d_k, T, 1)
     values = [softmax_statistic(name, cj * u) for cj in c]
     mean = _pair_means(sum(wj * v for wj, v in zip(w, values, strict=True)))
@@ -128,7 +142,7 @@ def _unscaled_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], n
 def unit_variance_mean(name: str, T: int) -> tuple[float, float]:
     """E h(softmax(u)) for unit-variance scores u ~ N(0, I_T), and its Monte Carlo SE: UNIT_BLOCKS blocks of draws of
     their own (d_k 0 in their key: they depend on T only)."""
-    means = [_pair_means(softmax_statistic(name, _draws(name, 0, T, 3, block))) for block in range(UNIT_BLOCKS)]
+    means = [_pair_means(softmax_statistic(name, _draws(name, 0, T, 3, block=block))) for block in range(UNIT_BLOCKS)]
     return _mean_se(np.concatenate(means))
 
 

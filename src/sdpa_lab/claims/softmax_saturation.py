@@ -52,6 +52,10 @@ _DIVIDES = "If a random variable has variance $d_k$, dividing it by $\\sqrt{d_k}
 # A difference theory calls positive when its exact expectation exceeds this many Monte Carlo SEs.
 CLEAR = 4.0
 
+# A difference theory puts below this many of the measurement's SEs is too small for the run to show: a run's k is
+# about 5, so a correct run clears it only by chance.
+RESOLVED = 6.0
+
 # The largest relative SE of a mean entropy that the power-law fit takes (delta method for its log).
 MAX_RELATIVE_SE = 0.2
 
@@ -169,8 +173,20 @@ UNSATURATED = ("theory says the unscaled softmax is not yet saturated here: from
                "about the saturated regime")
 
 
+def _too_small_to_show(expected: float, se: float, trials: int | None) -> str:
+    """Why a claimed difference can hardly be decided at this run's size, in words ("" where it can): theory's value
+    of it is below RESOLVED of the measurement's SEs. Says how many trials would show it."""
+    if trials is None or expected >= RESOLVED * se:
+        return ""
+    needed = trials * (RESOLVED * se / expected) ** 2
+    needed = round(needed, 1 - int(math.log10(needed)))  # two significant digits
+    return (f"theory's difference here is only {number(expected, digits=2)}, {number(expected / se, digits=2)} of "
+            f"this run's SEs: at {number(trials)} trials a correct run shows it beyond the tolerance only by chance; "
+            f"about {number(needed)} trials would show it")
+
+
 def _positive_by_theory(claim, check, parameters, measured, se, expected, expected_se, src, cell,
-                        saturated: bool = True) -> Check:
+                        saturated: bool = True, trials: int | None = None) -> Check:
     """The lesson's sentence that a difference is positive, decided ("above 0") where theory's exact expectation of
     it is clearly positive and the unscaled softmax is saturated (`saturated`, the sentence's premise). Elsewhere the
     difference is shown against theory's value ("within") and: where the premise does not hold, not decided
@@ -178,13 +194,17 @@ def _positive_by_theory(claim, check, parameters, measured, se, expected, expect
     the sentence is false, agreeing with it is "does not hold here, as theory predicts" (model.NOT_HERE), never
     "holds", and departing from it fails."""
     sign = _theory_sign(expected, expected_se)
-    if saturated and sign > 0:
-        return statistical(claim, check, parameters, measured, 0.0, se, "above", src, cell=cell)
+    if saturated and sign > 0:  # `trials`: say so where theory's difference is too small for this run to show
+        return statistical(claim, check, parameters, measured, 0.0, se, "above", src, cell=cell,
+                           note=_too_small_to_show(expected, se, trials))
     theory = f"({number(expected, digits=3)}, Monte Carlo SE {number(expected_se, digits=2)})"
     if not saturated:
         flags, note = {"premise_not_met": True}, f"{UNSATURATED}; theory's difference {theory}"
     elif sign == 0:
-        flags, note = {"theory_unclear": True}, f"theory's sign of the difference is unclear here {theory}: not decided"
+        flags = {"theory_unclear": True}
+        note = (f"theory's sign of the difference is unclear here {theory}: its value is within {number(CLEAR)} "
+                "Monte Carlo SEs of 0, so theory itself cannot say whether the sentence holds at this point; not "
+                "decided")
     else:
         flags = {"theory_says_false": True}
         note = (f"theory says the lesson's sentence is false here: the difference is negative {theory}; held to "
@@ -213,7 +233,7 @@ def decide_b7(R: Results) -> list[Check]:
             se = math.hypot(_gradient(R, a, "none", quantity, "se"), _gradient(R, b, "none", quantity, "se"))
             (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
             c = _positive_by_theory("B7", check, f"d_k={a}->{b}, T={T}", drop, se, ma - mb, math.hypot(sa, sb),
-                                    src, later.cell, saturated=_saturates(R, quantity, a, b, T))
+                                    src, later.cell, saturated=_saturates(R, quantity, a, b, T), trials=trials)
             out.append(c)
             if quantity == "jacobian_norm" and c.relation == "above":  # decided: theory says it falls here
                 saturating.append((a, b))
@@ -256,7 +276,7 @@ def decide_b7(R: Results) -> list[Check]:
         se = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "se")
         (ms, ss), (mu, su) = (R.expectation(kind, quantity, d, T) for kind in ("scaled", "unscaled"))
         c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, se, ms - mu, math.hypot(ss, su), src,
-                                diff.cell, saturated=_saturates(R, quantity, *into, T))
+                                diff.cell, saturated=_saturates(R, quantity, *into, T), trials=trials)
         if quantity == "log10_jacobian_norm":
             typical = (f"typical unscaled norm {number(10 ** float(unscaled), digits=3)} vs scaled "
                        f"{number(10 ** float(scaled), digits=3)}")

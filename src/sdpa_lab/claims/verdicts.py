@@ -176,6 +176,8 @@ def summary(decision: Decision, show_all: bool = False) -> str:
             continue
         worst = shown_first(checks)
         lines += table_row(cid, str(len(checks)), claim_verdict(checks), describe(worst, rule=False))
+        if worst.verdict == INCONCLUSIVE and worst.note:  # why it is not decided, in words
+            lines += table_row("", "", "", f"why: {worst.note}")
         shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, NOT_HERE, CONDITION_NOT_MET)
                                          and c is not worst]
         for c in shown:
