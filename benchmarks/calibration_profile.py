@@ -2,20 +2,29 @@
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/calibration_profile.py smallest --runs 300 --fixed-dir results
 
-Runs `--runs` runs of a study's arm (its first runs, as its batch 0 makes them: `runner.batch_runs`, the
-study's batch size set to --runs) twice: once with the process CPU clock only (the run's CPU, as a batch
-job's log gives it: experiments, deciding, total), once under cProfile, whose time is split into
+Makes batch `--batch` of `--runs` runs of a study's arm (`runner.batch_runs`, the study's batch size set to
+--runs; a one-sweep study's expectations computed first, as its expectations job does), each run's rows written
+as CSV text as `runner.batch_job` writes them, in one process, and gives its CPU per run (process time):
 
-* draws: the Generators' draw methods (standard_normal ...): the runs' own normals, which no layout can share;
-* seeding: making the runs' seeded streams (sdpa_lab.seeding.stream, calibration_seed), their spawns included;
-* numpy: every other NumPy call (reductions, ufuncs, einsum, argsort, array creation) in the experiments;
-* python (experiments): the experiments' own Python, outside those calls;
-* deciding: the claims decided on each run's tables (the Results built, the checks, the rows written out);
-* rest: the batch's bookkeeping (expectations per sweep in a space study, grouping, the lesson tables read).
+* experiments: the seeded experiments (runner.stacked_tables);
+* expectations: a space study's, computed per sweep in its batch;
+* deciding: the claims decided on each run's tables and the run's rows made; the rows written: their CSV text;
+* rest: the batch's bookkeeping (grouping, the lesson tables read).
 
-cProfile slows Python calls more than NumPy's work, so its shares overstate the Python; the unprofiled
-total is the run's CPU. The normals each run draws are counted too (a proxy around every stream), and
-their floor measured: the same number of normals drawn from one SFC64 stream in large blocks.
+Unless --quick, the experiments are split further, in two more passes of the same batch: one with every stream
+metered (every module's `sdpa_lab.seeding.stream` wrapped while it runs) into
+
+* draws: the Generators' draw calls (standard_normal ...): the runs' own values, which no layout can share;
+* seeding: the streams made and spawned;
+
+and one under cProfile, whose split of the rest gives
+
+* NumPy calls: reductions, einsum, sorts, array creation (C functions NumPy's Python calls);
+* array operators and Python: the experiments' functions' own time, in which cProfile counts the arithmetic
+  operators on arrays (x * y) as well as the Python.
+
+The draws' floor is the same number of standard normals drawn from one SFC64 stream in large blocks: no call or
+stream overhead.
 Prints a table; nothing is written or asserted.
 """
 
@@ -36,6 +45,7 @@ from sdpa_lab import seeding
 from sdpa_lab.calibration import runner
 from sdpa_lab.calibration.studies import CORRECT_ARM, load_study
 from sdpa_lab.claims.expectation_table import sweep_expectations
+from sdpa_lab.tables import csv_text
 
 DRAW_METHODS = ("standard_normal", "normal", "random", "integers", "uniform", "choice", "permutation", "shuffle",
                 "standard_exponential", "gamma", "exponential")
@@ -157,6 +167,7 @@ def main(argv=None) -> None:
     parser.add_argument("study", help="a study file's stem in config/calibration/")
     parser.add_argument("--runs", type=int, default=200, help="runs of the batch (the study's batch size set to it)")
     parser.add_argument("--batch", type=int, default=0, help="which batch of that size (runs batch * runs ...)")
+    parser.add_argument("--quick", action="store_true", help="the unprofiled split only (one pass)")
     parser.add_argument("--arm", default=CORRECT_ARM)
     parser.add_argument("--fixed-dir", default=None, help="the pipeline's results/ (the lesson tables), else made")
     parser.add_argument("--studies-dir", default="config/calibration")
@@ -167,7 +178,15 @@ def main(argv=None) -> None:
     batch = dataclasses.replace(study, batch=args.runs)
 
     def run(timing=None):
-        return runner.run_batch(batch, args.arm, args.batch, timing, args.fixed_dir, expectations)
+        """The batch as its job makes it: each run's rows written as CSV text (runner.batch_job)."""
+        written = 0.0
+        for i, rows in enumerate(runner.batch_runs(batch, args.arm, args.batch, timing, args.fixed_dir,
+                                                   expectations)):
+            start = time.process_time()
+            csv_text(rows, header=i == 0)
+            written += time.process_time() - start
+        if timing is not None:
+            timing["written"] = written
 
     if not study.space:  # imports and first calls made; a space study's are few beside its runs (and its sweeps'
         # expectations, cached in the process once computed, must be computed in the measured batch)
@@ -176,29 +195,36 @@ def main(argv=None) -> None:
     start = time.process_time()
     run(plain)
     cpu = time.process_time() - start
-    metered: dict = {}
-    with metered_streams(Meter()) as meter:
-        run(metered)
-    with metered_streams(Meter()):
-        share = numpy_share(run)
     n = args.runs
-    other = metered["experiments"] - meter.draws - meter.seeding
-    floor = floor_seconds(meter.values // n)
+    plain.setdefault("expectations", 0.0)  # a runner that does not time them apart: in its experiments
     rows = [("total (process CPU of the batch)", cpu), ("  experiments", plain["experiments"]),
             ("  expectations (a space study's, per sweep)", plain["expectations"]),
-            ("  deciding (and the rows)", plain["decide"]),
+            ("  deciding (and the rows)", plain["decide"]), ("  the rows written (CSV text)", plain["written"]),
             ("  rest (grouping, the lesson tables)", cpu - sum(plain[k] for k in ("experiments", "expectations",
-                                                                                  "decide"))),
-            ("experiments, metered:", metered["experiments"]), ("  draws (the Generators' draw calls)", meter.draws),
-            ("  seeding (streams made, spawned)", meter.seeding),
-            ("  NumPy calls (reductions, einsum, sorts ...)", other * share),
-            ("  array operators and Python (the functions' own time)", other * (1 - share)),
-            (f"the draws' floor: {meter.values / n:,.0f} values per run from one stream", floor * n)]
+                                                                                  "decide", "written")))]
+    if not args.quick:
+        rows += split_experiments(run, n)
     threads = os.environ.get("OPENBLAS_NUM_THREADS")
     print(f"{args.study}, arm {args.arm}, batch {args.batch} of {n} runs, OPENBLAS_NUM_THREADS={threads}; "
           "ms of process CPU per run:")
     for what, seconds in rows:
         print(f"  {what:60s} {1e3 * seconds / n:10.3f}")
+
+
+def split_experiments(run, n: int) -> list[tuple[str, float]]:
+    """The experiments' CPU of `run` (n runs) by kind: metered (draws, seeding), then the rest split by cProfile."""
+    metered: dict = {}
+    with metered_streams(Meter()) as meter:
+        run(metered)
+    with metered_streams(Meter()):
+        share = numpy_share(run)
+    other = metered["experiments"] - meter.draws - meter.seeding
+    floor = floor_seconds(meter.values // n)
+    return [("experiments, metered:", metered["experiments"]), ("  draws (the Generators' draw calls)", meter.draws),
+            ("  seeding (streams made, spawned)", meter.seeding),
+            ("  NumPy calls (reductions, einsum, sorts ...)", other * share),
+            ("  array operators and Python (the functions' own time)", other * (1 - share)),
+            (f"the draws' floor: {meter.values / n:,.0f} values per run from one stream", floor * n)]
 
 
 if __name__ == "__main__":
