@@ -176,12 +176,13 @@ def main(argv=None) -> None:
     # a one-sweep study's expectations are its expectations job's (outside the batch); a space study's, per sweep
     expectations = None if study.space else sweep_expectations(study.sweeps()[0])
     batch = dataclasses.replace(study, batch=args.runs)
+    sweeps = study.sweeps()  # a space study's drawn once, as its job reads them from rule calibration_sweeps' file
 
     def run(timing=None):
         """The batch as its job makes it: each run's rows written as CSV text (runner.batch_job)."""
         written = 0.0
         for i, rows in enumerate(runner.batch_runs(batch, args.arm, args.batch, timing, args.fixed_dir,
-                                                   expectations)):
+                                                   expectations, sweeps)):
             start = time.process_time()
             csv_text(rows, header=i == 0)
             written += time.process_time() - start
@@ -190,7 +191,7 @@ def main(argv=None) -> None:
 
     if not study.space:  # imports and first calls made; a space study's are few beside its runs (and its sweeps'
         # expectations, cached in the process once computed, must be computed in the measured batch)
-        runner.run_batch(dataclasses.replace(study, batch=1), args.arm, 0, None, args.fixed_dir, expectations)
+        runner.run_batch(dataclasses.replace(study, batch=1), args.arm, 0, None, args.fixed_dir, expectations, sweeps)
     plain: dict = {}
     start = time.process_time()
     run(plain)
