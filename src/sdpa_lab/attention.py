@@ -43,9 +43,10 @@ SHORT_AXIS = 16
 
 
 def row_max(x: np.ndarray) -> np.ndarray:
-    """x.max(axis=-1, keepdims=True): the same numbers (a maximum is exact, whatever the order of comparing), but
-    along a short last axis as an elementwise maximum of its columns, as NumPy's reduction over a few contiguous
-    entries per row is slow (several times the softmax's exp); a long axis by the reduction itself."""
+    """x.max(axis=-1, keepdims=True): equal numbers (a maximum is exact, whatever the order of comparing; only a
+    zero's sign may differ, which the softmax cannot show: exp(-0) = exp(0)), but along a short last axis as an
+    elementwise maximum of its columns, as NumPy's reduction over a few contiguous entries per row is slow (several
+    times the softmax's exp); a long axis by the reduction itself."""
     if x.ndim < 2 or not 1 < x.shape[-1] <= SHORT_AXIS:  # one row: the reduction
         return x.max(axis=-1, keepdims=True)
     m = np.maximum(x[..., 0], x[..., 1])
