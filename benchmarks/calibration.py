@@ -15,7 +15,8 @@ outside the kernels.
 
 * seeds_per_cpu_minute: runs per minute of the jobs' CPU time (start-up included);
 * outside_kernels: the share of the jobs' CPU time spent outside the experiments (interpreter and
-  imports, the lesson tables read once per job, deciding the claims, writing the rows);
+  imports, the lesson tables read once per job, a space study's expectations computed per sweep, deciding the
+  claims, writing the rows);
 * decide_share: the part of it spent deciding the claims;
 * max_rss_mb: the largest peak RSS of a job, in MiB: the job's own count (getrusage, in its log) where
   given, else Snakemake's sampled max_rss (MB), which misses the end of a short job.

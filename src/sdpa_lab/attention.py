@@ -34,14 +34,31 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     has the dtype of `x` (float32 stays float32).
     """
     x = _as_float_array(x, "x")
-    shifted = x - x.max(axis=axis, keepdims=True)  # largest entry becomes 0
+    shifted = x - (row_max(x) if axis in (-1, x.ndim - 1) else x.max(axis=axis, keepdims=True))  # largest becomes 0
     return _softmax_inplace(shifted, axis)
+
+
+# Up to this many entries along the last axis, its maximum is taken column by column (row_max).
+SHORT_AXIS = 16
+
+
+def row_max(x: np.ndarray) -> np.ndarray:
+    """x.max(axis=-1, keepdims=True): equal numbers (a maximum is exact, whatever the order of comparing; only a
+    zero's sign may differ, which the softmax cannot show: exp(-0) = exp(0)), but along a short last axis as an
+    elementwise maximum of its columns, as NumPy's reduction over a few contiguous entries per row is slow (several
+    times the softmax's exp); a long axis by the reduction itself."""
+    if x.ndim < 2 or not 1 < x.shape[-1] <= SHORT_AXIS:  # one row: the reduction
+        return x.max(axis=-1, keepdims=True)
+    m = np.maximum(x[..., 0], x[..., 1])
+    for j in range(2, x.shape[-1]):
+        np.maximum(m, x[..., j], out=m)
+    return m[..., None]
 
 
 def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """softmax of a floating array we own, computed in its own buffer (no temporaries
     the size of x: at (8, 1024, 1024) each one costs a fresh allocation and its page faults)."""
-    x -= x.max(axis=axis, keepdims=True)  # largest entry becomes 0
+    x -= row_max(x) if axis in (-1, x.ndim - 1) else x.max(axis=axis, keepdims=True)  # largest entry becomes 0
     np.exp(x, out=x)
     x /= x.sum(axis=axis, keepdims=True)
     return x

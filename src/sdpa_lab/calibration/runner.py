@@ -206,16 +206,17 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
     computed here (sweep_expectations, per sweep); the study's sweeps are `sweeps` if given (a space study's,
     as rule calibration_sweeps wrote them), else the study's own (Study.sweeps).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
-    their draws and kernels), in deciding the claims ("decide": the columns they read converted
-    included) and in all of it ("total", the consumer's work between runs included), once the last run is
-    given: the benchmark's share of CPU outside the experiments' kernels.
+    their draws and kernels), in computing the expectations here ("expectations": a space study's, per sweep),
+    in deciding the claims ("decide": the columns they read converted included) and in all of it ("total", the
+    consumer's work between runs included), once the last run is given: the benchmark's share of CPU outside the
+    experiments' kernels.
     """
     from sdpa_lab.results import Results, RowIndexes  # pandas: the claims registry reads tables
 
     if arm not in ARMS:
         raise ValueError(f"unknown arm {arm!r}; expected one of {ARMS}")
     clock = time.process_time
-    spent = {"experiments": 0.0, "decide": 0.0}
+    spent = {"experiments": 0.0, "expectations": 0.0, "decide": 0.0}
     start = clock()
     # the lesson tables as columns, once per job: no pandas access per run
     sweeps = study.sweeps() if sweeps is None else sweeps
@@ -232,6 +233,9 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
             t0 = clock()
             if sweep not in known:  # a space study's runs of one sweep are consecutive: computed once for them
                 known = {sweep: sweep_expectations(sweeps[sweep]) if expectations is None else expectations}
+            t1 = clock()
+            spent["expectations"] += t1 - t0
+            t0 = t1
             made = stacked_tables(configs, arm, scratch)
             spent["experiments"] += clock() - t0
             for run, config, tables in zip(group, configs, made, strict=True):
@@ -314,9 +318,10 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
                 checks += len(rows)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "
-                    "decide %.2f, total %.2f, process %.2f; peak RSS %.0f MiB", study.name, arm, batch,
-                    timing["runs"], checks, timing["experiments"], timing["decide"], timing["total"],
-                    usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+                    "decide %.2f, total %.2f, process %.2f; peak RSS %.0f MiB; expectations computed %.2f",
+                    study.name, arm, batch, timing["runs"], checks, timing["experiments"], timing["decide"],
+                    timing["total"], usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+                    timing["expectations"])
 
 
 def stacked_tables(configs: Sequence[Mapping], arm: str, scratch) -> list[dict[str, Rows]]:

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import Attention, entropy, softmax
+from sdpa_lab.attention import Attention, entropy, row_max, softmax
 from sdpa_lab.chunks import CHUNK_ELEMENTS, chunk_rows
 from sdpa_lab.experiments import entropy_sweep, gradient, learning, ranking_invariance
 from sdpa_lab.experiments.trial_scores import trial_scale
@@ -95,7 +95,7 @@ def entropy_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapp
             w = attention.weights(raw, d_k, trial_scale(scale, d_k, q_norm))  # (R * trials, T)
             h[scale] = entropy(w)
             found[scale, "entropy"] = row_moments(h[scale].reshape(R, trials))
-            found[scale, "max_weight"] = row_moments(w.max(axis=-1).reshape(R, trials))
+            found[scale, "max_weight"] = row_moments(row_max(w).reshape(R, trials))
         for a, b in entropy_sweep.PAIRED_SCALES:
             found[scale_difference(a, b), "entropy"] = row_moments((h[a] - h[b]).reshape(R, trials))
         for r, seed in enumerate(seeds):

@@ -21,20 +21,21 @@ from sdpa_lab.numbers import number
 from sdpa_lab.results import Results, ResultsError, size_limits, stale_errors
 
 
-def _with_tolerance(c: Check, tolerance: float) -> Check:
-    """`c` with its tolerance, saying so when the tolerance reaches past every value the statistic can take."""
+def _with_tolerance(c: Check, tolerance: float, **changes) -> Check:
+    """`c` with its tolerance (and `changes`, in the same copy), saying so when the tolerance reaches past every
+    value the statistic can take."""
     if tolerance < c.reach:
-        return replace(c, tolerance=tolerance)
+        return replace(c, tolerance=tolerance, **changes)
     why = (f"cannot be decided at this sample size: the tolerance {number(tolerance, digits=3)} is at least the "
            f"largest deviation the statistic can show ({number(c.reach, digits=3)}); more samples needed")
-    return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))))
+    return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))), **changes)
 
 
 def _with_k(c: Check, k: float) -> Check:
     """A statistical check with its k' (k, widened by Cornish-Fisher on the side its statistic's known skewness
     stretches) and its tolerance, k' standard errors plus k Monte Carlo SEs of its expected value."""
     k_prime = cornish_fisher(k, c.skewness, c.excess_kurtosis)
-    return _with_tolerance(replace(c, k_prime=k_prime), c.se * k_prime + k * c.expected_se)
+    return _with_tolerance(c, c.se * k_prime + k * c.expected_se, k_prime=k_prime)
 
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,

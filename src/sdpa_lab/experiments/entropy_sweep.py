@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import SHIPPED, Attention, entropy, lesson_entropy, softmax
+from sdpa_lab.attention import SHIPPED, Attention, entropy, lesson_entropy, row_max, softmax
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
@@ -56,7 +56,7 @@ def entropy_sweep_rows(seed: int, d_k_values: Sequence[int], T: int, trials: int
                 w = attention.weights(raw, d_k, trial_scale(scale, d_k, q_norm))  # (m, T)
                 h[scale] = entropy(w)
                 acc[scale, "entropy"] = acc[scale, "entropy"].merge(Moments.of(h[scale]))
-                acc[scale, "max_weight"] = acc[scale, "max_weight"].merge(Moments.of(w.max(axis=-1)))
+                acc[scale, "max_weight"] = acc[scale, "max_weight"].merge(Moments.of(row_max(w)[:, 0]))
             for a, b in PAIRED_SCALES:
                 key = (scale_difference(a, b), "entropy")
                 acc[key] = acc[key].merge(Moments.of(h[a] - h[b]))
