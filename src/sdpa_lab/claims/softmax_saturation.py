@@ -374,10 +374,10 @@ B7 = Claim(
     "verdict 'does not hold here, as theory predicts', not 'holds'.",
     "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
     "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
-    "k standard errors of mean norms over independent trials; two scales on the same trials by the SE of their "
-    "per-trial difference. The scaled norm is held to its exact finite-d_k expectation (Monte Carlo error bounded as "
-    "a bias) with theory's sd, skewness and kurtosis of one trial. Where theory says the unscaled softmax is not yet "
-    "saturated, a claimed fall is held to theory's value instead",
+    "k standard errors of mean norms over independent trials; the two scales at the widest head, on the same trials, "
+    "by theory's law of their per-trial difference. The scaled norm is held to its exact finite-d_k expectation "
+    "(Monte Carlo error bounded as a bias) with theory's sd, skewness and kurtosis of one trial. Where theory says "
+    "the unscaled softmax is not yet saturated, a claimed fall is held to theory's value instead",
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
                           SCALED_NORM: _DERIVATIVE}, page=PAGE)
