@@ -179,8 +179,9 @@ def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, floa
 
 # Draws for the law of the scaled minus the unscaled statistic of one trial: plain Monte Carlo of (|q|, u), no Gauss
 # rule over |q| (for its shape only: the checks' expected value is the difference of the two expectations). Its sd's
-# relative Monte Carlo error is about sqrt((excess kurtosis + 2) / (4 PAIRED_DRAWS)): 0.7% at the most heavy-tailed
-# law met (log10 norm at d_k 4, T 8: excess kurtosis 17), so the check's SE, hence its tolerance, is known to <1%.
+# relative Monte Carlo error is about sqrt((excess kurtosis + 2) / (4 PAIRED_DRAWS)): 0.7% at excess kurtosis 17 (log10
+# norm, d_k 4, T 8), up to 2% in the schema's most heavy-tailed corners (kurtosis 50-60: log10 norm at d_k 2-4 over
+# 64 keys, the norm at d_k 65,536): the check's SE, hence its tolerance, is known to that.
 PAIRED_DRAWS = 1 << 16
 
 # The Jacobian norm and its log10, whose scaled minus unscaled law `law` gives (from the same draws).
