@@ -226,10 +226,15 @@ def test_b7_checks():
         assert_spread(c, "scaled", J, d, 8, 100, mean_se)
     diff = "inv_sqrt_dk_minus_none"
     above = b7["mean scaled minus unscaled Jacobian norm at the widest head", "d_k=1024, T=8"]
-    assert_check(above, measured=0.3, expected=0.0, se=0.004, relation="above", cell=gcell(1024, diff, J, "mean"))
+    assert_check(above, measured=0.3, expected=0.0, relation="above", cell=gcell(1024, diff, J, "mean"))
     assert above.note == ""
     typical = b7["mean log10 scaled minus unscaled Jacobian norm at the widest head", "d_k=1024, T=8"]
-    assert_check(typical, measured=2.06, expected=0.0, se=0.015, relation="above", cell=gcell(1024, diff, LJ, "mean"))
+    assert_check(typical, measured=2.06, expected=0.0, relation="above", cell=gcell(1024, diff, LJ, "mean"))
+    for c, q in ((above, J), (typical, LJ)):  # theory's law of the per-trial difference, not the table's se
+        (sd, _), (skewness, _), (kurtosis, _) = law("scaled_minus_unscaled", q, 1024, 8)
+        assert (c.se, c.skewness, c.excess_kurtosis) == pytest.approx((sd / 10, skewness / 10, kurtosis / 100),
+                                                                      rel=1e-12)
+        assert c.se != pytest.approx(g(t, 1024, diff, q, "se")) and c.expected_se == 0.0
     assert typical.note == ("typical unscaled norm 0.00316 vs scaled 0.363 "
                             "(geometric means)")
     assert len(b7) == 2 * 2 + 3 + 3 + 2 + 2

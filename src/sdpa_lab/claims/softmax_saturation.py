@@ -186,17 +186,17 @@ def _too_small_to_show(expected: float, se: float, trials: int | None) -> str:
 
 
 def _positive_by_theory(claim, check, parameters, measured, se, expected, expected_se, src, cell,
-                        saturated: bool = True, trials: int | None = None) -> Check:
+                        saturated: bool = True, trials: int | None = None, **shape) -> Check:
     """The lesson's sentence that a difference is positive, decided ("above 0") where theory's exact expectation of
     it is clearly positive and the unscaled softmax is saturated (`saturated`, the sentence's premise). Elsewhere the
     difference is shown against theory's value ("within") and: where the premise does not hold, not decided
     (model.CONDITION_NOT_MET); where theory's sign is unclear, inconclusive (model.INCONCLUSIVE); where theory says
     the sentence is false, agreeing with it is "does not hold here, as theory predicts" (model.NOT_HERE), never
-    "holds", and departing from it fails."""
+    "holds", and departing from it fails. `shape`: the skewness and excess kurtosis of the measurement's law."""
     sign = _theory_sign(expected, expected_se)
     if saturated and sign > 0:  # `trials`: say so where theory's difference is too small for this run to show
         return statistical(claim, check, parameters, measured, 0.0, se, "above", src, cell=cell,
-                           note=_too_small_to_show(expected, se, trials))
+                           note=_too_small_to_show(expected, se, trials), **shape)
     theory = f"({number(expected, digits=3)}, Monte Carlo SE {number(expected_se, digits=2)})"
     if not saturated:
         flags, note = {"premise_not_met": True}, f"{UNSATURATED}; theory's difference {theory}"
@@ -210,7 +210,7 @@ def _positive_by_theory(claim, check, parameters, measured, se, expected, expect
         note = (f"theory says the lesson's sentence is false here: the difference is negative {theory}; held to "
                 "theory's value")
     return statistical(claim, check, parameters, measured, expected, se, "within", src, expected_se=expected_se,
-                       cell=cell, note=note, **flags)
+                       cell=cell, note=note, **flags, **shape)
 
 
 def _saturates(R: Results, quantity: str, a: int, b: int, T: int) -> bool:
@@ -271,12 +271,13 @@ def decide_b7(R: Results) -> list[Check]:
                                "at d_k = 1 the scale is 1: the scaled and the unscaled head are the same head"))
             continue
         scaled, unscaled = (_gradient(R, d, sc, quantity, "mean") for sc in ("inv_sqrt_dk", "none"))
-        # same trials: the recorded per-trial difference and its own SE
+        # same trials: the per-trial difference's mean, with theory's law of it (theory_spread: not the sample's SE)
         diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "mean")
-        se = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "se")
+        spread = theory_spread(R, "scaled_minus_unscaled", quantity, d, T, trials, 0.0)
         (ms, ss), (mu, su) = (R.expectation(kind, quantity, d, T) for kind in ("scaled", "unscaled"))
-        c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, se, ms - mu, math.hypot(ss, su), src,
-                                diff.cell, saturated=_saturates(R, quantity, *into, T), trials=trials)
+        c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, spread["se"], ms - mu, math.hypot(ss, su),
+                                src, diff.cell, saturated=_saturates(R, quantity, *into, T), trials=trials,
+                                skewness=spread["skewness"], excess_kurtosis=spread["excess_kurtosis"])
         if quantity == "log10_jacobian_norm":
             typical = (f"typical unscaled norm {number(10 ** float(unscaled), digits=3)} vs scaled "
                        f"{number(10 ** float(scaled), digits=3)}")
@@ -314,7 +315,9 @@ def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
             + [("unscaled", q, 2 * ds[-1], T) for q in jacobian]  # the widest's premise: toward twice it
             + [(kind + law, "jacobian_norm", d, T) for kind in ("scaled_minus_unit_variance", "scaled")
                for law in laws for d in ds]  # the widest's too
-            + [("scaled", "log10_jacobian_norm", ds[-1], T)])
+            + [("scaled", "log10_jacobian_norm", ds[-1], T)]
+            + [("scaled_minus_unscaled" + law, q, ds[-1], T) for q in jacobian for law in laws[1:]
+               if ds[-1] > 1])  # the widest's spread (theory_spread); at d_k = 1 nothing is compared
 
 
 def decide_b8(R: Results) -> list[Check]:
@@ -371,10 +374,10 @@ B7 = Claim(
     "verdict 'does not hold here, as theory predicts', not 'holds'.",
     "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
     "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
-    "k standard errors of mean norms over independent trials; two scales on the same trials by the SE of their "
-    "per-trial difference. The scaled norm is held to its exact finite-d_k expectation (Monte Carlo error bounded as "
-    "a bias) with theory's sd, skewness and kurtosis of one trial. Where theory says the unscaled softmax is not yet "
-    "saturated, a claimed fall is held to theory's value instead",
+    "k standard errors of mean norms over independent trials; the two scales at the widest head, on the same trials, "
+    "by theory's law of their per-trial difference. The scaled norm is held to its exact finite-d_k expectation "
+    "(Monte Carlo error bounded as a bias) with theory's sd, skewness and kurtosis of one trial. Where theory says "
+    "the unscaled softmax is not yet saturated, a claimed fall is held to theory's value instead",
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
                           SCALED_NORM: _DERIVATIVE}, page=PAGE)
