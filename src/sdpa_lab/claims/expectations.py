@@ -46,10 +46,49 @@ def gamma_rule(shape: float, nodes: int = NODES) -> tuple[np.ndarray, np.ndarray
     return x, v[0] ** 2
 
 
+# Up to this many scores a row, its maximum is taken column by column (_row_max).
+SHORT_ROW = 16
+
+
+def _row_max(s: np.ndarray) -> np.ndarray:
+    """s.max(axis=-1, keepdims=True), (m, T) -> (m, 1): equal numbers (a maximum is exact whatever the order of
+    comparing; only a zero's sign may differ, and exp(-0) = exp(0)), as an elementwise maximum of the columns
+    of a short row, where NumPy's reduction over a few contiguous entries per row is slow."""
+    if not 1 < s.shape[-1] <= SHORT_ROW:
+        return s.max(axis=-1, keepdims=True)
+    m = np.maximum(s[..., 0], s[..., 1])
+    for j in range(2, s.shape[-1]):
+        np.maximum(m, s[..., j], out=m)
+    return m[..., None]
+
+
+def _row_argmax(p: np.ndarray) -> np.ndarray:
+    """np.argmax(p, axis=-1)[..., None], (m, T) -> (m, 1): the first index of each row's maximum, found column by
+    column along a short row (as _row_max; the weights of finite scores hold no NaN)."""
+    if not 1 < p.shape[-1] <= SHORT_ROW:
+        return np.argmax(p, axis=-1)[..., None]
+    top, m = np.zeros(p.shape[:-1], dtype=np.intp), p[..., 0].copy()
+    for j in range(1, p.shape[-1]):
+        ahead = p[..., j] > m  # strictly: a tie keeps the first index
+        top[ahead] = j
+        np.maximum(m, p[..., j], out=m)
+    return top[..., None]
+
+
+def _row_sum(x: np.ndarray) -> np.ndarray:
+    """x.sum(axis=-1, keepdims=True), (m, T) -> (m, 1); a row of two as one addition: a sum of two numbers is
+    one rounding, whatever the order (the same number as the reduction's; the terms summed here are never -0.0,
+    whose sign alone could differ), and NumPy's reduction over two contiguous entries per row is slow. Longer
+    rows by the reduction itself (its order of adding is its own)."""
+    if x.shape[-1] != 2:
+        return x.sum(axis=-1, keepdims=True)
+    return (x[..., 0] + x[..., 1])[..., None]
+
+
 def _softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p = softmax(s) along the last axis, and 1 - p computed without cancellation: (m, T) -> (m, T), (m, T)."""
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    total = e.sum(axis=-1, keepdims=True)
+    e = np.exp(s - _row_max(s))
+    total = _row_sum(e)
     return e / total, (total - e) / total  # total - e: the sum of the other terms, exact where p is near 1
 
 
@@ -65,14 +104,13 @@ def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
         # ||J||_F^2 = sum_i p_i^2 (1 - p_i)^2 + sum_i p_i^2 sum_{j != i} p_j^2; the inner sum for the largest
         # p_i is summed directly, for the others it is the total less p_i^2 (no cancellation: p_i is not the max)
         p2 = p * p
-        top = np.argmax(p, axis=-1)[..., None]
-        others = p2.sum(axis=-1, keepdims=True) - p2
-        np.put_along_axis(others, top, np.sum(np.where(np.arange(p.shape[-1]) == top, 0.0, p2), axis=-1,
-                                              keepdims=True), axis=-1)
-        norm = np.sqrt(np.sum(p2 * rest * rest + p2 * others, axis=-1))
+        top = _row_argmax(p)
+        others = _row_sum(p2) - p2
+        np.put_along_axis(others, top, _row_sum(np.where(np.arange(p.shape[-1]) == top, 0.0, p2)), axis=-1)
+        norm = np.sqrt(_row_sum(p2 * rest * rest + p2 * others)[..., 0])
         return norm if name == "jacobian_norm" else np.log10(np.maximum(norm, LOG_FLOOR))
     if name == "entropy":
-        return -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
+        return -_row_sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0))[..., 0]
     raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}")
 
 
