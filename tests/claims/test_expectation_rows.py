@@ -1,10 +1,12 @@
-"""The finite-d_k expectations' row reductions along short rows (claims.expectations: _row_max, _row_argmax,
-_row_sum): the same numbers as NumPy's reductions, to the bit, and the statistics the same as when computed with
-those reductions."""
+"""The finite-d_k expectations made with less work, the same numbers: the row reductions along short rows
+(claims.expectations: _row_max, _row_argmax, _row_sum) against NumPy's reductions, to the bit, and the statistics
+against those computed with the reductions; `expectations`, which makes only the laws' moments its keys ask for,
+against `expectation` of each key."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -65,3 +67,25 @@ def test_statistics_equal_those_of_the_reductions_to_the_bit(name, T, seed, spre
     s = np.random.default_rng(seed).standard_normal((64, T)) * spread  # spread 1e4: saturated rows, weights of 0
     s[0] = 0.0  # a row of ties
     assert _same_bits(E.softmax_statistic(name, s), _reduced_statistic(name, s))
+
+
+# Keys as a sweep asks them: means alone for one (statistic, d_k, T), means and one law or every law for others.
+KEYS = [("scaled", "entropy", 3, 2), ("scaled_minus_unit_variance", "entropy", 3, 2),
+        ("scaled", "jacobian_norm", 5, 4), ("scaled_minus_unit_variance", "jacobian_norm", 5, 4),
+        ("scaled_minus_unit_variance:skewness", "jacobian_norm", 5, 4), ("unscaled", "entropy", 7, 3),
+        ("scaled", "log10_jacobian_norm", 2, 6), ("scaled:sd", "log10_jacobian_norm", 2, 6),
+        ("scaled_minus_unit_variance:excess_kurtosis", "log10_jacobian_norm", 2, 6),
+        ("unscaled", "jacobian_norm", 4, 5), ("unscaled:sd", "entropy", 7, 3)]
+
+
+def test_expectations_of_keys_equal_each_expectation_to_the_bit():
+    got = E.expectations(KEYS)
+    assert list(got) == KEYS
+    for key in KEYS:
+        mean, se = E.expectation(*key)  # every law's moments made on the same draws
+        assert _same_bits(np.array(got[key]), np.array([mean, se]))
+
+
+def test_a_law_not_made_is_an_error_not_a_guess():
+    with pytest.raises(ValueError, match="law of 'scaled' asked of draws made for the laws of"):
+        E.law("scaled", "entropy", 3, 2, laws=("scaled_minus_unit_variance",))
