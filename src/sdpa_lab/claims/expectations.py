@@ -250,7 +250,7 @@ def law(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS) ->
     From the same draws and Gauss rule as the expectation itself: the unscaled one's (mean_statistic), and for the
     scaled and the difference those of the scaled minus unit-variance gap, which the scaled mean is built on.
     `laws` (holding `kind`): the kinds whose moments those draws are to give (mean_statistic)."""
-    if kind not in laws:
+    if kind in LAWS and kind not in laws:  # a kind's moments the draws were made without
         raise ValueError(f"law of {kind!r} asked of draws made for the laws of {laws}")
     moments = (_unscaled_draws(name, d_k, T, laws)[1] if kind == "unscaled"
                else _gap_draws(name, d_k, T, laws)[2 if kind == "scaled" else 1])  # (4, P)
