@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sdpa_lab.rows import row_max
+
 
 def _as_float_array(x, name: str) -> np.ndarray:
     """x as a floating array (integers become float64); rejects non-numeric input."""
@@ -36,23 +38,6 @@ def softmax(x, axis: int = -1) -> np.ndarray:
     x = _as_float_array(x, "x")
     shifted = x - (row_max(x) if axis in (-1, x.ndim - 1) else x.max(axis=axis, keepdims=True))  # largest becomes 0
     return _softmax_inplace(shifted, axis)
-
-
-# Up to this many entries along the last axis, its maximum is taken column by column (row_max).
-SHORT_AXIS = 16
-
-
-def row_max(x: np.ndarray) -> np.ndarray:
-    """x.max(axis=-1, keepdims=True): equal numbers (a maximum is exact, whatever the order of comparing; only a
-    zero's sign may differ, which the softmax cannot show: exp(-0) = exp(0)), but along a short last axis as an
-    elementwise maximum of its columns, as NumPy's reduction over a few contiguous entries per row is slow (several
-    times the softmax's exp); a long axis by the reduction itself."""
-    if x.ndim < 2 or not 1 < x.shape[-1] <= SHORT_AXIS:  # one row: the reduction
-        return x.max(axis=-1, keepdims=True)
-    m = np.maximum(x[..., 0], x[..., 1])
-    for j in range(2, x.shape[-1]):
-        np.maximum(m, x[..., j], out=m)
-    return m[..., None]
 
 
 def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -20,10 +20,10 @@ def sweep_expectations(sweep: Mapping) -> dict:
     """The finite-d_k expectations the claims ask for on the tables of `sweep`
     (softmax_saturation.expectations_asked), computed: key -> (mean, Monte Carlo SE), as Results takes them.
     Asked of the settings declared as read (expectation_inputs), so the workflow reruns them when those change."""
-    from sdpa_lab.claims.expectations import expectation
+    from sdpa_lab.claims.expectations import expectations
     from sdpa_lab.claims.softmax_saturation import expectations_asked
 
-    return {key: expectation(*key) for key in expectations_asked(expectation_sweep(sweep))}
+    return expectations(expectations_asked(expectation_sweep(sweep)))
 
 
 def expectation_rows(expectations: Mapping) -> Rows:

@@ -17,9 +17,13 @@ attention code the experiments run.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from functools import lru_cache
 
 import numpy as np
+
+from sdpa_lab.rows import row_argmax, row_max, row_sum
 
 # Gauss nodes for the law of |q|^2: the averaged statistic is smooth in r^2, so a few suffice
 # (tests/claims/test_expectations.py: 16 and 48 nodes agree to well below the Monte Carlo error).
@@ -51,8 +55,8 @@ def gamma_rule(shape: float, nodes: int = NODES) -> tuple[np.ndarray, np.ndarray
 
 def _softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """p = softmax(s) along the last axis, and 1 - p computed without cancellation: (m, T) -> (m, T), (m, T)."""
-    e = np.exp(s - s.max(axis=-1, keepdims=True))
-    total = e.sum(axis=-1, keepdims=True)
+    e = np.exp(s - row_max(s))
+    total = row_sum(e)
     return e / total, (total - e) / total  # total - e: the sum of the other terms, exact where p is near 1
 
 
@@ -68,14 +72,13 @@ def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
         # ||J||_F^2 = sum_i p_i^2 (1 - p_i)^2 + sum_i p_i^2 sum_{j != i} p_j^2; the inner sum for the largest
         # p_i is summed directly, for the others it is the total less p_i^2 (no cancellation: p_i is not the max)
         p2 = p * p
-        top = np.argmax(p, axis=-1)[..., None]
-        others = p2.sum(axis=-1, keepdims=True) - p2
-        np.put_along_axis(others, top, np.sum(np.where(np.arange(p.shape[-1]) == top, 0.0, p2), axis=-1,
-                                              keepdims=True), axis=-1)
-        norm = np.sqrt(np.sum(p2 * rest * rest + p2 * others, axis=-1))
+        top = row_argmax(p)
+        others = row_sum(p2) - p2
+        np.put_along_axis(others, top, row_sum(np.where(np.arange(p.shape[-1]) == top, 0.0, p2)), axis=-1)
+        norm = np.sqrt(row_sum(p2 * rest * rest + p2 * others)[..., 0])
         return norm if name == "jacobian_norm" else np.log10(np.maximum(norm, LOG_FLOOR))
     if name == "entropy":
-        return -np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0), axis=-1)
+        return -row_sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0))[..., 0]
     raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}")
 
 
@@ -122,10 +125,17 @@ def _raw_moments(w: np.ndarray, values: np.ndarray) -> np.ndarray:
 TOP_PAIRS = 1024
 
 
+# The kinds whose law (law) a caller may ask for: expectation makes every one's moments, `expectations` only those
+# its keys ask for (the raw moments of a trial's statistic are a third of an expectation's CPU; the means do not
+# depend on them).
+LAWS = ("scaled", "scaled_minus_unit_variance", "unscaled")
+
+
 @lru_cache(maxsize=256)
-def _unscaled_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.ndarray]:
+def _unscaled_draws(name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS) -> tuple:
     """The mean and SE of the unscaled statistic averaged over the Gauss rule on one block of draws, and the raw
-    moments of one trial's statistic per pair of its draws (law). The Jacobian norm's each draw averaged exactly
+    moments of one trial's statistic per pair of its draws (law; None unless "unscaled" is in `laws`, but for the
+    Jacobian norm, whose mean is their first). The Jacobian norm's each draw averaged exactly
     over its top score (claims.top_score): at a saturated softmax its plain average is the noise of near-ties."""
     x, w = gamma_rule(d_k / 2.0)
     c = np.sqrt(2.0 * x)  # (nodes,) values of |q|
@@ -138,7 +148,7 @@ def _unscaled_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], n
     u = _draws(name, d_k, T, 1)
     values = [softmax_statistic(name, cj * u) for cj in c]
     mean = _pair_means(sum(wj * v for wj, v in zip(w, values, strict=True)))
-    return _mean_se(mean), _raw_moments(w, np.stack(values))
+    return _mean_se(mean), _raw_moments(w, np.stack(values)) if "unscaled" in laws else None
 
 
 @lru_cache(maxsize=64)
@@ -149,27 +159,30 @@ def unit_variance_mean(name: str, T: int) -> tuple[float, float]:
     return _mean_se(np.concatenate(means))
 
 
-def mean_statistic(name: str, d_k: int, T: int, scaled: bool) -> tuple[float, float]:
+def mean_statistic(name: str, d_k: int, T: int, scaled: bool, laws: tuple[str, ...] = LAWS) -> tuple[float, float]:
     """E h(softmax(K q)) (unscaled) or E h(softmax(K q / sqrt(d_k))) (scaled) at head size d_k over T keys,
     and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2). The scaled one as the
-    unit-variance mean plus the scaled minus unit-variance gap (UNIT_BLOCKS: independent draws, SEs in quadrature)."""
+    unit-variance mean plus the scaled minus unit-variance gap (UNIT_BLOCKS: independent draws, SEs in quadrature).
+    `laws`: the kinds whose law's moments to make on the same draws (LAWS), for law."""
     if not scaled:
-        return _unscaled_draws(name, d_k, T)[0]
-    (gap, gap_se), (unit, unit_se) = scaled_minus_unit_variance(name, d_k, T), unit_variance_mean(name, T)
+        return _unscaled_draws(name, d_k, T, laws)[0]
+    (gap, gap_se), (unit, unit_se) = _gap_draws(name, d_k, T, laws)[0], unit_variance_mean(name, T)
     return gap + unit, float(np.hypot(gap_se, unit_se))
 
 
 @lru_cache(maxsize=256)
-def _gap_draws(name: str, d_k: int, T: int) -> tuple[tuple[float, float], np.ndarray, np.ndarray]:
+def _gap_draws(name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS) -> tuple[tuple[float, float], ...]:
     """scaled_minus_unit_variance's mean and SE; the raw moments of one trial's difference per pair of its draws, and
-    those of one trial's scaled statistic on the same draws (law)."""
+    those of one trial's scaled statistic on the same draws (law), each None unless its kind is in `laws`."""
     x, w = gamma_rule(d_k / 2.0)
     r = np.sqrt(2.0 * x / d_k)  # (nodes,) values of |q| / sqrt(d_k)
     u = _draws(name, d_k, T, 0)
     at_one = softmax_statistic(name, u)  # (2 pairs,)
     values = np.stack([softmax_statistic(name, rj * u) for rj in r])  # (nodes, 2 pairs): the scaled statistic
     mixed = sum(wj * v for wj, v in zip(w, values, strict=True))  # (2 pairs,), summed node by node
-    return _pair_mean(mixed - at_one), _raw_moments(w, values - at_one), _raw_moments(w, values)
+    return (_pair_mean(mixed - at_one),
+            _raw_moments(w, values - at_one) if "scaled_minus_unit_variance" in laws else None,
+            _raw_moments(w, values) if "scaled" in laws else None)
 
 
 def scaled_minus_unit_variance(name: str, d_k: int, T: int) -> tuple[float, float]:
@@ -225,34 +238,48 @@ def _shape(raw: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
-def law(kind: str, name: str, d_k: int, T: int) -> tuple[tuple[float, float], ...]:
+def law(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS) -> tuple[tuple[float, float], ...]:
     """The sd, skewness and excess kurtosis (SHAPES) of one trial's statistic `name` of the scaled or the unscaled
     softmax (kinds "scaled", "unscaled") or of the scaled minus the unit-variance or the unscaled softmax on the same
     trial (kinds "scaled_minus_unit_variance", "scaled_minus_unscaled"), each with its Monte Carlo SE: ((value, se),
     ...) in SHAPES order. From the same draws and Gauss rule as the expectation itself: the unscaled one's
     (mean_statistic), and for the scaled and the unit-variance difference those of the scaled minus unit-variance
     gap, which the scaled mean is built on; the scaled minus unscaled (PAIRED_STATISTICS only) from plain draws of
-    its own (_paired_draws)."""
+    its own (_paired_draws). `laws` (holding `kind` if it is one of LAWS): the kinds whose moments those draws are to
+    give (mean_statistic)."""
     if kind not in LAW_KINDS or (kind == "scaled_minus_unscaled" and name not in PAIRED_STATISTICS):
         raise ValueError(f"unknown law {kind!r} of {name!r}; expected one of {LAW_KINDS} (the last of "
                          f"{PAIRED_STATISTICS} only)")
-    moments = (_unscaled_draws(name, d_k, T)[1] if kind == "unscaled"
+    if kind in LAWS and kind not in laws:  # a kind's moments the draws were made without
+        raise ValueError(f"law of {kind!r} asked of draws made for the laws of {laws}")
+    moments = (_unscaled_draws(name, d_k, T, laws)[1] if kind == "unscaled"
                else _paired_draws(d_k, T)[name] if kind == "scaled_minus_unscaled"
-               else _gap_draws(name, d_k, T)[2 if kind == "scaled" else 1])  # (4, P)
+               else _gap_draws(name, d_k, T, laws)[2 if kind == "scaled" else 1])  # (4, P)
     groups = np.array([_shape(g.mean(axis=1)) for g in np.array_split(moments, SHAPE_GROUPS, axis=1)])
     value, se = _shape(moments.mean(axis=1)), groups.std(axis=0, ddof=1) / np.sqrt(SHAPE_GROUPS)
     return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True))
 
 
-def expectation(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
+def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS) -> tuple[float, float]:
     """Expectation `kind` (KINDS) of statistic `name` at head size d_k over T keys, and its Monte Carlo standard
-    error: what the claims compare with (sdpa_lab.results.Results.expectation)."""
+    error: what the claims compare with (sdpa_lab.results.Results.expectation). `laws`: as mean_statistic's
+    (the numbers do not depend on it)."""
     if kind == "scaled_minus_unit_variance":
-        return scaled_minus_unit_variance(name, d_k, T)
+        return _gap_draws(name, d_k, T, laws)[0]
     if kind in ("scaled", "unscaled"):
-        return mean_statistic(name, d_k, T, scaled=kind == "scaled")
+        return mean_statistic(name, d_k, T, kind == "scaled", laws)
     base, _, shape = kind.rpartition(":")  # e.g. "scaled:sd": the law's sd (law)
     if base in LAW_KINDS and shape in SHAPES:
-        return law(base, name, d_k, T)[SHAPES.index(shape)]
+        return law(base, name, d_k, T, laws)[SHAPES.index(shape)]
     raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of {LAW_KINDS} with "
                      f":{'/:'.join(SHAPES)}")
+
+
+def expectations(keys: Iterable[tuple[str, str, int, int]]) -> dict:
+    """expectation(*key) of each key (kind, statistic, d_k, T), the same numbers, the draws of each (statistic,
+    d_k, T) giving the moments of only the laws the keys ask of them."""
+    keys = list(keys)
+    asked = defaultdict(set)
+    for kind, name, d_k, T in keys:
+        asked[name, d_k, T].add(kind.rpartition(":")[0])  # "" for a mean
+    return {key: expectation(*key, laws=tuple(sorted(asked[key[1:]] & set(LAWS)))) for key in keys}

@@ -1,4 +1,4 @@
-"""sdpa_lab.attention.row_max, the softmax's maximum along the last axis: the numbers of NumPy's own reduction at
+"""sdpa_lab.rows.row_max, the softmax's maximum along the last axis: the numbers of NumPy's own reduction at
 every length, dtype and value (infinities and nan included), and the softmax's weights to the bit those of a softmax
 that subtracts the reduction's maximum."""
 
@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from sdpa_lab.attention import SHORT_AXIS, row_max, softmax
+from sdpa_lab.attention import softmax
+from sdpa_lab.rows import SHORT_AXIS, row_max
 
 shapes = st.lists(st.integers(1, 4), max_size=2).flatmap(
     lambda lead: st.integers(1, SHORT_AXIS + 3).map(lambda n: (*lead, n)))
