@@ -230,10 +230,11 @@ def decide_b7(R: Results) -> list[Check]:
         for a, b in pairwise(ds):  # the unscaled softmax passes less and less gradient, in the mean and typically
             later = _gradient(R, b, "none", quantity, "mean")
             drop = _gradient(R, a, "none", quantity, "mean") - later
-            se = math.hypot(_gradient(R, a, "none", quantity, "se"), _gradient(R, b, "none", quantity, "se"))
+            spread = fall_spread(R, "unscaled", quantity, a, b, T, trials)  # theory's law, as B5's falls
             (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
-            c = _positive_by_theory("B7", check, f"d_k={a}->{b}, T={T}", drop, se, ma - mb, math.hypot(sa, sb),
-                                    src, later.cell, saturated=_saturates(R, quantity, a, b, T), trials=trials)
+            c = _positive_by_theory("B7", check, f"d_k={a}->{b}, T={T}", drop, spread.pop("se"), ma - mb,
+                                    math.hypot(sa, sb), src, later.cell, saturated=_saturates(R, quantity, a, b, T),
+                                    trials=trials, **spread)
             out.append(c)
             if quantity == "jacobian_norm" and c.relation == "above":  # decided: theory says it falls here
                 saturating.append((a, b))
@@ -312,6 +313,8 @@ def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
             + [("unscaled" + law, "entropy", d, entropy["T"]) for law in laws[1:]  # the falls' law (fall_spread)
                for d in (entropy_d_k if len(entropy_d_k) > 1 else [])]
             + [("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
+            + [("unscaled" + law, q, d, T) for q in jacobian for law in laws[1:]  # the falls' law (fall_spread)
+               for d in (ds if len(ds) > 1 else [])]
             + [("unscaled", q, 2 * ds[-1], T) for q in jacobian]  # the widest's premise: toward twice it
             + [(kind + law, "jacobian_norm", d, T) for kind in ("scaled_minus_unit_variance", "scaled")
                for law in laws for d in ds]  # the widest's too
