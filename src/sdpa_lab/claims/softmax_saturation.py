@@ -377,10 +377,10 @@ B7 = Claim(
     "verdict 'does not hold here, as theory predicts', not 'holds'.",
     "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
     "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
-    "k standard errors of mean norms over independent trials; the two scales at the widest head, on the same trials, "
-    "by theory's law of their per-trial difference. The scaled norm is held to its exact finite-d_k expectation "
-    "(Monte Carlo error bounded as a bias) with theory's sd, skewness and kurtosis of one trial. Where theory says "
-    "the unscaled softmax is not yet saturated, a claimed fall is held to theory's value instead",
+    "k SEs: a mean norm's (and at the widest head the two scales' per-trial difference's) from theory's law of one "
+    "trial, not the sample's; the gradient ratio's by the delta method on the run's sds. The scaled norm is held to "
+    "its exact finite-d_k expectation (Monte Carlo error bounded as a bias). Where theory says the unscaled softmax "
+    "is not yet saturated, a claimed fall is shown against theory's value and not decided",
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
                           SCALED_NORM: _DERIVATIVE}, page=PAGE)
