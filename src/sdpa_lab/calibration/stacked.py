@@ -18,11 +18,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import Attention, entropy, row_max, softmax
+from sdpa_lab.attention import Attention, entropy, softmax
 from sdpa_lab.chunks import CHUNK_ELEMENTS, chunk_rows
 from sdpa_lab.experiments import entropy_sweep, gradient, learning, ranking_invariance
 from sdpa_lab.experiments.trial_scores import trial_scale
 from sdpa_lab.moments import Moments
+from sdpa_lab.rows import row_max
 from sdpa_lab.scales import SCALES, scale_arg, scale_difference
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows

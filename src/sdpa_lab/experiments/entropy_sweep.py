@@ -12,11 +12,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import SHIPPED, Attention, entropy, lesson_entropy, row_max, softmax
+from sdpa_lab.attention import SHIPPED, Attention, entropy, lesson_entropy, softmax
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
+from sdpa_lab.rows import row_max
 from sdpa_lab.scales import SCALES, scale_difference, scale_factor
 from sdpa_lab.seeding import lesson_legacy_stream, stream
 from sdpa_lab.tables import Rows
