@@ -4,9 +4,11 @@ formatter CI checks the workflow with, so following the guide literally needs no
 from __future__ import annotations
 
 import ast
+import math
 import re
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -29,8 +31,31 @@ def test_the_toy_rule_passes_snakefmt_as_ci_runs_it():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_the_toy_module_parses():
-    ast.parse(block("python", "def temperature_tables("))
+def test_the_toy_module_runs_and_declares_itself(monkeypatch):
+    """The guide's module, as written, is the whole of the experiment's Python: the registry gathers its
+    declaration (after the schema's sections) and a job runs it by that declaration alone."""
+    from sdpa_lab.config import experiment_sections
+    from sdpa_lab.experiments.declaration import declared_in
+    from sdpa_lab.experiments.registry import EXPERIMENTS, gather, package_modules
+    from sdpa_lab.pipeline import run_declared
+
+    source = block("python", "def temperature_tables(")
+    ast.parse(source)
+    toy = types.ModuleType("sdpa_lab.experiments.temperature")
+    monkeypatch.setitem(sys.modules, toy.__name__, toy)  # where the declaration's function is imported from
+    exec(compile(source, "temperature.py", "exec"), toy.__dict__)  # noqa: S102 (the guide's own code)
+    gathered = gather([*package_modules(), toy], [*experiment_sections(), "temperature"])
+    assert list(gathered) == [*EXPERIMENTS][:len(experiment_sections())] + ["temperature"] + [
+        name for name, e in EXPERIMENTS.items() if e.section is None]
+    experiment = declared_in(toy.__name__, "temperature")
+    assert gathered["temperature"] is experiment and experiment.claims == ("X1",)
+    settings = {"seed": 3, "temperatures": [0.5, 2.0], "T": 8, "trials": 50}
+    tables = run_declared(experiment, settings)
+    (table,) = tables.values()
+    assert len(table) == toy.temperature_row_counts(settings)["table"] == 4
+    assert list(table[0]) == list(experiment.outputs["table"].columns)
+    mean = {row["temperature"]: row["value"] for row in table if row["statistic"] == "mean"}
+    assert 0 < mean[0.5] < mean[2.0] < math.log(8)  # a hotter softmax spreads more, never past the uniform's
 
 
 def test_the_toy_claim_is_declared_once_and_quotes_its_sentence_by_its_checks_name():

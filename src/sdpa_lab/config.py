@@ -38,7 +38,6 @@ from sdpa_lab.config_file import (
     short,
     yaml_kind,
 )
-from sdpa_lab.experiments.registry import SECTIONS
 from sdpa_lab.validation import forward_size_problem, trial_size_problem
 
 
@@ -56,6 +55,13 @@ def load_schema() -> dict:
     """The config schema as a dict: a copy of the one read once per process (checking a config reads it two or
     three times; a copy is ten times quicker than parsing the file again), safe to change."""
     return copy.deepcopy(_schema())
+
+
+def experiment_sections(root: Mapping | None = None) -> list[str]:
+    """The experiments' config sections, in the schema's order: each a mapping of settings with a default (an
+    optional mapping without one, such as grading_points, is read by no experiment)."""
+    root = load_schema() if root is None else root
+    return [key for key, spec in root["properties"].items() if spec.get("type") == "object" and "default" in spec]
 
 
 def _where(path) -> str:
@@ -326,7 +332,8 @@ def config_errors(config: Any) -> list[str]:
         for i, shape in enumerate(config["forward_shape"]["shapes"]):
             if problem := forward_size_problem(shape):
                 lines.append(f"config setting forward_shape.shapes[{i}]: got {short(shape)}: {problem}")
-        for section in (s for s in SECTIONS if {"T", "d_k"} <= config[s].keys()):  # draws T keys per d_k
+        # a section that draws T keys per d_k
+        for section in (s for s in experiment_sections(root) if {"T", "d_k"} <= config[s].keys()):
             T, widest = config[section]["T"], max(config[section]["d_k"])
             if problem := trial_size_problem(T, widest):
                 lines.append(f"config setting {section}.d_k: got {widest} with T = {T}: {problem}")

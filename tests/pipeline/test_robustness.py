@@ -187,7 +187,8 @@ def test_editing_an_experiments_code_reruns_only_the_jobs_that_run_it(tmp_path):
         "trial_scores", "entropy_sweep", "ranking_invariance", "gradient"}
     # The one module every experiment imports reruns them all.
     assert planned_after_editing("seeding.py") == experiments
-    assert planned_after_editing("experiments/registry.py") == set()  # only declares: reruns nothing
+    assert planned_after_editing("experiments/registry.py") == set()  # gathers the declarations: reruns nothing
+    assert planned_after_editing("experiments/declaration.py") == set()  # how they are declared: nor this
     dry = snakemake(work, "--dry-run", targets=tables)  # each edit undone: nothing to do
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-3000:]
 

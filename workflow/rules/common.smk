@@ -6,7 +6,7 @@ import shutil
 import sys
 from pathlib import Path
 
-# Parse-time imports stay light (no NumPy, pandas or matplotlib): every snakemake call, a no-op too, parses this.
+# Parsed by every snakemake call (a no-op too): the registry brings NumPy; pandas and matplotlib stay out.
 from sdpa_lab.calibration.studies import (
     ARMS,
     BATCH,
@@ -29,9 +29,9 @@ from sdpa_lab.config import (
     config_errors,
     with_defaults,
 )
-from sdpa_lab.experiments import registry
 from sdpa_lab.grading import limits as grading_limits
 from sdpa_lab.grading.modules import COURSE_MODULES
+from sdpa_lab.experiments import registry
 from sdpa_lab.experiments.registry import EXPERIMENTS
 from sdpa_lab.report.specs import FIGURE_JOBS, FIGURES, figure_files
 from sdpa_lab.workflow_support.cluster import out_of_memory_report

@@ -56,6 +56,7 @@ rule variance:
         runtime=2,
     params:
         settings=settings_of("variance"),
+        module=EXPERIMENTS["variance"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -79,6 +80,7 @@ rule entropy_sweep:
         runtime=2,
     params:
         settings=settings_of("entropy_sweep"),
+        module=EXPERIMENTS["entropy_sweep"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -102,6 +104,7 @@ rule ranking_invariance:
         runtime=2,
     params:
         settings=settings_of("ranking_invariance"),
+        module=EXPERIMENTS["ranking_invariance"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -124,6 +127,7 @@ rule forward_shape:
         runtime=2,
     params:
         settings=settings_of("forward_shape"),
+        module=EXPERIMENTS["forward_shape"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -147,6 +151,7 @@ rule gradient:
         runtime=2,
     params:
         settings=settings_of("gradient"),
+        module=EXPERIMENTS["gradient"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -169,6 +174,7 @@ rule learning:
         runtime=2,
     params:
         settings=settings_of("learning"),
+        module=EXPERIMENTS["learning"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -193,6 +199,7 @@ rule lesson_variance:
         runtime=2,
     params:
         settings=settings_of("lesson_variance"),
+        module=EXPERIMENTS["lesson_variance"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -215,6 +222,7 @@ rule lesson_softmax_collapse:
         runtime=2,
     params:
         settings=settings_of("lesson_softmax_collapse"),
+        module=EXPERIMENTS["lesson_softmax_collapse"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"
 
@@ -237,5 +245,6 @@ rule lesson_forward:
         runtime=2,
     params:
         settings=settings_of("lesson_forward"),
+        module=EXPERIMENTS["lesson_forward"].module,  # the one experiment module its job imports
     script:
         "../scripts/run_experiment.py"

@@ -190,5 +190,5 @@ B4 = Claim(
     decide_b4, sentences=dict.fromkeys((EXERCISE_RAW, EXERCISE_SCALED, SWEEP_RAW, SWEEP_SCALED), _EXERCISE1),
     page=PAGE)
 
-# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+# This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B1, B2, B3, B4)

@@ -109,5 +109,5 @@ B9 = Claim(
     decide_b9, sentences={WEIGHTS_AXES: _SHAPES, OUTPUT_AXES: _SHAPES, NON_NEGATIVE: _ROWS, ROW_SUM: _ROWS,
                           OUTPUT: _FORMULA}, page=PAGE)
 
-# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+# This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B9,)

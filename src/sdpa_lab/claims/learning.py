@@ -126,5 +126,5 @@ B10 = Claim(
     "scaled head at its grid's edge is not decided",
     decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS}, page=PAGE)
 
-# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+# This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B10,)

@@ -51,5 +51,5 @@ B6 = Claim(
     "Exact: the lesson's draw, and counts of trials, at any size",
     decide_b6, sentences={LESSON_DRAW: _EXERCISE3, DISAGREEMENTS: _EXERCISE3}, page=PAGE)
 
-# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+# This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B6,)

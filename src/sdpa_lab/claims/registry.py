@@ -1,34 +1,32 @@
 """The claims registry: every claim of the lesson, in the lesson's order.
 
-Each claim is declared once, beside its decide function, in the module of its lesson section (its words, the
-lesson's sentence each check decides, its tolerance reason and its docs/ page: `model.Claim`), and listed in
-that module's `CLAIMS`. The checker (`sdpa-lab check`), the claims table (results/claims.csv), the report and
-the calibration study read the list made here.
+Each claim is declared once, beside its decide function (its words, the lesson's sentence each check decides,
+its tolerance reason and its docs/ page: `model.Claim`), and listed in its module's `CLAIMS`: a section
+module's closing `CLAIMS` (replication, dot_product_growth, softmax_saturation, ...), or a module of its own
+under claims/. `CLAIMS` here gathers them from every module of the sdpa_lab.claims package (`pkgutil`; a
+module without `CLAIMS` declares none), ordered by id (`lesson_order`), so the order the modules are found in
+changes nothing. A claim that several modules name (deciding imports this `CLAIMS`) is gathered once; two
+claims of one id are refused, naming both modules. The checker (`sdpa-lab check`), the claims table
+(results/claims.csv), the report and the calibration study read the list made here.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
+from collections.abc import Iterable
+from types import ModuleType
 
-from sdpa_lab.claims.dot_product_growth import CLAIMS as DOT_PRODUCT_GROWTH
-from sdpa_lab.claims.forward_shapes import CLAIMS as FORWARD_SHAPES
-from sdpa_lab.claims.learning import CLAIMS as LEARNING
 from sdpa_lab.claims.model import Claim
-from sdpa_lab.claims.ranking import CLAIMS as RANKING
-from sdpa_lab.claims.replication import CLAIMS as REPLICATION
-from sdpa_lab.claims.softmax_saturation import CLAIMS as SOFTMAX_SATURATION
 
-# The claims of each lesson section's module; a new section's are added here.
-SECTIONS = (REPLICATION, DOT_PRODUCT_GROWTH, SOFTMAX_SATURATION, RANKING, FORWARD_SHAPES, LEARNING)
+PACKAGE = "sdpa_lab.claims"
 
 
 def lesson_order(claim: Claim) -> tuple[str, int]:
     """A claim's place: by its id's letter, then its number (A1 .. A3, B1 .. B10, then a project's own C1 ..)."""
     letter, number = re.fullmatch(r"([A-Z]+)(\d+)", claim.id).groups()
     return letter, int(number)
-
-
-CLAIMS: tuple[Claim, ...] = tuple(sorted((c for claims in SECTIONS for c in claims), key=lesson_order))
 
 
 def registry() -> dict[str, Claim]:
@@ -40,3 +38,26 @@ def lesson_sentence(claim: str, check: str) -> str:
     """The lesson's sentence the check `check` of claim `claim` decides (its Claim's `sentences`); KeyError if
     none."""
     return registry()[claim].sentence(check)
+
+
+def package_modules(package: str = PACKAGE) -> list[ModuleType]:
+    """Every module of `package` (not its subpackages), imported, by name."""
+    path = importlib.import_module(package).__path__
+    return [importlib.import_module(f"{package}.{info.name}")
+            for info in sorted(pkgutil.iter_modules(path), key=lambda info: info.name) if not info.ispkg]
+
+
+def gather(modules: Iterable[ModuleType]) -> tuple[Claim, ...]:
+    """The claims of `modules` (each one's `CLAIMS`, if it has one), each once, in the lesson's order.
+    ValueError on two claims of one id."""
+    where: dict[str, tuple[Claim, str]] = {}
+    for module in modules:
+        for claim in getattr(module, "CLAIMS", ()):
+            seen, first = where.setdefault(claim.id, (claim, module.__name__))
+            if seen is not claim:
+                raise ValueError(f"claim {claim.id} is declared twice: in {first} and in {module.__name__}")
+    return tuple(sorted((claim for claim, _ in where.values()), key=lesson_order))
+
+
+# Last: a claims module this imports may import `registry` or `lesson_sentence` from here (verdicts does).
+CLAIMS: tuple[Claim, ...] = gather(package_modules())

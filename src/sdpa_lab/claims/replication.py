@@ -129,5 +129,5 @@ A3 = Claim(
     decide_a3, sentences={**dict.fromkeys((*AXES.values(), ROW_SUM), _FORWARD), WEIGHT: _STRONGEST,
                           STRONGEST: _STRONGEST}, page=PAGE)
 
-# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+# This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (A1, A2, A3)

@@ -396,5 +396,5 @@ B8 = Claim(
     "trials: the SE of the per-trial difference",
     decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE)
 
-# This section's claims: the registry (claims/registry.py) reads them, a new one is added here.
+# This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B5, B7, B8)

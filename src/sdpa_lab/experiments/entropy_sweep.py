@@ -14,6 +14,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention, entropy, lesson_entropy, softmax
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.declaration import SWEEP_COLUMNS, SWEEP_RECORDS, Experiment, Output
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
@@ -119,3 +120,21 @@ def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, TrialScor
     s = settings
     return {"table": entropy_sweep_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention),
             "single_draw": entropy_single_draw_rows(), "exercise2": exercise2_rows(s["seed"], s["trials"])}
+
+
+# The experiment this module declares: the registry (experiments/registry.py) gathers it.
+DECLARED = (
+    Experiment(
+        "entropy_sweep", "sdpa_lab.experiments.entropy_sweep:entropy_sweep_tables",
+        {"table": Output("entropy_sweep.csv",
+                         {**SWEEP_COLUMNS, "scale": "str", "quantity": "str", "statistic": "str", "value": "float"},
+                         SWEEP_RECORDS),
+         "single_draw": Output("entropy_single_draw.csv",
+                               {"d_k": "int", "T": "int", "scale": "str", "entropy": "float"}),
+         "exercise2": Output("entropy_exercise2.csv",
+                             {"seed": "int", "T": "int", "trials": "int", "quantity": "str", "count": "int",
+                              "fraction": "float"},
+                             {"seed": "seed", "trials": "trials"})},
+        claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.entropy_sweep:entropy_sweep_row_counts"),
+)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
+from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_seed, check_shapes, forward_size_problem, other_dimensions
@@ -108,3 +109,16 @@ def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str],
                          attention: Attention = SHIPPED) -> dict[str, Rows]:
     """The forward-shape experiment's table (registry.EXPERIMENTS["forward_shape"]) of `attention`'s forward."""
     return {"table": forward_shape_rows(settings["seed"], settings["shapes"], attention)}
+
+
+# The experiment this module declares: the registry (experiments/registry.py) gathers it.
+DECLARED = (
+    Experiment(
+        "forward_shape", "sdpa_lab.experiments.forward_shape:forward_shape_tables",
+        {"table": Output("forward_shape.csv",
+                         {"seed": "int", "B": "int", "T": "int", "d_k": "int", "T_k": "int", "d_v": "int",
+                          "dtype": "str", "quantity": "str", "value": "float"},
+                         {"seed": "seed", "shapes": ("B", "T", "d_k")})},
+        claims=("B9",), section="forward_shape",
+        row_counts="sdpa_lab.experiments.forward_shape:forward_shape_row_counts"),
+)

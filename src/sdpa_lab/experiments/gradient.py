@@ -31,6 +31,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.declaration import SWEEP_COLUMNS, SWEEP_RECORDS, Experiment, Output
 from sdpa_lab.experiments.sizes import D_V_MAX
 from sdpa_lab.experiments.trial_scores import REFERENCE_SCALE, TrialScores, trial_scale, trial_scores
 from sdpa_lab.moments import Moments
@@ -143,3 +144,15 @@ def gradient_tables(settings: Mapping, trial_scores: Mapping[int, TrialScores],
     """The gradient experiment's table (registry.EXPERIMENTS["gradient"]), of `attention`'s weights and backward."""
     s = settings
     return {"table": gradient_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention)}
+
+
+# The experiment this module declares: the registry (experiments/registry.py) gathers it.
+DECLARED = (
+    Experiment(
+        "gradient", "sdpa_lab.experiments.gradient:gradient_tables",
+        {"table": Output("gradient.csv",
+                         {**SWEEP_COLUMNS, "scale": "str", "quantity": "str", "statistic": "str", "value": "float"},
+                         SWEEP_RECORDS)},
+        claims=("B7",), section="gradient", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.gradient:gradient_row_counts"),
+)

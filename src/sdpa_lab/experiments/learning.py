@@ -57,6 +57,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.experiments.sizes import D_V_MAX, gram_fits
 from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
@@ -275,3 +276,22 @@ def learning_tables(settings: Mapping, trial_scores: Mapping[int, str],
     table, curves = learning_rows(s["seed"], s["d_k"], s["T"], s["runs"], s["steps"], s["learning_rates"],
                                   s["loss_threshold"], attention)
     return {"table": table, "curves": curves}
+
+
+# The experiment this module declares: the registry (experiments/registry.py) gathers it.
+DECLARED = (
+    Experiment(
+        "learning", "sdpa_lab.experiments.learning:learning_tables",
+        {"table": Output("learning.csv",
+                         {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "steps": "int",
+                          "loss_threshold": "float", "scale": "str", "lr": "float", "best_lr": "int",
+                          "statistic": "str", "value": "float"},
+                         {"seed": "seed", "d_k": "d_k", "T": "T", "runs": "runs", "steps": "steps",
+                          "learning_rates": "lr", "loss_threshold": "loss_threshold"}),
+         "curves": Output("learning_curves.csv",
+                          {"seed": "int", "d_k": "int", "T": "int", "runs": "int", "scale": "str", "lr": "float",
+                           "step": "int", "mean_relative_loss": "float"},
+                          {"seed": "seed", "d_k": "d_k", "T": "T", "runs": "runs"})},
+        claims=("B10",), section="learning",
+        row_counts="sdpa_lab.experiments.learning:learning_row_counts"),
+)

@@ -13,6 +13,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention, softmax
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.declaration import SWEEP_COLUMNS, SWEEP_RECORDS, Experiment, Output
 from sdpa_lab.experiments.trial_scores import TrialScores, trial_scores
 from sdpa_lab.tables import Rows
 from sdpa_lab.validation import check_int, check_int_list, check_seed
@@ -80,3 +81,15 @@ def ranking_invariance_tables(settings: Mapping, trial_scores: Mapping[int, Tria
     """The ranking experiment's table (registry.EXPERIMENTS["ranking_invariance"]) of `attention`'s weights."""
     s = settings
     return {"table": ranking_invariance_rows(s["seed"], s["d_k"], s["T"], s["trials"], trial_scores, attention)}
+
+
+# The experiment this module declares: the registry (experiments/registry.py) gathers it.
+DECLARED = (
+    Experiment(
+        "ranking_invariance", "sdpa_lab.experiments.ranking_invariance:ranking_invariance_tables",
+        {"table": Output("ranking_invariance.csv",
+                         {**SWEEP_COLUMNS, "dtype": "str", "quantity": "str", "count": "int", "fraction": "float"},
+                         SWEEP_RECORDS)},
+        claims=("B6",), section="ranking_invariance", shares_trial_scores=True,
+        row_counts="sdpa_lab.experiments.ranking_invariance:ranking_invariance_row_counts"),
+)

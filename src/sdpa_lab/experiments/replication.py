@@ -8,6 +8,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention, lesson_entropy, softmax
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.seeding import lesson_default_rng, lesson_legacy_stream
 from sdpa_lab.tables import Rows
 
@@ -147,3 +148,27 @@ def lesson_forward_tables(settings: Mapping, trial_scores: Mapping[int, str],
                           attention: Attention = SHIPPED) -> dict[str, Rows]:
     """A3's table (registry.EXPERIMENTS["lesson_forward"]), of `attention`'s forward."""
     return {"table": replicate_forward_rows(attention)}
+
+
+# The experiments this module declares (the registry, experiments/registry.py, gathers them).
+DECLARED = (
+    Experiment(
+        "lesson_variance", "sdpa_lab.experiments.replication:lesson_variance_tables",
+        {"table": Output("lesson_variance.csv",
+                         {"d_k": "int", "n_samples": "int", "quantity": "str", "value": "float"})},
+        claims=("A1", "B4"),
+        row_counts="sdpa_lab.experiments.replication:lesson_variance_row_counts"),
+    Experiment(
+        "lesson_softmax_collapse", "sdpa_lab.experiments.replication:lesson_softmax_collapse_tables",
+        {"table": Output("lesson_softmax_collapse.csv",
+                         {"d_k": "int", "T": "int", "quantity": "str", "key": "num", "value": "float"})},
+        claims=("A2", "B6"),
+        row_counts="sdpa_lab.experiments.replication:lesson_softmax_collapse_row_counts"),
+    Experiment(
+        "lesson_forward", "sdpa_lab.experiments.replication:lesson_forward_tables",
+        {"table": Output("lesson_forward.csv",
+                         {"B": "int", "T": "int", "d_k": "int", "quantity": "str", "row": "num", "col": "num",
+                          "value": "float"})},
+        claims=("A3",),
+        row_counts="sdpa_lab.experiments.replication:lesson_forward_row_counts"),
+)

@@ -1,6 +1,6 @@
 """The experiments' fixed sizes, declared once: the experiments use them, and the cost model
-(sdpa_lab.workflow_support.cost) counts their work with them. Standard library only: the Snakefile
-imports the cost model when it is parsed, on every snakemake call, and should not pay for NumPy there."""
+(sdpa_lab.workflow_support.cost) counts their work with them. Standard library only: numbers, no
+experiment's code (it declares no experiment: the registry skips it)."""
 
 from sdpa_lab.validation import MAX_FORWARD_ELEMENTS
 

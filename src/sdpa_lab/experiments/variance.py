@@ -14,6 +14,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.moments import Moments
 from sdpa_lab.scales import SCALES, scale_arg
 from sdpa_lab.seeding import stream
@@ -73,3 +74,16 @@ def variance_tables(settings: Mapping, trial_scores: Mapping[int, str],
                     attention: Attention = SHIPPED) -> dict[str, Rows]:
     """The variance experiment's table (registry.EXPERIMENTS["variance"]), of `attention`'s scale."""
     return {"table": variance_rows(settings["seed"], settings["d_k"], settings["n_pairs"], attention)}
+
+
+# The experiment this module declares: the registry (experiments/registry.py) gathers it.
+DECLARED = (
+    Experiment(
+        "variance", "sdpa_lab.experiments.variance:variance_tables",
+        {"table": Output("variance.csv",
+                         {"seed": "int", "d_k": "int", "n_pairs": "int", "scale": "str", "statistic": "str",
+                          "value": "float"},
+                         {"seed": "seed", "d_k": "d_k", "n_pairs": "n_pairs"})},
+        claims=("B1", "B2", "B3", "B4", "B8"), section="variance",
+        row_counts="sdpa_lab.experiments.variance:variance_row_counts"),
+)

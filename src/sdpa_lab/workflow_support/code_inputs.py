@@ -27,10 +27,10 @@ from pathlib import Path
 import sdpa_lab
 
 PACKAGE = "sdpa_lab"
-# Left out: the experiments' registry only declares (a rule's settings and outputs are its own params and
-# outputs, which Snakemake compares itself, and adding an experiment must not rerun the others), and the
-# packages' __init__.py files hold no code a job runs.
-DECLARATIONS = ("experiments/registry.py",)
+# Left out: the experiments' registry and the declaration module only declare (a rule's settings and outputs
+# are its own params and outputs, which Snakemake compares itself, and adding an experiment must not rerun the
+# others), and the packages' __init__.py files hold no code a job runs.
+DECLARATIONS = ("experiments/registry.py", "experiments/declaration.py")
 
 
 def package_dir(workflow_dir: str | os.PathLike | None = None) -> Path:
