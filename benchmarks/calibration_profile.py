@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/calibration_profile.py smallest --runs 300 --fixed-dir results
 
-Makes batch `--batch` of `--runs` runs of a study's arm (`runner.batch_runs`, the study's batch size set to
+Makes batch `--batch` of `--runs` runs of a study's arm (`runner.batch_cells`, the study's batch size set to
 --runs; a one-sweep study's expectations computed first, as its expectations job does), each run's rows written
 as CSV text as `runner.batch_job` writes them, in one process, and gives its CPU per run (process time):
 
@@ -43,9 +43,9 @@ import numpy as np
 
 from sdpa_lab import seeding
 from sdpa_lab.calibration import runner
+from sdpa_lab.calibration.check_table import check_text
 from sdpa_lab.calibration.studies import CORRECT_ARM, load_study
 from sdpa_lab.claims.expectation_table import sweep_expectations
-from sdpa_lab.tables import csv_text
 
 DRAW_METHODS = ("standard_normal", "normal", "random", "integers", "uniform", "choice", "permutation", "shuffle",
                 "standard_exponential", "gamma", "exponential")
@@ -181,10 +181,10 @@ def main(argv=None) -> None:
     def run(timing=None):
         """The batch as its job makes it: each run's rows written as CSV text (runner.batch_job)."""
         written = 0.0
-        for i, rows in enumerate(runner.batch_runs(batch, args.arm, args.batch, timing, args.fixed_dir,
-                                                   expectations, sweeps)):
+        for i, rows in enumerate(runner.batch_cells(batch, args.arm, args.batch, timing, args.fixed_dir,
+                                                    expectations, sweeps)):
             start = time.process_time()
-            csv_text(rows, header=i == 0)
+            check_text(rows, header=i == 0)
             written += time.process_time() - start
         if timing is not None:
             timing["written"] = written

@@ -17,7 +17,6 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 from __future__ import annotations
 
 import dataclasses
-import math
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
+from sdpa_lab.calibration.check_table import as_rows, check_cells, check_text
 from sdpa_lab.calibration.stacked import STACKED, group_size
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
 from sdpa_lab.claims.expectation_table import read_expectations, sweep_expectations
@@ -141,30 +141,6 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
     return tables
 
 
-def check_rows(study: str, arm: str, run: tuple[int, int, int], seed: int, decision, n_statistical: int,
-               seeded_files) -> Rows:
-    """One row per check of `decision` that reads a seeded table (COLUMNS); `run` is (run, sweep, seed index)."""
-    rows = []
-    index, sweep, seed_index = run
-    for c in decision.checks:
-        if c.source not in seeded_files:
-            continue
-        # z for every check held to a standard error (statistical, and derived from one); its own k is
-        # tolerance / SE: the run's k, or wider on the side a known skewness stretches (Cornish-Fisher).
-        with_se = math.isfinite(c.se) and c.se > 0
-        z = c.deviation / c.se if with_se else float("nan")
-        k_check = c.tolerance / c.se if with_se else float("nan")
-        rows.append({"config": study, "arm": arm, "run": index, "sweep": sweep, "seed_index": seed_index,
-                     "seed": seed, "claim": c.claim,
-                     "check": c.check, "parameters": c.parameters, "relation": c.relation, "basis": c.basis,
-                     "literal": bool(c.literal), "expected": float(c.expected), "measured": float(c.measured),
-                     "se": float(c.se), "tolerance": float(c.tolerance), "k_check": float(k_check),
-                     "deviation": float(c.deviation), "z": float(z), "margin": float(c.margin), "verdict": c.verdict,
-                     "k": float(decision.k),
-                     "n_statistical": int(n_statistical)})
-    return rows
-
-
 class Decider:
     """Decides every claim of a run as `sdpa-lab check` does, deciding once per job the claims that read
     only the fixed tables (the same in every run).
@@ -198,8 +174,17 @@ class Decider:
 def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
                fixed_dir: str | Path | None = None, expectations: Mapping | None = None,
                sweeps: list | None = None) -> Iterator[Rows]:
-    """Every check of each run of batch `batch` of arm `arm` (COLUMNS), a run at a time, in run order:
-    a batch job writes each run's rows as they come, so that its memory does not grow with its runs.
+    """Every check of each run of batch `batch` of arm `arm` (COLUMNS), as rows, a run at a time (batch_cells)."""
+    for cells in batch_cells(study, arm, batch, timing, fixed_dir, expectations, sweeps):
+        yield as_rows(cells)
+
+
+def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
+                fixed_dir: str | Path | None = None, expectations: Mapping | None = None,
+                sweeps: list | None = None) -> Iterator[list[tuple]]:
+    """Every check of each run of batch `batch` of arm `arm` (check_table.check_cells, in COLUMNS' order), a run at
+    a time, in run order: a batch job writes each run's rows as they come, so that its memory does not grow with
+    its runs.
 
     The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables);
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
@@ -243,7 +228,7 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
                 decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {run[0]}>",
                                                           {**fixed, **tables}, known[sweep], indexes))
                 spent["decide"] += clock() - t1
-                yield check_rows(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
+                yield check_cells(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
 
@@ -303,7 +288,6 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
     import resource
 
     from sdpa_lab.io import atomic_writer
-    from sdpa_lab.tables import csv_text
 
     with job_log("calibration_batch", log_path) as logger:
         study = check_study(dict(settings), name)
@@ -312,9 +296,9 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
         with atomic_writer(out) as fh:  # the file appears once every run is written
             expectations = read_expectations(expectations_file) if expectations_file else None
             sweeps = read_sweeps(sweeps_file) if sweeps_file else None
-            runs = batch_runs(study, arm, int(batch), timing, fixed_dir, expectations, sweeps)
+            runs = batch_cells(study, arm, int(batch), timing, fixed_dir, expectations, sweeps)
             for i, rows in enumerate(runs):
-                fh.write(csv_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
+                fh.write(check_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
                 checks += len(rows)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "
