@@ -2,12 +2,13 @@
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/calibration_profile.py smallest --runs 300 --fixed-dir results
 
-Makes batch `--batch` of `--runs` runs of a study's arm (`runner.batch_runs`, the study's batch size set to
+Makes batch `--batch` of `--runs` runs of a study's arm (`runner.batch_cells`, the study's batch size set to
 --runs; a one-sweep study's expectations computed first, as its expectations job does), each run's rows written
 as CSV text as `runner.batch_job` writes them, in one process, and gives its CPU per run (process time):
 
 * experiments: the seeded experiments (runner.stacked_tables);
-* expectations: a space study's, computed per sweep in its batch;
+* expectations: a space study's, computed per sweep in its batch (on its unit-variance means, made once for the
+  study as its expectations job makes them, and shown apart, per run of the study);
 * deciding: the claims decided on each run's tables and the run's rows made; the rows written: their CSV text;
 * rest: the batch's bookkeeping (grouping, the lesson tables read).
 
@@ -43,9 +44,9 @@ import numpy as np
 
 from sdpa_lab import seeding
 from sdpa_lab.calibration import runner
+from sdpa_lab.calibration.check_table import check_text
 from sdpa_lab.calibration.studies import CORRECT_ARM, load_study
-from sdpa_lab.claims.expectation_table import sweep_expectations
-from sdpa_lab.tables import csv_text
+from sdpa_lab.claims.expectation_table import sweep_expectations, unit_variance_means
 
 DRAW_METHODS = ("standard_normal", "normal", "random", "integers", "uniform", "choice", "permutation", "shuffle",
                 "standard_exponential", "gamma", "exponential")
@@ -177,14 +178,18 @@ def main(argv=None) -> None:
     expectations = None if study.space else sweep_expectations(study.sweeps()[0])
     batch = dataclasses.replace(study, batch=args.runs)
     sweeps = study.sweeps()  # a space study's drawn once, as its job reads them from rule calibration_sweeps' file
+    # a space study's unit-variance means: its expectations job's, made once for all its batches (outside the batch)
+    start = time.process_time()
+    unit_means = unit_variance_means(sweeps) if study.space else None
+    unit_cpu = time.process_time() - start
 
     def run(timing=None):
         """The batch as its job makes it: each run's rows written as CSV text (runner.batch_job)."""
         written = 0.0
-        for i, rows in enumerate(runner.batch_runs(batch, args.arm, args.batch, timing, args.fixed_dir,
-                                                   expectations, sweeps)):
+        for i, rows in enumerate(runner.batch_cells(batch, args.arm, args.batch, timing, args.fixed_dir,
+                                                    expectations, sweeps, unit_means)):
             start = time.process_time()
-            csv_text(rows, header=i == 0)
+            check_text(rows, header=i == 0)
             written += time.process_time() - start
         if timing is not None:
             timing["written"] = written
@@ -203,6 +208,9 @@ def main(argv=None) -> None:
             ("  deciding (and the rows)", plain["decide"]), ("  the rows written (CSV text)", plain["written"]),
             ("  rest (grouping, the lesson tables)", cpu - sum(plain[k] for k in ("experiments", "expectations",
                                                                                   "decide", "written")))]
+    if study.space:  # not in the batch's total: its job's, shared by the study's runs
+        rows.append(("the study's unit-variance means (its expectations job), per run of the study",
+                     unit_cpu * n / study.runs(CORRECT_ARM)))
     if not args.quick:
         rows += split_experiments(run, n)
     threads = os.environ.get("OPENBLAS_NUM_THREADS")

@@ -243,8 +243,10 @@ class Results:
 
     def value(self, name: str, column: str = "value", **where) -> Measured:
         """The single value of `column` in the row of `name` matching `where`."""
-        rows = self._rows(name, tuple(where)).get(tuple(where.values()), [])
-        column_values = self._list(name, column)
+        # the kept index and column looked up here first: hundreds of calls per run, most of them for kept ones
+        index = self._indexes.get((name, tuple(where))) or self._rows(name, tuple(where))
+        rows = index.get(tuple(where.values()), [])
+        column_values = self._lists.get((name, column)) or self._list(name, column)
         if len(rows) != 1:
             cond = ", ".join(f"{k}={v!r}" for k, v in where.items())
             raise ResultsError(f"{self.dir / name}: expected one row with {cond}, found {len(rows)}")

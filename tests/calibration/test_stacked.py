@@ -71,6 +71,18 @@ def test_row_moments_are_the_moments_of_each_row():
     assert stacked.row_moments(x) == [Moments.of(row) for row in x]
 
 
+@pytest.mark.parametrize("m", [1, 2, 100, 333])
+def test_row_summaries_are_the_summaries_of_each_row_s_moments(m):
+    from sdpa_lab.moments import Moments
+
+    x = np.random.default_rng(m).standard_normal((6, m)) * 1e3 + 7
+    mine = stacked.row_summaries(x)
+    theirs = [{k: float(v) for k, v in Moments.of(row).summary().items()} for row in x]
+    assert [list(s) for s in mine] == [list(s) for s in theirs]  # mean, std, se: in that order
+    # bit for bit (nan, std and se of one value, compared as nan)
+    assert np.array_equal([list(s.values()) for s in mine], [list(s.values()) for s in theirs], equal_nan=True)
+
+
 def test_a_batch_groups_consecutive_runs_of_one_sweep(monkeypatch):
     space = check_study({"seeds": 3, "broken_seeds": 0, "batch": 8, "space": {"seed": 1, "configs": 4,
                                                                                 "max_cpu_s": 0.5}}, "s")

@@ -36,6 +36,10 @@ rule calibration_sweeps:
 rule calibration_expectations:
     input:
         code=code_of("sdpa_lab.claims.expectation_table"),
+        # a space study's drawn sweeps: its unit-variance means, made once for all its batches
+        sweeps=lambda wildcards: (
+            SWEEPS.format(**wildcards) if calibration_study(wildcards).space else []
+        ),
     output:
         EXPECTATIONS,
     log:
@@ -52,19 +56,16 @@ rule calibration_expectations:
         # The expectations depend on the sweep alone: editing a study's counts does not recompute them.
         sweep=lambda wildcards: calibration_study(wildcards).sweep,
     script:
-        "../scripts/compute_expectations.py"
+        "../scripts/calibrate_expectations.py"
 
 
 rule calibration_batch:
     input:
         fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
         # the claims' finite-d_k expectations, computed once per study of one sweep (a space study's batches
-        # compute those of their own sweeps), and a space study's drawn sweeps
-        expectations=lambda wildcards: (
-            []
-            if calibration_study(wildcards).space
-            else EXPECTATIONS.format(**wildcards)
-        ),
+        # compute those of their own sweeps, on the unit-variance means made once for the study), and a space
+        # study's drawn sweeps
+        expectations=EXPECTATIONS,
         sweeps=lambda wildcards: (
             SWEEPS.format(**wildcards) if calibration_study(wildcards).space else []
         ),

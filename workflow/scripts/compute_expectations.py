@@ -1,5 +1,5 @@
 """Thin Snakemake entry point: the finite-d_k expectations the claims ask for at a sweep
-(sdpa_lab.claims.expectation_table), for rule `expectations` (the run's) and `calibration_expectations` (a study's)."""
+(sdpa_lab.claims.expectation_table), for rule `expectations` (the run's; a study's: calibrate_expectations.py)."""
 
 from sdpa_lab.claims.expectation_table import expectations_job
 

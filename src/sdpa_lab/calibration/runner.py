@@ -17,7 +17,6 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 from __future__ import annotations
 
 import dataclasses
-import math
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -26,9 +25,10 @@ from pathlib import Path
 import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
+from sdpa_lab.calibration.check_table import as_rows, check_cells, check_text
 from sdpa_lab.calibration.stacked import STACKED, group_size
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
-from sdpa_lab.claims.expectation_table import read_expectations, sweep_expectations
+from sdpa_lab.claims.expectation_table import read_expectations, read_unit_variance_means, sweep_expectations
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of, trial_scores_files
 from sdpa_lab.experiments.trial_scores import TrialScores, fits_in_memory, hold_trial_scores, write_trial_scores
 from sdpa_lab.joblog import job_log
@@ -141,30 +141,6 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
     return tables
 
 
-def check_rows(study: str, arm: str, run: tuple[int, int, int], seed: int, decision, n_statistical: int,
-               seeded_files) -> Rows:
-    """One row per check of `decision` that reads a seeded table (COLUMNS); `run` is (run, sweep, seed index)."""
-    rows = []
-    index, sweep, seed_index = run
-    for c in decision.checks:
-        if c.source not in seeded_files:
-            continue
-        # z for every check held to a standard error (statistical, and derived from one); its own k is
-        # tolerance / SE: the run's k, or wider on the side a known skewness stretches (Cornish-Fisher).
-        with_se = math.isfinite(c.se) and c.se > 0
-        z = c.deviation / c.se if with_se else float("nan")
-        k_check = c.tolerance / c.se if with_se else float("nan")
-        rows.append({"config": study, "arm": arm, "run": index, "sweep": sweep, "seed_index": seed_index,
-                     "seed": seed, "claim": c.claim,
-                     "check": c.check, "parameters": c.parameters, "relation": c.relation, "basis": c.basis,
-                     "literal": bool(c.literal), "expected": float(c.expected), "measured": float(c.measured),
-                     "se": float(c.se), "tolerance": float(c.tolerance), "k_check": float(k_check),
-                     "deviation": float(c.deviation), "z": float(z), "margin": float(c.margin), "verdict": c.verdict,
-                     "k": float(decision.k),
-                     "n_statistical": int(n_statistical)})
-    return rows
-
-
 class Decider:
     """Decides every claim of a run as `sdpa-lab check` does, deciding once per job the claims that read
     only the fixed tables (the same in every run).
@@ -197,13 +173,23 @@ class Decider:
 
 def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
                fixed_dir: str | Path | None = None, expectations: Mapping | None = None,
-               sweeps: list | None = None) -> Iterator[Rows]:
-    """Every check of each run of batch `batch` of arm `arm` (COLUMNS), a run at a time, in run order:
-    a batch job writes each run's rows as they come, so that its memory does not grow with its runs.
+               sweeps: list | None = None, unit_means: Mapping | None = None) -> Iterator[Rows]:
+    """Every check of each run of batch `batch` of arm `arm` (COLUMNS), as rows, a run at a time (batch_cells)."""
+    for cells in batch_cells(study, arm, batch, timing, fixed_dir, expectations, sweeps, unit_means):
+        yield as_rows(cells)
+
+
+def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
+                fixed_dir: str | Path | None = None, expectations: Mapping | None = None,
+                sweeps: list | None = None, unit_means: Mapping | None = None) -> Iterator[list[tuple]]:
+    """Every check of each run of batch `batch` of arm `arm` (check_table.check_cells, in COLUMNS' order), a run at
+    a time, in run order: a batch job writes each run's rows as they come, so that its memory does not grow with
+    its runs.
 
     The lesson replications' tables are read from `fixed_dir` if given, else made here (fixed_tables);
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
-    computed here (sweep_expectations, per sweep); the study's sweeps are `sweeps` if given (a space study's,
+    computed here (sweep_expectations, per sweep, on the unit-variance means `unit_means` where given: a space
+    study's, read_unit_variance_means); the study's sweeps are `sweeps` if given (a space study's,
     as rule calibration_sweeps wrote them), else the study's own (Study.sweeps).
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
     their draws and kernels), in computing the expectations here ("expectations": a space study's, per sweep),
@@ -232,7 +218,8 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
             configs = [run_config(sweeps[sweep], seed_index) for _, _, seed_index in group]
             t0 = clock()
             if sweep not in known:  # a space study's runs of one sweep are consecutive: computed once for them
-                known = {sweep: sweep_expectations(sweeps[sweep]) if expectations is None else expectations}
+                known = {sweep: sweep_expectations(sweeps[sweep], unit_means) if expectations is None
+                         else expectations}
             t1 = clock()
             spent["expectations"] += t1 - t0
             t0 = t1
@@ -243,7 +230,7 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
                 decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {run[0]}>",
                                                           {**fixed, **tables}, known[sweep], indexes))
                 spent["decide"] += clock() - t1
-                yield check_rows(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
+                yield check_cells(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
 
@@ -295,26 +282,27 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
               sweeps_file: str | Path | None = None) -> None:
     """What rule calibration_batch runs: batch_runs of study `name` with `settings` (Study.settings, the
     rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
-    the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time. A space study has no
-    expectations file (each of its sweeps asks for others: computed per sweep) and reads its sweeps from
-    `sweeps_file` (sweeps_job's).
+    the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time. A space study's
+    `expectations_file` holds the unit-variance means of all its sweeps (expectation_table.unit_variance_means,
+    made once for the study), on which each of its sweeps' expectations are computed here; it reads its sweeps
+    from `sweeps_file` (sweeps_job's).
     Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
     it started (interpreter and imports included), and its peak memory, for benchmarks/calibration.py."""
     import resource
 
     from sdpa_lab.io import atomic_writer
-    from sdpa_lab.tables import csv_text
 
     with job_log("calibration_batch", log_path) as logger:
         study = check_study(dict(settings), name)
         timing: dict = {}
         checks = 0
         with atomic_writer(out) as fh:  # the file appears once every run is written
-            expectations = read_expectations(expectations_file) if expectations_file else None
+            given = read_expectations(expectations_file) if expectations_file and not study.space else None
+            unit_means = read_unit_variance_means(expectations_file) if expectations_file and study.space else None
             sweeps = read_sweeps(sweeps_file) if sweeps_file else None
-            runs = batch_runs(study, arm, int(batch), timing, fixed_dir, expectations, sweeps)
+            runs = batch_cells(study, arm, int(batch), timing, fixed_dir, given, sweeps, unit_means)
             for i, rows in enumerate(runs):
-                fh.write(csv_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
+                fh.write(check_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
                 checks += len(rows)
         usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "

@@ -42,10 +42,22 @@ def row_moments(x: np.ndarray) -> list[Moments]:
     return [Moments(x.shape[1], float(a), float(b)) for a, b in zip(mean, m2, strict=True)]
 
 
-def summary_rows(head: Mapping, moments: Mapping[tuple, Moments]) -> Rows:
-    """The rows of one run and d_k: `head` then scale, quantity, statistic, value, per Moments.summary."""
-    return [{**head, "scale": scale, "quantity": quantity, "statistic": statistic, "value": float(value)}
-            for (scale, quantity), m in moments.items() for statistic, value in m.summary().items()]
+def row_summaries(x: np.ndarray) -> list[dict[str, float]]:
+    """Moments.summary of each row's moments (row_moments) of x (R, m), made for every row at once: the same
+    numbers, each the same IEEE operation (a division, a square root) on the same operands, elementwise."""
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    n = x.shape[1]
+    mean = x.mean(axis=1)
+    m2 = np.sum((x - mean[:, None]) ** 2, axis=1)
+    sd = np.sqrt(m2 / (n - 1)) if n > 1 else np.full(len(x), np.nan)
+    se = sd / np.sqrt(n)
+    return [{"mean": a, "std": b, "se": c} for a, b, c in zip(mean.tolist(), sd.tolist(), se.tolist(), strict=True)]
+
+
+def summary_rows(head: Mapping, summaries: Mapping[tuple, Mapping[str, float]]) -> Rows:
+    """The rows of one run and d_k: `head` then scale, quantity, statistic, value, per row_summaries' summary."""
+    return [{**head, "scale": scale, "quantity": quantity, "statistic": statistic, "value": value}
+            for (scale, quantity), summary in summaries.items() for statistic, value in summary.items()]
 
 
 def variance_stacked(seeds: Sequence[int], settings: Mapping, attention: Attention) -> list[dict[str, Rows]] | None:
@@ -95,10 +107,10 @@ def entropy_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapp
         for scale in entropy_sweep.ENTROPY_SCALES:
             w = attention.weights(raw, d_k, trial_scale(scale, d_k, q_norm))  # (R * trials, T)
             h[scale] = entropy(w)
-            found[scale, "entropy"] = row_moments(h[scale].reshape(R, trials))
-            found[scale, "max_weight"] = row_moments(row_max(w).reshape(R, trials))
+            found[scale, "entropy"] = row_summaries(h[scale].reshape(R, trials))
+            found[scale, "max_weight"] = row_summaries(row_max(w).reshape(R, trials))
         for a, b in entropy_sweep.PAIRED_SCALES:
-            found[scale_difference(a, b), "entropy"] = row_moments((h[a] - h[b]).reshape(R, trials))
+            found[scale_difference(a, b), "entropy"] = row_summaries((h[a] - h[b]).reshape(R, trials))
         for r, seed in enumerate(seeds):
             head = {"seed": seed, "d_k": d_k, "T": T, "trials": trials}
             tables[r] += summary_rows(head, {key: found[key][r] for key in keys})
@@ -167,9 +179,9 @@ def gradient_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Map
             c = trial_scale(scale, d_k, q_norm)
             for quantity, x in gradient.gradient_norms(raw, V, g_out, d_k, c, attention).items():
                 norms[scale, quantity] = x
-                found[scale, quantity] = row_moments(x.reshape(R, trials))
+                found[scale, quantity] = row_summaries(x.reshape(R, trials))
         for a, b, q in gradient.PAIRED:
-            found[scale_difference(a, b), q] = row_moments((norms[a, q] - norms[b, q]).reshape(R, trials))
+            found[scale_difference(a, b), q] = row_summaries((norms[a, q] - norms[b, q]).reshape(R, trials))
         for r, seed in enumerate(seeds):
             head = {"seed": seed, "d_k": d_k, "T": T, "trials": trials}
             tables[r] += summary_rows(head, {key: found[key][r] for key in keys})
@@ -237,7 +249,11 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
         draws = learning_draws(seeds, "learning", s, d_k)
         tracks = {scale: follow_stacked(learning.descent(*draws, scale_arg(scale, d_k), lrs, steps, attention),
                                         threshold, at, R) for scale in learning.LEARNING_SCALES}
-        stats = {scale: lr_statistics_stacked(track) for scale, track in tracks.items()}
+        # each statistic and curve as Python numbers once (R, L) and (R, len(at), L): the rows' values, not indexed
+        stats = {scale: {k: v.tolist() for k, v in lr_statistics_stacked(track).items()}
+                 for scale, track in tracks.items()}
+        curve_values = {scale: track["curve"].tolist() for scale, track in tracks.items()}
+        steps_at = at.tolist()
         for r, seed in enumerate(seeds):
             head = {"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps, "loss_threshold": threshold}
             succeeded = {}
@@ -245,11 +261,11 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
                 track, b = tracks[scale], best[scale][r]
                 succeeded[scale] = track["reach"][r, :, b] <= track["steps"]
                 rows[r] += [{**head, "scale": scale, "lr": lr, "best_lr": int(i == b), "statistic": statistic,
-                             "value": float(stats[scale][statistic][r, i])}
+                             "value": float(stats[scale][statistic][r][i])}
                             for i, lr in enumerate(lrs) for statistic in learning.STATISTICS]
                 curves[r] += [{"seed": seed, "d_k": d_k, "T": T, "runs": runs, "scale": scale, "lr": lrs[b],
-                               "step": int(step), "mean_relative_loss": float(value)}
-                              for step, value in zip(at, track["curve"][r, :, b], strict=True)]
+                               "step": step, "mean_relative_loss": values[b]}
+                              for step, values in zip(steps_at, curve_values[scale][r], strict=True)]
             only = {"only_scaled_succeeds": succeeded["inv_sqrt_dk"] & ~succeeded["none"],
                     "only_unscaled_succeeds": succeeded["none"] & ~succeeded["inv_sqrt_dk"]}
             rows[r] += [{**head, "scale": learning.PAIRED_SCALE, "lr": lrs[best["inv_sqrt_dk"][r]], "best_lr": 1,

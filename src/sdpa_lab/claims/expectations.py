@@ -18,7 +18,7 @@ attention code the experiments run.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -159,14 +159,24 @@ def unit_variance_mean(name: str, T: int) -> tuple[float, float]:
     return _mean_se(np.concatenate(means))
 
 
-def mean_statistic(name: str, d_k: int, T: int, scaled: bool, laws: tuple[str, ...] = LAWS) -> tuple[float, float]:
+def unit_variance_asked(keys: Iterable[tuple[str, str, int, int]]) -> set[tuple[str, int]]:
+    """The (statistic, T) whose unit-variance mean (unit_variance_mean) the expectations `keys` are built on: the
+    scaled means'."""
+    return {(name, T) for kind, name, _, T in keys if kind == "scaled"}
+
+
+def mean_statistic(name: str, d_k: int, T: int, scaled: bool, laws: tuple[str, ...] = LAWS,
+                   unit_means: Mapping | None = None) -> tuple[float, float]:
     """E h(softmax(K q)) (unscaled) or E h(softmax(K q / sqrt(d_k))) (scaled) at head size d_k over T keys,
     and its Monte Carlo standard error: K q = |q| u, |q|^2 = 2x with x ~ Gamma(d_k / 2). The scaled one as the
     unit-variance mean plus the scaled minus unit-variance gap (UNIT_BLOCKS: independent draws, SEs in quadrature).
-    `laws`: the kinds whose law's moments to make on the same draws (LAWS), for law."""
+    `laws`: the kinds whose law's moments to make on the same draws (LAWS), for law. `unit_means`: unit_variance_mean
+    of (statistic, T) as computed elsewhere (a space study's, once for all its batches); those not there computed."""
     if not scaled:
         return _unscaled_draws(name, d_k, T, laws)[0]
-    (gap, gap_se), (unit, unit_se) = _gap_draws(name, d_k, T, laws)[0], unit_variance_mean(name, T)
+    given = unit_means is not None and (name, T) in unit_means
+    (gap, gap_se), (unit, unit_se) = (_gap_draws(name, d_k, T, laws)[0],
+                                      unit_means[name, T] if given else unit_variance_mean(name, T))
     return gap + unit, float(np.hypot(gap_se, unit_se))
 
 
@@ -260,14 +270,15 @@ def law(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS) ->
     return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True))
 
 
-def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS) -> tuple[float, float]:
+def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = LAWS,
+                unit_means: Mapping | None = None) -> tuple[float, float]:
     """Expectation `kind` (KINDS) of statistic `name` at head size d_k over T keys, and its Monte Carlo standard
-    error: what the claims compare with (sdpa_lab.results.Results.expectation). `laws`: as mean_statistic's
-    (the numbers do not depend on it)."""
+    error: what the claims compare with (sdpa_lab.results.Results.expectation). `laws`, `unit_means`: as
+    mean_statistic's (the numbers do not depend on them)."""
     if kind == "scaled_minus_unit_variance":
         return _gap_draws(name, d_k, T, laws)[0]
     if kind in ("scaled", "unscaled"):
-        return mean_statistic(name, d_k, T, kind == "scaled", laws)
+        return mean_statistic(name, d_k, T, kind == "scaled", laws, unit_means)
     base, _, shape = kind.rpartition(":")  # e.g. "scaled:sd": the law's sd (law)
     if base in LAW_KINDS and shape in SHAPES:
         return law(base, name, d_k, T, laws)[SHAPES.index(shape)]
@@ -275,11 +286,12 @@ def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = 
                      f":{'/:'.join(SHAPES)}")
 
 
-def expectations(keys: Iterable[tuple[str, str, int, int]]) -> dict:
+def expectations(keys: Iterable[tuple[str, str, int, int]], unit_means: Mapping | None = None) -> dict:
     """expectation(*key) of each key (kind, statistic, d_k, T), the same numbers, the draws of each (statistic,
-    d_k, T) giving the moments of only the laws the keys ask of them."""
+    d_k, T) giving the moments of only the laws the keys ask of them; `unit_means` as mean_statistic's."""
     keys = list(keys)
     asked = defaultdict(set)
     for kind, name, d_k, T in keys:
         asked[name, d_k, T].add(kind.rpartition(":")[0])  # "" for a mean
-    return {key: expectation(*key, laws=tuple(sorted(asked[key[1:]] & set(LAWS)))) for key in keys}
+    return {key: expectation(*key, laws=tuple(sorted(asked[key[1:]] & set(LAWS))), unit_means=unit_means)
+            for key in keys}
