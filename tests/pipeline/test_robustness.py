@@ -76,16 +76,16 @@ if os.environ.get("SDPA_LAB_TEST_FAULT"):  # test-only fault injection, loaded b
     from sdpa_lab import pipeline
 
     _fault, _name = os.environ["SDPA_LAB_TEST_FAULT"].split(":")
-    _run = pipeline.run_experiment
+    _run = pipeline.run_declared  # what a job runs (run_job), and run_experiment too
 
-    def _injected(name, *args):
-        if name == _name:
+    def _injected(experiment, *args, **kwargs):
+        if experiment.name == _name:
             if _fault == "hang":
                 time.sleep(600)
-            raise RuntimeError(f"injected failure in {name}")
-        return _run(name, *args)
+            raise RuntimeError(f"injected failure in {experiment.name}")
+        return _run(experiment, *args, **kwargs)
 
-    pipeline.run_experiment = _injected
+    pipeline.run_declared = _injected
 '''
 
 
