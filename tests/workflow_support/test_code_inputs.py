@@ -29,6 +29,27 @@ def test_code_files_are_the_modules_a_job_imports(repo):
     assert "calibration/report.py" not in names(repo, "sdpa_lab.report.jobs", "sdpa_lab.report.html")
 
 
+def test_the_claims_job_runs_every_claims_module_the_registry_gathers(tmp_path):
+    """claims/registry.py finds its claims by pkgutil, not by import: the claims job's code inputs are every module
+    of the claims folder, a claim in a module of its own too, so editing one reruns the claims."""
+    root = tmp_path / "src" / "sdpa_lab"
+    (root / "claims").mkdir(parents=True)
+    (root / "claims" / "registry.py").write_text("import pkgutil\n")
+    (root / "claims" / "deciding.py").write_text("from sdpa_lab.claims.registry import registry\n")
+    (root / "claims" / "own_claim.py").write_text("from sdpa_lab import helper\n")  # imported by no module
+    (root / "helper.py").write_text("")
+    (root / "unrelated.py").write_text("")
+    found = {Path(p).resolve().relative_to(root.resolve()).as_posix()
+             for p in code_files("sdpa_lab.claims.deciding", workflow_dir=str(tmp_path))}
+    assert found == {"claims/deciding.py", "claims/registry.py", "claims/own_claim.py", "helper.py"}
+
+
+def test_the_claims_rule_names_every_claim_module(repo):
+    claims = names(repo, "sdpa_lab.claims.deciding", "sdpa_lab.claims.expectation_table", "sdpa_lab.claims.verdicts")
+    every = {f"claims/{p.name}" for p in (repo / "src" / "sdpa_lab" / "claims").glob("*.py")} - {"claims/__init__.py"}
+    assert every <= claims
+
+
 def test_code_files_are_relative_to_the_workflow(repo, monkeypatch):
     monkeypatch.chdir(repo)
     files = code_files("sdpa_lab.experiments.variance", workflow_dir=str(repo))

@@ -31,6 +31,9 @@ PACKAGE = "sdpa_lab"
 # are its own params and outputs, which Snakemake compares itself, and adding an experiment must not rerun the
 # others), and the packages' __init__.py files hold no code a job runs.
 DECLARATIONS = ("experiments/registry.py", "experiments/declaration.py")
+# Modules that import every module of a package folder by pkgutil, not by import statements: a job that runs one
+# runs all of that folder (the claims job decides every claim, a new claim module too).
+GATHERS = {"sdpa_lab.claims.registry": "claims"}
 
 
 def package_dir(workflow_dir: str | os.PathLike | None = None) -> Path:
@@ -152,8 +155,16 @@ def code_files(*modules: str, workflow_dir: str | None = None) -> tuple[str, ...
             continue
         seen[path] = module
         todo.extend(imported_modules(path, module))
+        if module in GATHERS:
+            todo.extend(gathered_modules(root, GATHERS[module]))
     here = Path.cwd()
     return tuple(sorted(_as_input(path, here) for path in seen))
+
+
+def gathered_modules(root: Path, folder: str) -> list[str]:
+    """The modules of package folder `folder` under `root` (its .py files), as a gathering module finds them."""
+    package = ".".join((PACKAGE, *Path(folder).parts))
+    return [f"{package}.{p.stem}" for p in sorted((root / folder).glob("*.py")) if p.name != "__init__.py"]
 
 
 @cache
