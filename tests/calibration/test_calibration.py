@@ -67,15 +67,6 @@ def study(seeds=100, broken_seeds=10, batch=50, sweep=SMALLEST) -> dict:
 
 
 @pytest.fixture(scope="module")
-def lesson_dir(tmp_path_factory):
-    """The lesson replications' tables (the same in every run) written once, as the workflow gives them to a batch."""
-    out = tmp_path_factory.mktemp("lesson")
-    for name, table in lesson_tables().items():
-        write_csv(table, out / name)
-    return out
-
-
-@pytest.fixture(scope="module")
 def hand_made_lesson_dir(tmp_path_factory):
     """The hand-made lesson tables (tests.claims.tables.lesson_csvs) written as the workflow gives a batch the
     replications': for the tests of a batch's own work, which takes those tables as given."""

@@ -12,22 +12,11 @@ import pytest
 from sdpa_lab.calibration.check_table import as_rows, check_text
 from sdpa_lab.calibration.runner import batch_cells, batch_job, run_batch
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, check_study
-from sdpa_lab.io import write_csv
 from sdpa_lab.tables import csv_text
 
 from tests.calibration.sizes import SMALLEST
-from tests.conftest import lesson_tables
 
 pytestmark = pytest.mark.xdist_group("calibration")
-
-
-@pytest.fixture(scope="module")
-def lesson_dir(tmp_path_factory):
-    """The lesson replications' tables written once, as the workflow gives them to a batch."""
-    out = tmp_path_factory.mktemp("lesson")
-    for name, table in lesson_tables().items():
-        write_csv(table, out / name)
-    return out
 
 
 def small_study():
