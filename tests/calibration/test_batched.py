@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sdpa_lab.calibration import batched
+from sdpa_lab.calibration.qq_rows import qq_rows
 from sdpa_lab.calibration.runner import run_batch
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, check_study
 from sdpa_lab.calibration.summary import read_batches, summaries
@@ -108,3 +109,18 @@ def test_merged_moments_are_the_whole_samples(parts):
         assert r.n == len(z)
         assert r.mean == pytest.approx(float(np.mean(z)), rel=1e-9, abs=1e-9)
         assert r.m2 == pytest.approx(ref.m2, rel=1e-9, abs=1e-6)
+
+
+def test_the_report_reads_of_checks_csv_the_rows_it_plots_in_chunks(both):
+    """qq_rows in chunks of 7 rows gives the qq figure the same families, in the same order, with the same z, as
+    checks.csv read whole."""
+    out, _, checks, _ = both
+    rows = qq_rows(out / "checks.csv", chunk_rows=7)
+    want = checks[(checks.arm == CORRECT_ARM) & (checks.relation == "within") & checks.z.notna()]
+    assert len(rows) == len(want) > 0
+
+    def families(t):
+        return [(config, claim, check, g.z.tolist())
+                for (config, claim, check), g in t.groupby(["config", "claim", "check"], sort=False, observed=True)]
+
+    assert families(rows) == families(want)
