@@ -340,7 +340,9 @@ def headline(tables: dict[str, pd.DataFrame]) -> dict:
 
 
 def read_batches(paths) -> pd.DataFrame:
-    """The per-check rows of every batch CSV (rule calibration_batch), in (config, arm, run) order."""
+    """The per-check rows of every batch CSV (rule calibration_batch), in (config, arm, run) order, in one table:
+    what checks.csv holds, for tests and a small study (rule calibration_tables reads a batch at a time:
+    calibration.batched)."""
     frames = [pd.read_csv(p, keep_default_na=True) for p in sorted(map(str, paths))]
     if not frames:
         raise ValueError("no calibration batches to aggregate")
