@@ -15,6 +15,7 @@ import yaml
 
 from sdpa_lab import attention
 from sdpa_lab.calibration import runner
+from sdpa_lab.calibration.batched import aggregate
 from sdpa_lab.calibration.report import build_report
 from sdpa_lab.calibration.runner import (
     BREAKS,
@@ -37,7 +38,7 @@ from sdpa_lab.calibration.studies import (
     check_study,
     load_studies,
 )
-from sdpa_lab.calibration.summary import aggregate, main_report_summary, wilson
+from sdpa_lab.calibration.summary import main_report_summary, wilson
 from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectation_table import expectations_job, read_expectations, sweep_expectations
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
@@ -380,8 +381,7 @@ def test_the_summary_tables(small):
 def test_z_of_a_check_with_an_exact_se_is_standard_normal(small):
     """B1's mean of raw scores has SE sqrt(d / n) exactly: its z has mean 0 and sd 1. The bounds fail
     if the SE were 1.5x too large (sd 0.67) or too small (sd 1.5): 300 z's give sd within about 0.04."""
-    tables = small.tables
-    checks = tables["checks"]
+    checks = pd.read_csv(small.out / "checks.csv")
     z = checks[(checks.arm == CORRECT_ARM) & (checks.check == "mean of raw scores")].z
     assert len(z) == 300
     assert abs(z.mean()) < 0.25

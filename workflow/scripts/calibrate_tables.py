@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
+from sdpa_lab.calibration.batched import tables_job
 from sdpa_lab.calibration.runner import read_sweeps
 from sdpa_lab.calibration.studies import load_studies
-from sdpa_lab.calibration.summary import tables_job
 
 tables_job(
     snakemake.input.batches,  # noqa: F821 (injected by Snakemake)

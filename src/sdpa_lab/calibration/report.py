@@ -36,8 +36,13 @@ ARM_COLOURS = {**{scale: COLOURS[scale] for scale in ("inv_sqrt_dk", "none", "in
 
 
 def read_tables(results_dir: str | Path) -> dict[str, pd.DataFrame]:
-    """The calibration tables (summary.TABLES) in `results_dir`."""
-    tables = {name: pd.read_csv(Path(results_dir) / f"{name}.csv", keep_default_na=True) for name in TABLES}
+    """The calibration tables (summary.TABLES) in `results_dir`; of checks.csv, only the rows and columns that
+    qq_figure plots (qq_rows.qq_rows), read in chunks."""
+    from sdpa_lab.calibration.qq_rows import qq_rows
+
+    tables = {name: pd.read_csv(Path(results_dir) / f"{name}.csv", keep_default_na=True) for name in TABLES
+              if name != "checks"}
+    tables["checks"] = qq_rows(Path(results_dir) / "checks.csv")
     text = ["failing_claims", "closest_claim", "closest_check", "closest_parameters"]
     tables["runs"][text] = tables["runs"][text].fillna("")  # an empty cell is no claim, not a missing number
     return tables
@@ -71,7 +76,7 @@ def qq_figure(tables):
         fig, axes = _grid(len(configs))
         for ax, config in zip(axes, configs, strict=True):
             g = st[st.config == config]
-            for i, ((claim, check), f) in enumerate(g.groupby(["claim", "check"], sort=False)):
+            for i, ((claim, check), f) in enumerate(g.groupby(["claim", "check"], sort=False, observed=True)):
                 z = np.sort(f.z.to_numpy())
                 q = np.array([NormalDist().inv_cdf((j + 0.5) / len(z)) for j in range(len(z))])
                 ax.plot(q, z, ".", ms=3, color=PALETTE[i % len(PALETTE)], label=f"{claim}: {check}"[:48])

@@ -30,10 +30,8 @@ import pandas as pd
 
 from sdpa_lab import rates
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
-from sdpa_lab.claims import ALPHA_FAMILY, CONDITION_NOT_MET, FAILS, HOLDS, INCONCLUSIVE
+from sdpa_lab.claims import CONDITION_NOT_MET, FAILS, HOLDS, INCONCLUSIVE
 from sdpa_lab.claims.model import TOWARD_FAIL
-from sdpa_lab.io import write_csv
-from sdpa_lab.joblog import job_log
 
 TWO_SIDED = ("within",)  # |measured - expected| <= k SE: z ~ N(0, 1) when expected is the truth
 DIRECTIONAL = ("above", "below", "not above", "not below")
@@ -148,6 +146,11 @@ def z_summary(checks: pd.DataFrame, by: list[str] = FAMILY) -> pd.DataFrame:
                 max_abs_z=("z", lambda z: float(np.max(np.abs(z)))), k=("k", "mean"),
                 fails=("verdict", lambda v: int(np.sum(v == FAILS))),
                 inconclusive=("verdict", lambda v: int(np.sum(v == INCONCLUSIVE)))).reset_index()
+    return z_verdicts(out, by)
+
+
+def z_verdicts(out: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """z_summary's intervals and verdicts added to its per-group n, mean_z and sd_z; rows in `by` order."""
     se_mean = out.sd_z / np.sqrt(out.n)
     se_sd = out.sd_z / np.sqrt(2 * (out.n - 1).clip(lower=1))
     out["mean_z_low"], out["mean_z_high"] = out.mean_z - ZQ * se_mean, out.mean_z + ZQ * se_mean
@@ -337,7 +340,9 @@ def headline(tables: dict[str, pd.DataFrame]) -> dict:
 
 
 def read_batches(paths) -> pd.DataFrame:
-    """The per-check rows of every batch CSV (rule calibration_batch), in (config, arm, run) order."""
+    """The per-check rows of every batch CSV (rule calibration_batch), in (config, arm, run) order, in one table:
+    what checks.csv holds, for tests and a small study (rule calibration_tables reads a batch at a time:
+    calibration.batched)."""
     frames = [pd.read_csv(p, keep_default_na=True) for p in sorted(map(str, paths))]
     if not frames:
         raise ValueError("no calibration batches to aggregate")
@@ -348,28 +353,6 @@ def read_batches(paths) -> pd.DataFrame:
     checks = checks[list(COLUMNS)]
     checks["order"] = range(len(checks))  # a run's checks keep the registry's order
     return _order(checks, [*RUN, "order"]).drop(columns="order")
-
-
-def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY, sweeps: dict[str, list] | None = None,
-              preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
-    """Read the batches, write checks.csv and every summary table to `out_dir`; return them all. `sweeps`: each
-    study's sweep configs (Study.sweeps), for configs.csv and the false fails' configs; `preregistered`: the
-    studies whose file fixed their size and stopping rule before they ran (Study.preregistered)."""
-    checks = read_batches(paths)
-    tables = {"checks": checks, **summaries(checks, alpha_family, sweeps, preregistered)}
-    for stem, table in tables.items():
-        write_csv(table, f"{out_dir}/{stem}.csv")
-    return tables
-
-
-def tables_job(batches, out_dir, log_path: str | None = None, sweeps: dict[str, list] | None = None,
-               preregistered: Collection[str] = ()) -> None:
-    """What rule calibration_tables runs: aggregate, logged."""
-    with job_log("calibration_tables", log_path) as logger:
-        tables = aggregate(batches, out_dir, sweeps=sweeps, preregistered=preregistered)
-        h = headline(tables)
-        logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
-                    len(batches), len(tables["checks"]), h["runs"], h["runs_with_fail"], out_dir)
 
 
 def main_report_summary(results_dir: str | Path) -> dict | None:

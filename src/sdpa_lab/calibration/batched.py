@@ -1,0 +1,268 @@
+"""The calibration tables from the batch CSVs one batch at a time (rule calibration_tables).
+
+Memory is bounded by the largest batch and the tables themselves, not by the study: each batch is read alone
+(only the columns a summary needs), each table's share of it computed (a run's checks are all in one batch) and
+merged into what the batches before it gave: counts summed, maxima taken, means and sds of z from mergeable
+moments (n, mean, M2). checks.csv is the batches' text copied in (config, arm, run) order, never parsed.
+
+The tables equal summary.summaries of all the checks at once: the same rows, columns and order, integers and
+strings exactly, means and sds to floating-point rounding (tests/calibration/test_batched.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from sdpa_lab import rates
+from sdpa_lab.calibration import summary as s
+from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
+from sdpa_lab.claims import ALPHA_FAMILY, FAILS, HOLDS, INCONCLUSIVE
+from sdpa_lab.io import atomic_writer, write_csv
+from sdpa_lab.joblog import job_log
+
+# The columns some summary reads; the others (expected, measured, se, tolerance, deviation) only checks.csv and
+# false_fail_checks.csv show, which copy them as text or read the few failing rows again.
+NEEDED = tuple(c for c in COLUMNS if c not in ("expected", "measured", "se", "tolerance", "deviation"))
+HEADER = ",".join(COLUMNS)
+CHUNK_BYTES = 1 << 24  # what checks.csv is copied through at a time
+# A run's seed is 64-bit unsigned (seeding.calibration_seed): read as such, not as int64 where a batch's seeds
+# happen to be below 2^63, since int64 and uint64 parts make a float64 column when put together.
+DTYPES = {"seed": "uint64"}
+
+
+def batch_order(paths) -> list[str]:
+    """The non-empty batch CSVs in the checks' (config, arm, run) order (arms in ARMS order), each checked to
+    have the checks table's columns; ValueError naming a batch that has not."""
+    paths, keyed = [str(p) for p in paths], []
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            header = fh.readline().rstrip("\r\n")
+        if header != HEADER:
+            raise ValueError(f"calibration batch {path}: its columns are not the checks table's {list(COLUMNS)}")
+        first = pd.read_csv(path, nrows=1, usecols=["config", "arm", "run"])
+        if len(first):
+            arm = first.arm.iloc[0]
+            if arm not in ARMS:
+                raise ValueError(f"calibration batch {path}: unknown arm {arm!r} (one of {list(ARMS)})")
+            keyed.append(((str(first.config.iloc[0]), ARMS.index(arm), int(first.run.iloc[0])), path))
+    if not keyed:
+        raise ValueError("no calibration batches to aggregate" + (" (every one is empty)" if paths else ""))
+    return [path for _, path in sorted(keyed)]
+
+
+def read_batch(path: str, after: tuple | None) -> pd.DataFrame:
+    """The NEEDED columns of one batch; ValueError unless it is one config and arm, its runs in order and after
+    those of the batch before it (`after`: that batch's (config, arm, last run)), as the merge assumes."""
+    c = pd.read_csv(path, usecols=list(NEEDED), dtype=DTYPES, keep_default_na=True)[list(NEEDED)]
+    if c.config.nunique() != 1 or c.arm.nunique() != 1 or not c.run.is_monotonic_increasing:
+        raise ValueError(f"calibration batch {path}: not one config and arm with its runs in order")
+    if after is not None and after[:2] == (c.config.iloc[0], c.arm.iloc[0]) and c.run.iloc[0] <= after[2]:
+        raise ValueError(f"calibration batch {path}: its runs overlap another batch's (run {c.run.iloc[0]})")
+    return c
+
+
+def _fold(acc: pd.DataFrame | None, part: pd.DataFrame, keys: list[str], how: dict) -> pd.DataFrame:
+    """acc and part merged per group of `keys` by `how` (column -> "sum", "max", "first"), groups in order of
+    first appearance (acc's, then part's new ones)."""
+    both = part if acc is None else pd.concat([acc, part], ignore_index=True)
+    return both.groupby(keys, sort=False).agg(how).reset_index()
+
+
+def z_moments(c: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per group of `by` of one batch's checks with a z: what z_summary needs, mergeable (n, mean, M2 of z)."""
+    st = c[c.z.notna()]
+    st = st.assign(abs_z=st.z.abs(), is_fail=st.verdict == FAILS, is_inconclusive=st.verdict == INCONCLUSIVE)
+    g = st.groupby(by, sort=False)
+    out = g.agg(basis=("basis", "first"), n=("z", "size"), runs=("run", "nunique"), mean=("z", "mean"),
+                k_check_sum=("k_check", "sum"), k_check_n=("k_check", "count"), k_sum=("k", "sum"),
+                k_n=("k", "count"), max_abs_z=("abs_z", "max"), fails=("is_fail", "sum"),
+                inconclusive=("is_inconclusive", "sum"))
+    out["m2"] = ((st.z - g.z.transform("mean")) ** 2).groupby([st[b] for b in by], sort=False).sum()
+    return out.reset_index()
+
+
+Z_HOW = {"basis": "first", "n": "sum", "runs": "sum", "mean": "first", "m2": "sum", "k_check_sum": "sum",
+         "k_check_n": "sum", "k_sum": "sum", "k_n": "sum", "max_abs_z": "max", "fails": "sum",
+         "inconclusive": "sum"}
+
+
+def fold_moments(acc: pd.DataFrame | None, part: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Two z_moments tables merged (Chan et al.: M2 = sum of M2 + n (mean - pooled mean)^2 per part)."""
+    if acc is None:
+        return part
+    both = pd.concat([acc, part], ignore_index=True)
+    g = both.groupby(by, sort=False)
+    pooled = (both.n * both["mean"]).groupby([both[b] for b in by], sort=False).transform("sum") / g.n.transform(
+        "sum")
+    both = both.assign(m2=both.m2 + both.n * (both["mean"] - pooled) ** 2, mean=pooled)
+    return both.groupby(by, sort=False).agg(Z_HOW).reset_index()
+
+
+def z_table(moments: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """summary.z_summary's table from merged z_moments."""
+    m = moments
+    out = m[by].assign(basis=m.basis, n=m.n.astype("int64"), runs=m.runs.astype("int64"), mean_z=m["mean"],
+                       sd_z=np.sqrt(m.m2 / (m.n - 1)).where(m.n > 1), k_check=m.k_check_sum / m.k_check_n,
+                       max_abs_z=m.max_abs_z.astype(float), k=m.k_sum / m.k_n, fails=m.fails.astype("int64"),
+                       inconclusive=m.inconclusive.astype("int64"))
+    return s.z_verdicts(out, by)
+
+
+def directional_counts(c: pd.DataFrame) -> pd.DataFrame:
+    """Per directional check family of one batch: n, runs and how many hold, are inconclusive, fail or neither."""
+    d = c[c.relation.isin(s.DIRECTIONAL)]
+    v = d.verdict
+    d = d.assign(holds=v == HOLDS, inconclusive=v == INCONCLUSIVE, fails=v == FAILS,
+                 other=~v.isin((HOLDS, INCONCLUSIVE, FAILS)))
+    return d.groupby(s.FAMILY, sort=False).agg(n=("verdict", "size"), runs=("run", "nunique"), holds=("holds", "sum"),
+                                               inconclusive=("inconclusive", "sum"), fails=("fails", "sum"),
+                                               other=("other", "sum")).reset_index()
+
+
+def directional_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """summary.directional's table from merged directional_counts: the counts as fractions of n."""
+    out = counts.astype({"n": "int64", "runs": "int64"})
+    for column in ("holds", "inconclusive", "fails", "other"):
+        out[column] = out[column] / out.n
+    return s._order(out, s.FAMILY)
+
+
+def power_counts(c: pd.DataFrame) -> pd.DataFrame:
+    """Per claim, config and arm of one batch: runs, runs in which the claim fails, runs in which it does not hold."""
+    per_run = c.assign(fails=c.verdict == FAILS, not_holds=c.verdict != HOLDS).groupby(
+        ["config", "arm", "claim", "run"], sort=False).agg(fails=("fails", "any"), not_holds=("not_holds", "any"))
+    return per_run.groupby(["config", "arm", "claim"], sort=False).agg(
+        runs=("fails", "size"), fails=("fails", "sum"), not_holds=("not_holds", "sum")).reset_index()
+
+
+def power_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """summary.power's table from merged power_counts."""
+    rows = []
+    for r in counts.itertuples():
+        n, bad = int(r.runs), int(r.fails)
+        low, high = s.wilson(bad, n)
+        rows.append({"config": r.config, "arm": r.arm, "claim": r.claim, "runs": n, "fails": bad / n,
+                     "fails_low": low, "fails_high": high, "not_holds": int(r.not_holds) / n})
+    out = pd.DataFrame(rows)
+    out["claim_order"] = [s._claim_key(c) for c in out.claim]
+    return s._order(out, ["config", "claim_order", "arm"]).drop(columns="claim_order")
+
+
+OVER = [f"over_{t}" for t in s.TAIL_THRESHOLDS]
+
+
+def tail_counts(c: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One batch's two-sided statistical checks: n and the counts of |z| over each threshold, per family and per
+    config and arm (summary.tails' "all" rows)."""
+    two = c[c.z.notna() & c.relation.isin(s.TWO_SIDED) & (c.basis == "statistical")]
+    two = two.assign(n=1, **{f"over_{t}": two.z.abs() > t for t in s.TAIL_THRESHOLDS})
+    how = {"n": "sum", **{o: "sum" for o in OVER}}
+    return (two.groupby(s.FAMILY, sort=False).agg(how).reset_index(),
+            two.groupby(["config", "arm"], sort=False).agg(how).reset_index())
+
+
+def tails_table(families: pd.DataFrame, every: pd.DataFrame) -> pd.DataFrame:
+    """summary.tails' table from merged tail_counts."""
+    every = every.assign(claim="all", check="all", relation="within")
+    rows = []
+    for r in pd.concat([families, every], ignore_index=True).to_dict("records"):
+        row = {k: r[k] for k in s.FAMILY} | {"n": int(r["n"])}
+        excess = False
+        for t in s.TAIL_THRESHOLDS:
+            observed, predicted = int(r[f"over_{t}"]), int(r["n"]) * rates.normal_tail(t)
+            chance = s.poisson_at_least(observed, predicted)
+            row |= {f"over_{t}": observed, f"predicted_over_{t}": predicted, f"chance_over_{t}": chance}
+            excess |= chance < 1 - s.CONFIDENCE
+        rows.append(row | {"excess": excess})
+    out = pd.DataFrame(rows, columns=[*s.FAMILY, "n", *(f"{c}_{t}" for t in s.TAIL_THRESHOLDS
+                                                        for c in ("over", "predicted_over", "chance_over")), "excess"])
+    out["all_order"] = out.claim.eq("all")
+    return s._order(out, ["all_order", "config", "arm"]).drop(columns="all_order")
+
+
+def failing_rows(path: str, c: pd.DataFrame) -> pd.DataFrame:
+    """Every column of the batch's correct-arm failing checks (false_fail_checks), read again for those rows alone."""
+    wanted = set((np.flatnonzero(((c.arm == CORRECT_ARM) & (c.verdict == FAILS)).to_numpy()) + 1).tolist())
+    if not wanted:
+        return pd.read_csv(path, nrows=1, dtype=DTYPES).iloc[:0]
+    return pd.read_csv(path, skiprows=lambda i: i and i not in wanted, dtype=DTYPES, keep_default_na=True)
+
+
+def batch_summaries(paths: Sequence[str], alpha_family: float, sweeps: dict[str, list] | None = None,
+                    preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
+    """summary.summaries' tables (not checks) from the batches in batch_order, one batch in memory at a time."""
+    runs, bad, acc, after = [], [], {}, None
+    for path in paths:
+        c = read_batch(path, after)
+        after = (c.config.iloc[0], c.arm.iloc[0], c.run.iloc[-1])
+        runs.append(s.runs_table(c))
+        bad.append(failing_rows(path, c))
+        for name, by in (("z", s.FAMILY), ("zp", [*s.FAMILY, "parameters"])):
+            acc[name] = fold_moments(acc.get(name), z_moments(c, by), by)
+        acc["d"] = _fold(acc.get("d"), directional_counts(c), s.FAMILY, dict.fromkeys(
+            ("n", "runs", "holds", "inconclusive", "fails", "other"), "sum"))
+        acc["p"] = _fold(acc.get("p"), power_counts(c), ["config", "arm", "claim"],
+                         dict.fromkeys(("runs", "fails", "not_holds"), "sum"))
+        families, every = tail_counts(c)
+        how = dict.fromkeys(("n", *OVER), "sum")
+        acc["tf"] = _fold(acc.get("tf"), families, s.FAMILY, how)
+        acc["ta"] = _fold(acc.get("ta"), every, ["config", "arm"], how)
+    runs = s._order(pd.concat(runs, ignore_index=True), s.RUN)
+    configs = s.configs_table(sweeps or {})
+    if configs.empty:
+        configs = pd.DataFrame(columns=["config", "sweep", "settings"])
+    return {
+        "configs": configs,
+        "false_fail_checks": s.false_fail_checks(pd.concat(bad, ignore_index=True), configs),
+        "runs": runs,
+        "z_summary": z_table(acc["z"], s.FAMILY),
+        "z_by_point": z_table(acc["zp"], [*s.FAMILY, "parameters"]),
+        "false_fails": s.false_fails(runs, alpha_family, preregistered),
+        "directional": directional_table(acc["d"]),
+        "power": power_table(acc["p"]),
+        "tails": tails_table(acc["tf"], acc["ta"]),
+    }
+
+
+def write_checks(paths: Sequence[str], out: str | Path) -> None:
+    """checks.csv: the header, then each batch's rows as they are written (batch_order), copied as text a chunk
+    at a time."""
+    with atomic_writer(out) as fh:
+        fh.write((HEADER + "\n").encode())
+        for path in paths:
+            with open(path, "rb") as src:
+                src.readline()  # its header, the same as every batch's (batch_order)
+                last = b"\n"
+                while chunk := src.read(CHUNK_BYTES):
+                    fh.write(chunk)
+                    last = chunk[-1:]
+                if last != b"\n":  # a batch without a final line end
+                    fh.write(b"\n")
+
+
+def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY, sweeps: dict[str, list] | None = None,
+              preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
+    """Write checks.csv and every summary table to `out_dir` from the batches; return the summary tables (not
+    the checks). `sweeps`: each study's sweep configs (Study.sweeps), for configs.csv and the false fails' configs;
+    `preregistered`: the studies whose file fixed their size and stopping rule before they ran."""
+    ordered = batch_order(paths)
+    tables = batch_summaries(ordered, alpha_family, sweeps, preregistered)
+    for stem, table in tables.items():
+        write_csv(table, f"{out_dir}/{stem}.csv")
+    write_checks(ordered, f"{out_dir}/checks.csv")
+    return tables
+
+
+def tables_job(batches, out_dir, log_path: str | None = None, sweeps: dict[str, list] | None = None,
+               preregistered: Collection[str] = ()) -> None:
+    """What rule calibration_tables runs: aggregate, logged."""
+    with job_log("calibration_tables", log_path) as logger:
+        tables = aggregate(batches, out_dir, sweeps=sweeps, preregistered=preregistered)
+        h = s.headline(tables)
+        logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
+                    len(batches), int(tables["runs"].n_checks.sum()), h["runs"], h["runs_with_fail"], out_dir)
+

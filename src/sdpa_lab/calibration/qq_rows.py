@@ -1,0 +1,33 @@
+"""The rows of checks.csv that the calibration report plots (report.qq_figure), read a chunk at a time.
+
+checks.csv holds every check of every run (gigabytes for a large study); the report needs only the correct arm's
+two-sided checks with a z, and only their config, claim, check and z, so it never holds the rest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from pandas.api.types import union_categoricals
+
+from sdpa_lab.calibration.studies import CORRECT_ARM
+
+COLUMNS = ["config", "arm", "claim", "check", "relation", "z"]
+TEXT = ["config", "arm", "claim", "check", "relation"]  # few distinct values: held as categories
+CHUNK_ROWS = 500_000
+
+
+def qq_rows(path: str | Path, chunk_rows: int = CHUNK_ROWS) -> pd.DataFrame:
+    """The correct arm's two-sided checks ("within") with a z, in file order: COLUMNS, the text ones as
+    categories."""
+    parts = []
+    with pd.read_csv(path, usecols=COLUMNS, chunksize=chunk_rows, dtype=dict.fromkeys(TEXT, "category")) as chunks:
+        for chunk in chunks:
+            parts.append(chunk[(chunk.arm == CORRECT_ARM) & (chunk.relation == "within") & chunk.z.notna()][COLUMNS])
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype="category" if c in TEXT else float) for c in COLUMNS})
+    # categories differ between chunks: unite them, so the columns stay categorical when the parts are joined
+    out = {c: union_categoricals([p[c] for p in parts]) if c in TEXT else pd.concat([p[c] for p in parts])
+           for c in COLUMNS}
+    return pd.DataFrame({c: pd.Series(v).reset_index(drop=True) for c, v in out.items()})
