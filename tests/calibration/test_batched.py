@@ -9,15 +9,31 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdpa_lab.calibration import batched
+from sdpa_lab.calibration import batched, summary
 from sdpa_lab.calibration.qq_rows import qq_rows
 from sdpa_lab.calibration.runner import run_batch
-from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, check_study
-from sdpa_lab.calibration.summary import read_batches, summaries
+from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM, check_study
+from sdpa_lab.calibration.summary import summaries
 from sdpa_lab.io import write_csv
 from sdpa_lab.moments import Moments
 
 from tests.calibration.sizes import SMALLEST
+
+
+def read_batches(paths) -> pd.DataFrame:
+    """The per-check rows of every batch CSV, in (config, arm, run) order, in one table: what checks.csv holds, read
+    at once, the reference the batch-at-a-time tables are held to."""
+    frames = [pd.read_csv(p, keep_default_na=True) for p in sorted(map(str, paths))]
+    if not frames:
+        raise ValueError("no calibration batches to aggregate")
+    checks = pd.concat(frames, ignore_index=True)
+    missing = [c for c in COLUMNS if c not in checks.columns]
+    if missing:
+        raise ValueError(f"calibration batches lack columns {missing}")
+    checks = checks[list(COLUMNS)]
+    checks["order"] = range(len(checks))  # a run's checks keep the registry's order
+    return summary._order(checks, [*summary.RUN, "order"]).drop(columns="order")
+
 
 pytestmark = pytest.mark.xdist_group("calibration")
 

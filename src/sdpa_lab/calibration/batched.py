@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdpa_lab import rates
 from sdpa_lab.calibration import summary as s
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
-from sdpa_lab.claims import ALPHA_FAMILY, FAILS, HOLDS, INCONCLUSIVE
+from sdpa_lab.claims import ALPHA_FAMILY, FAILS, INCONCLUSIVE
 from sdpa_lab.io import atomic_writer, write_csv
 from sdpa_lab.joblog import job_log
 
@@ -112,78 +111,6 @@ def z_table(moments: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return s.z_verdicts(out, by)
 
 
-def directional_counts(c: pd.DataFrame) -> pd.DataFrame:
-    """Per directional check family of one batch: n, runs and how many hold, are inconclusive, fail or neither."""
-    d = c[c.relation.isin(s.DIRECTIONAL)]
-    v = d.verdict
-    d = d.assign(holds=v == HOLDS, inconclusive=v == INCONCLUSIVE, fails=v == FAILS,
-                 other=~v.isin((HOLDS, INCONCLUSIVE, FAILS)))
-    return d.groupby(s.FAMILY, sort=False).agg(n=("verdict", "size"), runs=("run", "nunique"), holds=("holds", "sum"),
-                                               inconclusive=("inconclusive", "sum"), fails=("fails", "sum"),
-                                               other=("other", "sum")).reset_index()
-
-
-def directional_table(counts: pd.DataFrame) -> pd.DataFrame:
-    """summary.directional's table from merged directional_counts: the counts as fractions of n."""
-    out = counts.astype({"n": "int64", "runs": "int64"})
-    for column in ("holds", "inconclusive", "fails", "other"):
-        out[column] = out[column] / out.n
-    return s._order(out, s.FAMILY)
-
-
-def power_counts(c: pd.DataFrame) -> pd.DataFrame:
-    """Per claim, config and arm of one batch: runs, runs in which the claim fails, runs in which it does not hold."""
-    per_run = c.assign(fails=c.verdict == FAILS, not_holds=c.verdict != HOLDS).groupby(
-        ["config", "arm", "claim", "run"], sort=False).agg(fails=("fails", "any"), not_holds=("not_holds", "any"))
-    return per_run.groupby(["config", "arm", "claim"], sort=False).agg(
-        runs=("fails", "size"), fails=("fails", "sum"), not_holds=("not_holds", "sum")).reset_index()
-
-
-def power_table(counts: pd.DataFrame) -> pd.DataFrame:
-    """summary.power's table from merged power_counts."""
-    rows = []
-    for r in counts.itertuples():
-        n, bad = int(r.runs), int(r.fails)
-        low, high = s.wilson(bad, n)
-        rows.append({"config": r.config, "arm": r.arm, "claim": r.claim, "runs": n, "fails": bad / n,
-                     "fails_low": low, "fails_high": high, "not_holds": int(r.not_holds) / n})
-    out = pd.DataFrame(rows)
-    out["claim_order"] = [s._claim_key(c) for c in out.claim]
-    return s._order(out, ["config", "claim_order", "arm"]).drop(columns="claim_order")
-
-
-OVER = [f"over_{t}" for t in s.TAIL_THRESHOLDS]
-
-
-def tail_counts(c: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One batch's two-sided statistical checks: n and the counts of |z| over each threshold, per family and per
-    config and arm (summary.tails' "all" rows)."""
-    two = c[c.z.notna() & c.relation.isin(s.TWO_SIDED) & (c.basis == "statistical")]
-    two = two.assign(n=1, **{f"over_{t}": two.z.abs() > t for t in s.TAIL_THRESHOLDS})
-    how = {"n": "sum", **{o: "sum" for o in OVER}}
-    return (two.groupby(s.FAMILY, sort=False).agg(how).reset_index(),
-            two.groupby(["config", "arm"], sort=False).agg(how).reset_index())
-
-
-def tails_table(families: pd.DataFrame, every: pd.DataFrame) -> pd.DataFrame:
-    """summary.tails' table from merged tail_counts."""
-    every = every.assign(claim="all", check="all", relation="within")
-    rows = []
-    for r in pd.concat([families, every], ignore_index=True).to_dict("records"):
-        row = {k: r[k] for k in s.FAMILY} | {"n": int(r["n"])}
-        excess = False
-        for t in s.TAIL_THRESHOLDS:
-            observed, predicted = int(r[f"over_{t}"]), int(r["n"]) * rates.normal_tail(t)
-            chance = s.poisson_at_least(observed, predicted)
-            row |= {f"over_{t}": observed, f"predicted_over_{t}": predicted, f"chance_over_{t}": chance}
-            excess |= chance < 1 - s.CONFIDENCE
-        rows.append(row | {"excess": excess})
-    out = pd.DataFrame(rows, columns=[*s.FAMILY, "n", *(f"{c}_{t}" for t in s.TAIL_THRESHOLDS
-                                                        for c in ("over", "predicted_over", "chance_over")), "excess"])
-    out["all_order"] = out.claim.eq("all")
-    return s._order(out, ["all_order", "config", "arm"]).drop(columns="all_order")
-
-
 def failing_rows(path: str, c: pd.DataFrame) -> pd.DataFrame:
     """Every column of the batch's correct-arm failing checks (false_fail_checks), read again for those rows alone."""
     wanted = set((np.flatnonzero(((c.arm == CORRECT_ARM) & (c.verdict == FAILS)).to_numpy()) + 1).tolist())
@@ -203,12 +130,12 @@ def batch_summaries(paths: Sequence[str], alpha_family: float, sweeps: dict[str,
         bad.append(failing_rows(path, c))
         for name, by in (("z", s.FAMILY), ("zp", [*s.FAMILY, "parameters"])):
             acc[name] = fold_moments(acc.get(name), z_moments(c, by), by)
-        acc["d"] = _fold(acc.get("d"), directional_counts(c), s.FAMILY, dict.fromkeys(
+        acc["d"] = _fold(acc.get("d"), s.directional_counts(c), s.FAMILY, dict.fromkeys(
             ("n", "runs", "holds", "inconclusive", "fails", "other"), "sum"))
-        acc["p"] = _fold(acc.get("p"), power_counts(c), ["config", "arm", "claim"],
+        acc["p"] = _fold(acc.get("p"), s.power_counts(c), ["config", "arm", "claim"],
                          dict.fromkeys(("runs", "fails", "not_holds"), "sum"))
-        families, every = tail_counts(c)
-        how = dict.fromkeys(("n", *OVER), "sum")
+        families, every = s.tail_counts(c)
+        how = dict.fromkeys(("n", *s.OVER), "sum")
         acc["tf"] = _fold(acc.get("tf"), families, s.FAMILY, how)
         acc["ta"] = _fold(acc.get("ta"), every, ["config", "arm"], how)
     runs = s._order(pd.concat(runs, ignore_index=True), s.RUN)
@@ -222,9 +149,9 @@ def batch_summaries(paths: Sequence[str], alpha_family: float, sweeps: dict[str,
         "z_summary": z_table(acc["z"], s.FAMILY),
         "z_by_point": z_table(acc["zp"], [*s.FAMILY, "parameters"]),
         "false_fails": s.false_fails(runs, alpha_family, preregistered),
-        "directional": directional_table(acc["d"]),
-        "power": power_table(acc["p"]),
-        "tails": tails_table(acc["tf"], acc["ta"]),
+        "directional": s.directional_table(acc["d"]),
+        "power": s.power_table(acc["p"]),
+        "tails": s.tails_table(acc["tf"], acc["ta"]),
     }
 
 

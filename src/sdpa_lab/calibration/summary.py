@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from sdpa_lab import rates
-from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
+from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM
 from sdpa_lab.claims import CONDITION_NOT_MET, FAILS, HOLDS, INCONCLUSIVE
 from sdpa_lab.claims.model import TOWARD_FAIL
 
@@ -177,33 +177,6 @@ def poisson_at_least(observed: int, mean: float) -> float:
     return max(0.0, 1.0 - below)
 
 
-def tails(checks: pd.DataFrame) -> pd.DataFrame:
-    """Per two-sided statistical check family (FAMILY), and over all of them per config and arm ("all"): n, and
-    for each threshold t of TAIL_THRESHOLDS the observed count of |z| > t against n * P(|Z| > t) for a normal z,
-    with P(at least the observed count) under Poisson(predicted), and `excess`: that chance below 1 - CONFIDENCE.
-    A normal prediction: a check whose statistic is skewed has a Cornish-Fisher tolerance wider on its long side,
-    so more |z| > 3 there is expected of it and is not a false fail."""
-    two = checks[checks.z.notna() & checks.relation.isin(TWO_SIDED) & (checks.basis == "statistical")]
-    two = two.assign(abs_z=two.z.abs())
-    groups = [(keys, g) for keys, g in two.groupby(FAMILY, sort=False)]
-    groups += [((config, arm, "all", "all", "within"), g) for (config, arm), g in two.groupby(["config", "arm"],
-                                                                                            sort=False)]
-    rows = []
-    for keys, g in groups:
-        row = dict(zip(FAMILY, keys, strict=True)) | {"n": len(g)}
-        excess = False
-        for t in TAIL_THRESHOLDS:
-            observed, predicted = int((g.abs_z > t).sum()), len(g) * rates.normal_tail(t)
-            chance = poisson_at_least(observed, predicted)
-            row |= {f"over_{t}": observed, f"predicted_over_{t}": predicted, f"chance_over_{t}": chance}
-            excess |= chance < 1 - CONFIDENCE
-        rows.append(row | {"excess": excess})
-    out = pd.DataFrame(rows, columns=[*FAMILY, "n", *(f"{c}_{t}" for t in TAIL_THRESHOLDS
-                                                      for c in ("over", "predicted_over", "chance_over")), "excess"])
-    out["all_order"] = out.claim.eq("all")
-    return _order(out, ["all_order", "config", "arm"]).drop(columns="all_order")
-
-
 def false_fails(runs: pd.DataFrame, alpha_family: float, preregistered: Collection[str] = ()) -> pd.DataFrame:
     """Per config and arm (and over all configs): runs with any failing check, against N x alpha_family. The
     promise (a rate bound at most alpha_family) is shown only by a pre-registered study (`preregistered`: the
@@ -234,32 +207,97 @@ def false_fails(runs: pd.DataFrame, alpha_family: float, preregistered: Collecti
 
 
 def directional(checks: pd.DataFrame) -> pd.DataFrame:
-    """Per directional check family: fractions of its checks that hold, are inconclusive, fail, or neither."""
-    d = checks[checks.relation.isin(DIRECTIONAL)]
-    g = d.groupby(FAMILY, sort=False)
-    out = g.agg(n=("verdict", "size"), runs=("run", "nunique"),
-                holds=("verdict", lambda v: float(np.mean(v == HOLDS))),
-                inconclusive=("verdict", lambda v: float(np.mean(v == INCONCLUSIVE))),
-                fails=("verdict", lambda v: float(np.mean(v == FAILS))),
-                # the lesson's literal single-draw statement reads "not per draw" rather than fails; not measured
-                other=("verdict", lambda v: float(np.mean(~np.isin(v, (HOLDS, INCONCLUSIVE, FAILS)))))).reset_index()
-    return _order(out, FAMILY)
+    """Per directional check family: fractions of its checks that hold, are inconclusive, fail, or neither (the
+    lesson's literal single-draw statement reads "not per draw": neither)."""
+    return directional_table(directional_counts(checks))
 
 
 def power(checks: pd.DataFrame) -> pd.DataFrame:
     """Per claim, config and arm: the fraction of runs in which the claim fails (some check fails) or
     does not hold (some check fails or is inconclusive), with a Wilson interval on the first."""
-    per_run = checks.groupby(["config", "arm", "claim", "run"], sort=False).verdict.agg(
-        fails=lambda v: bool(np.any(v == FAILS)), not_holds=lambda v: bool(np.any(v != HOLDS))).reset_index()
+    return power_table(power_counts(checks))
+
+
+def tails(checks: pd.DataFrame) -> pd.DataFrame:
+    """Per two-sided statistical check family (FAMILY), and over all of them per config and arm ("all"): n, and
+    for each threshold t of TAIL_THRESHOLDS the observed count of |z| > t against n * P(|Z| > t) for a normal z,
+    with P(at least the observed count) under Poisson(predicted), and `excess`: that chance below 1 - CONFIDENCE.
+    A normal prediction: a check whose statistic is skewed has a Cornish-Fisher tolerance wider on its long side,
+    so more |z| > 3 there is expected of it and is not a false fail."""
+    return tails_table(*tail_counts(checks))
+
+
+# Each table from counts that add up across batches (calibration.batched merges them batch by batch).
+def directional_counts(c: pd.DataFrame) -> pd.DataFrame:
+    """Per directional check family of one batch: n, runs and how many hold, are inconclusive, fail or neither."""
+    d = c[c.relation.isin(DIRECTIONAL)]
+    v = d.verdict
+    d = d.assign(holds=v == HOLDS, inconclusive=v == INCONCLUSIVE, fails=v == FAILS,
+                 other=~v.isin((HOLDS, INCONCLUSIVE, FAILS)))
+    return d.groupby(FAMILY, sort=False).agg(n=("verdict", "size"), runs=("run", "nunique"), holds=("holds", "sum"),
+                                               inconclusive=("inconclusive", "sum"), fails=("fails", "sum"),
+                                               other=("other", "sum")).reset_index()
+
+
+def directional_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """directional's table from merged directional_counts: the counts as fractions of n."""
+    out = counts.astype({"n": "int64", "runs": "int64"})
+    for column in ("holds", "inconclusive", "fails", "other"):
+        out[column] = out[column] / out.n
+    return _order(out, FAMILY)
+
+
+def power_counts(c: pd.DataFrame) -> pd.DataFrame:
+    """Per claim, config and arm of one batch: runs, runs in which the claim fails, runs in which it does not hold."""
+    per_run = c.assign(fails=c.verdict == FAILS, not_holds=c.verdict != HOLDS).groupby(
+        ["config", "arm", "claim", "run"], sort=False).agg(fails=("fails", "any"), not_holds=("not_holds", "any"))
+    return per_run.groupby(["config", "arm", "claim"], sort=False).agg(
+        runs=("fails", "size"), fails=("fails", "sum"), not_holds=("not_holds", "sum")).reset_index()
+
+
+def power_table(counts: pd.DataFrame) -> pd.DataFrame:
+    """power's table from merged power_counts."""
     rows = []
-    for (config, arm, claim), g in per_run.groupby(["config", "arm", "claim"], sort=False):
-        n, bad = len(g), int(g.fails.sum())
+    for r in counts.itertuples():
+        n, bad = int(r.runs), int(r.fails)
         low, high = wilson(bad, n)
-        rows.append({"config": config, "arm": arm, "claim": claim, "runs": n, "fails": bad / n,
-                     "fails_low": low, "fails_high": high, "not_holds": float(g.not_holds.mean())})
+        rows.append({"config": r.config, "arm": r.arm, "claim": r.claim, "runs": n, "fails": bad / n,
+                     "fails_low": low, "fails_high": high, "not_holds": int(r.not_holds) / n})
     out = pd.DataFrame(rows)
     out["claim_order"] = [_claim_key(c) for c in out.claim]
     return _order(out, ["config", "claim_order", "arm"]).drop(columns="claim_order")
+
+
+OVER = [f"over_{t}" for t in TAIL_THRESHOLDS]
+
+
+def tail_counts(c: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One batch's two-sided statistical checks: n and the counts of |z| over each threshold, per family and per
+    config and arm (tails' "all" rows)."""
+    two = c[c.z.notna() & c.relation.isin(TWO_SIDED) & (c.basis == "statistical")]
+    two = two.assign(n=1, **{f"over_{t}": two.z.abs() > t for t in TAIL_THRESHOLDS})
+    how = {"n": "sum", **{o: "sum" for o in OVER}}
+    return (two.groupby(FAMILY, sort=False).agg(how).reset_index(),
+            two.groupby(["config", "arm"], sort=False).agg(how).reset_index())
+
+
+def tails_table(families: pd.DataFrame, every: pd.DataFrame) -> pd.DataFrame:
+    """tails' table from merged tail_counts."""
+    every = every.assign(claim="all", check="all", relation="within")
+    rows = []
+    for r in pd.concat([families, every], ignore_index=True).to_dict("records"):
+        row = {k: r[k] for k in FAMILY} | {"n": int(r["n"])}
+        excess = False
+        for t in TAIL_THRESHOLDS:
+            observed, predicted = int(r[f"over_{t}"]), int(r["n"]) * rates.normal_tail(t)
+            chance = poisson_at_least(observed, predicted)
+            row |= {f"over_{t}": observed, f"predicted_over_{t}": predicted, f"chance_over_{t}": chance}
+            excess |= chance < 1 - CONFIDENCE
+        rows.append(row | {"excess": excess})
+    out = pd.DataFrame(rows, columns=[*FAMILY, "n", *(f"{c}_{t}" for t in TAIL_THRESHOLDS
+                                                        for c in ("over", "predicted_over", "chance_over")), "excess"])
+    out["all_order"] = out.claim.eq("all")
+    return _order(out, ["all_order", "config", "arm"]).drop(columns="all_order")
 
 
 def configs_table(sweeps: dict[str, list]) -> pd.DataFrame:
@@ -337,22 +375,6 @@ def headline(tables: dict[str, pd.DataFrame]) -> dict:
             "configs": int(ff[(ff.config != "all") & (ff.arm == CORRECT_ARM)].shape[0]),
             "z_n": n, "z_mean": mean, "z_sd": sd, "z_mean_calibrated": mean_ok, "z_sd_calibrated": sd_ok,
             "families": len(two), "miscalibrated": len(flagged), "flagged": flagged}
-
-
-def read_batches(paths) -> pd.DataFrame:
-    """The per-check rows of every batch CSV (rule calibration_batch), in (config, arm, run) order, in one table:
-    what checks.csv holds, for tests and a small study (rule calibration_tables reads a batch at a time:
-    calibration.batched)."""
-    frames = [pd.read_csv(p, keep_default_na=True) for p in sorted(map(str, paths))]
-    if not frames:
-        raise ValueError("no calibration batches to aggregate")
-    checks = pd.concat(frames, ignore_index=True)
-    missing = [c for c in COLUMNS if c not in checks.columns]
-    if missing:
-        raise ValueError(f"calibration batches lack columns {missing}")
-    checks = checks[list(COLUMNS)]
-    checks["order"] = range(len(checks))  # a run's checks keep the registry's order
-    return _order(checks, [*RUN, "order"]).drop(columns="order")
 
 
 def main_report_summary(results_dir: str | Path) -> dict | None:
