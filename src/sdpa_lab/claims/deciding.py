@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,17 +25,10 @@ def _with_tolerance(c: Check, tolerance: float, **changes) -> Check:
     """`c` with its tolerance (and `changes`, in the same copy), saying so when the tolerance reaches past every
     value the statistic can take."""
     if tolerance < c.reach:
-        return _copy(c, tolerance=tolerance, **changes)
+        return replace(c, tolerance=tolerance, **changes)
     why = (f"cannot be decided at this sample size: the tolerance {number(tolerance, digits=3)} is at least the "
            f"largest deviation the statistic can show ({number(c.reach, digits=3)}); more samples needed")
-    return _copy(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))), **changes)
-
-
-def _copy(c: Check, **changes) -> Check:
-    """dataclasses.replace(c, **changes), made from the check's fields as vars() holds them (every field of a
-    Check is an init field): a run decides some forty checks, and replace's field-by-field walk costs more than
-    the new check."""
-    return Check(**{**vars(c), **changes})
+    return replace(c, tolerance=tolerance, note="; ".join(filter(None, (c.note, why))), **changes)
 
 
 def _with_k(c: Check, k: float) -> Check:
