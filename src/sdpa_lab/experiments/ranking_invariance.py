@@ -31,8 +31,8 @@ def _has_ties(w: np.ndarray) -> np.ndarray:
 
 
 def _rows_where(flat: np.ndarray, T: int) -> np.ndarray:
-    """Per row of an (m, T) array raveled into `flat` (booleans): whether any of its entries is True. By the
-    few True entries' positions: NumPy's reduction over a few contiguous entries per row is slow."""
+    """Per row of an (m, T) array raveled into `flat` (booleans): whether any of its entries is True. From the True
+    entries' positions (usually few), as NumPy's reduction over a few contiguous entries per row is slow."""
     found = np.zeros(len(flat) // T, dtype=bool)
     found[np.flatnonzero(flat) // T] = True
     return found
