@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from sdpa_lab.attention import Attention, entropy, softmax
+from sdpa_lab.attention import Attention, entropy
 from sdpa_lab.chunks import CHUNK_ELEMENTS, chunk_rows
 from sdpa_lab.experiments import entropy_sweep, gradient, learning, ranking_invariance
 from sdpa_lab.experiments.trial_scores import trial_scale
@@ -129,25 +129,10 @@ def ranking_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapp
         return None
     R = len(seeds)
     tables = [[] for _ in seeds]
-    has_ties = ranking_invariance._has_ties
     for d_k in settings["d_k"]:
         raw64, _ = held_stack(held, d_k)
-        counts = {}
-        for dtype in ranking_invariance.DTYPES:
-            raw = raw64.astype(dtype)
-            scaled = raw * raw.dtype.type(attention.score_scale(d_k))
-            same_logit = np.all(np.argsort(raw, axis=-1, kind="stable") == np.argsort(scaled, axis=-1, kind="stable"),
-                                axis=-1)
-            w_unscaled, w_scaled = softmax(raw), attention.weights(raw, d_k)
-            same_naive = np.all(np.argsort(w_unscaled, axis=-1) == np.argsort(w_scaled, axis=-1), axis=-1)
-            ties = has_ties(w_unscaled) | has_ties(w_scaled)
-            per_trial = {"logit_rank_agrees": same_logit, "weight_argsort_agrees": same_naive,
-                         "unscaled_weight_ties": has_ties(w_unscaled),
-                         "weight_argsort_disagrees_without_ties": ~same_naive & ~ties,
-                         "unscaled_weight_underflow": np.any(w_unscaled == 0, axis=-1),
-                         "top1_agrees": w_unscaled.argmax(-1) == w_scaled.argmax(-1)}
-            for quantity in ranking_invariance.QUANTITIES:
-                counts[dtype, quantity] = per_trial[quantity].reshape(R, trials).sum(axis=1)
+        counts = {key: x.reshape(R, trials).sum(axis=1)
+                  for key, x in ranking_invariance.ranking_flags(raw64, d_k, attention).items()}
         for r, seed in enumerate(seeds):
             for (dtype, quantity), n in counts.items():
                 tables[r].append({"seed": seed, "d_k": d_k, "T": T, "trials": trials, "dtype": dtype,
