@@ -59,6 +59,7 @@ from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.experiments.sizes import D_V_MAX, gram_fits
+from sdpa_lab.rows import row_sum
 from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
@@ -95,9 +96,10 @@ def score_loss_and_grad(raw, V, target, d_k: int, scale=None, attention: Attenti
     Returns loss (...) and dL/dz (..., T); `raw` is not changed.
     """
     p = attention.weights(raw, d_k, scale)  # (..., T) attention weights
-    r = p @ V - target  # (..., d_v) dL/d(out)
+    r = p @ V  # (..., d_v)
+    r -= target  # dL/d(out)
     g_p = r @ np.swapaxes(V, -1, -2)  # (..., T) dL/dp = V r
-    return 0.5 * np.sum(r * r, axis=-1), attention.backward(p, g_p)  # dL/dz = J V r, J = diag(p) - p p^T
+    return 0.5 * row_sum(r * r)[..., 0], attention.backward(p, g_p)  # dL/dz = J V r, J = diag(p) - p p^T
 
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
@@ -143,7 +145,9 @@ def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int,
         yield loss
         if t < steps:
             # s <- s - lr G dL/dz: (R, L, T) @ (R, T, T), or as c (dL/dz K) K^T, two products through (R, L, d_k)
-            s -= lr * (g_z @ G if G is not None else c * ((g_z @ K) @ K_t))
+            step = g_z @ G if G is not None else c * ((g_z @ K) @ K_t)
+            step *= lr
+            s -= step
 
 
 def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
