@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sdpa_lab.rows import row_max
+from sdpa_lab.rows import row_max, row_sum
 
 
 def _as_float_array(x, name: str) -> np.ndarray:
@@ -45,7 +45,7 @@ def _softmax_inplace(x: np.ndarray, axis: int = -1) -> np.ndarray:
     the size of x: at (8, 1024, 1024) each one costs a fresh allocation and its page faults)."""
     x -= row_max(x) if axis in (-1, x.ndim - 1) else x.max(axis=axis, keepdims=True)  # largest entry becomes 0
     np.exp(x, out=x)
-    x /= x.sum(axis=axis, keepdims=True)
+    x /= row_sum(x) if axis in (-1, x.ndim - 1) else x.sum(axis=axis, keepdims=True)
     return x
 
 
@@ -78,7 +78,7 @@ def attention_weights(scores, d_k: int, scale=None) -> np.ndarray:
         c = np.asarray(scale, dtype=scores.dtype)[..., None]  # (..., 1) one scale per row
         if not np.all(np.isfinite(c) & (c > 0)):
             raise ValueError("scale must hold positive finite numbers")
-    return _weights_inplace(scores.copy(), c)
+    return _softmax_inplace(scores * c, axis=-1)  # softmax(scores * c) in a buffer of its own, as _weights_inplace
 
 
 def _weights_inplace(scores: np.ndarray, scale) -> np.ndarray:
@@ -91,7 +91,9 @@ def _weights_inplace(scores: np.ndarray, scale) -> np.ndarray:
 def softmax_backward(p: np.ndarray, g: np.ndarray) -> np.ndarray:
     """J g for p = softmax(s) (..., T) and g (..., T): the gradient dL/ds from dL/dp = g, with the softmax
     Jacobian J = diag(p) - p p^T (symmetric), computed as p * (g - p.g) without forming J -> (..., T)."""
-    return p * (g - np.sum(p * g, axis=-1, keepdims=True))
+    out = g - row_sum(p * g)
+    out *= p  # p * (g - p.g), in the buffer already made
+    return out
 
 
 def softmax_jacobian(p: np.ndarray) -> np.ndarray:
@@ -109,7 +111,8 @@ def entropy(p, axis: int = -1) -> np.ndarray:
     p = _as_float_array(p, "p")
     positive = p > 0
     logp = np.log(np.where(positive, p, 1.0))  # log 1 = 0 where p == 0
-    return -np.sum(np.where(positive, p * logp, 0.0), axis=axis)
+    terms = np.where(positive, p * logp, 0.0)
+    return -(row_sum(terms)[..., 0] if axis in (-1, p.ndim - 1) else np.sum(terms, axis=axis))
 
 
 def lesson_entropy(p, axis: int = -1) -> np.ndarray:

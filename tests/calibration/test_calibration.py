@@ -133,6 +133,14 @@ def test_the_shipped_studies_are_valid_and_make_at_least_1000_runs():
         assert check_study(s.settings(), s.name) == replace(s, seconds_per_run=None)
 
 
+def test_a_batch_is_expected_to_take_its_runs_times_the_seconds_of_one():
+    s = replace(check_study(study(batch=30), "small"), seconds_per_run=0.5)  # 100 correct runs in batches of 30
+    assert [s.batch_seconds(CORRECT_ARM, b) for b in s.batches(CORRECT_ARM)] == [15.0, 15.0, 15.0, 5.0]
+    assert replace(s, seconds_per_run=None).batch_seconds(CORRECT_ARM, 0) == 0.0  # no figure: no order
+    with pytest.raises(ValueError, match="batches"):
+        s.batch_seconds(CORRECT_ARM, 4)
+
+
 @pytest.mark.parametrize("change, words", [
     ({"seeds": 0}, "seeds"), ({"batch": 2.5}, "batch"), ({"broken_seeds": True}, "broken_seeds"),
     ({"seconds_per_run": -1}, "seconds_per_run"), ({"typo": 1}, "typo"),

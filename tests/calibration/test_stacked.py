@@ -124,3 +124,21 @@ def test_a_later_run_is_decided_as_deciding_it_whole(sweep, tmp_path):
         # repr: a missing check's nan numbers compare unequal, their text does not
         assert [repr(c) for c in part.checks if c.source in seeded] == \
                [repr(c) for c in whole.checks if c.source in seeded]
+
+
+def test_both_scales_in_one_descent_follow_as_each_alone(monkeypatch):
+    # follow_scales descends under both scales at once where the scores are at most a chunk, else one by one
+    settings = {**SMALLEST["learning"], "d_k": [3], "T": 3, "runs": 17, "steps": 12,
+                "learning_rates": [0.01, 0.3, 3.0, 30.0]}
+    seeds = [5, 9]
+    draws = stacked.learning_draws(seeds, "learning", settings, 3)
+    for arm in ("inv_sqrt_dk", "inv_dk", "no_pp_term"):
+        attention = runner.attention_of(arm)
+        together = stacked.follow_scales(draws, 3, settings, attention, len(seeds))
+        with monkeypatch.context() as m:
+            m.setattr(stacked, "CHUNK_ELEMENTS", 0)
+            alone = stacked.follow_scales(draws, 3, settings, attention, len(seeds))
+        for scale, track in alone.items():
+            assert track["steps"] == together[scale]["steps"] == 12
+            for key in ("initial", "final", "reach", "curve"):
+                assert together[scale][key].tobytes() == track[key].tobytes()

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sdpa_lab.calibration.runner import attention_of
 from sdpa_lab.experiments import learning
 from sdpa_lab.experiments.sizes import gram_fits
 from sdpa_lab.validation import MAX_FORWARD_ELEMENTS
@@ -84,3 +85,22 @@ def test_learning_rows_through_the_keys_match_the_gram_step(monkeypatch):
                 assert b[value] == a[value]
             else:  # 20 steps of the unscaled d_k = 16 head at lr 0.3 amplify the rounding to about 5e-9
                 assert b[value] == pytest.approx(a[value], rel=1e-7, abs=1e-12)
+
+
+@given(st.integers(0, 10_000), st.integers(2, 9), st.integers(1, 12), st.booleans(),
+       st.sampled_from(["inv_sqrt_dk", "none", "inv_dk", "no_pp_term"]))
+@settings(max_examples=30, deadline=None)
+def test_a_descent_under_several_scales_is_each_scales_descent_to_the_bit(seed, T, d_k, through_gram, arm):
+    rng = np.random.default_rng(seed)
+    R, d_v, steps, lrs = 3, 4, 5, [0.01, 0.5, 30.0]  # 30: a chaotic rate, where any other rounding shows
+    q0, K, V = rng.standard_normal((R, d_k)), rng.standard_normal((R, T, d_k)), rng.standard_normal((R, T, d_v))
+    target = V[:, 1]
+    attention = attention_of(arm)
+    scales = [None, 1.0, 0.3]  # None: the attention's own, as a number below
+    numbers = [attention.score_scale(d_k, scale) for scale in scales]
+    together = list(learning.descent(q0, K, V, target, numbers, lrs, steps, attention, through_gram))
+    alone = [list(learning.descent(q0, K, V, target, scale, lrs, steps, attention, through_gram)) for scale in scales]
+    for t, losses in enumerate(together):
+        assert losses.shape == (len(scales), R, len(lrs))
+        for i in range(len(scales)):
+            assert losses[i].tobytes() == alone[i][t].tobytes()

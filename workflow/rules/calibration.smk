@@ -81,6 +81,9 @@ rule calibration_batch:
     wildcard_constraints:
         arm="|".join(ARMS),
         batch=r"\d+",
+    # The longest batches first: the study's last jobs are then its shortest, and neither core idles long at its
+    # end while the other finishes a long one.
+    priority: lambda w: calibration_study(w).batch_seconds(w.arm, int(w.batch))
     conda:
         ENVIRONMENT
     threads: 1

@@ -213,6 +213,24 @@ def learning_draws(seeds: Sequence[int], key: str, settings: Mapping, d_k: int) 
     return tuple(np.concatenate(parts) for parts in zip(*draws, strict=True))
 
 
+def follow_scales(draws: tuple[np.ndarray, ...], d_k: int, settings: Mapping, attention: Attention,
+                  R: int) -> dict[str, dict]:
+    """follow_stacked of the descent of R stacked runs' draws (learning_draws) under each of learning's
+    LEARNING_SCALES: one descent of both (learning.descent's leading axis of scales) where its scores are at most a
+    chunk, as in a small run, where the calls' overhead is the cost; else one descent each. The same tracks."""
+    lrs, steps = [float(lr) for lr in settings["learning_rates"]], settings["steps"]
+    threshold, at = float(settings["loss_threshold"]), learning.checkpoints(steps)
+    scales = learning.LEARNING_SCALES
+    if len(scales) * len(draws[0]) * len(lrs) * settings["T"] > CHUNK_ELEMENTS:
+        return {scale: follow_stacked(learning.descent(*draws, scale_arg(scale, d_k), lrs, steps, attention),
+                                      threshold, at, R) for scale in scales}
+    numbers = [attention.score_scale(d_k, scale_arg(scale, d_k)) for scale in scales]  # as the descent alone takes
+    losses = (loss.reshape(-1, loss.shape[-1]) for loss in learning.descent(*draws, numbers, lrs, steps, attention))
+    track = follow_stacked(losses, threshold, at, len(scales) * R)  # the groups: each scale's R runs in turn
+    return {scale: {key: value if key == "steps" else value[i * R:(i + 1) * R] for key, value in track.items()}
+            for i, scale in enumerate(scales)}
+
+
 def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attention) -> list[dict[str, Rows]] | None:
     """learning.learning_tables of each seed, stacked (None where a run's runs are more than one chunk of
     learning.run_chunks)."""
@@ -225,15 +243,12 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
     rows, curves = [[] for _ in seeds], [[] for _ in seeds]
     for d_k in s["d_k"]:
         best = {}  # scale -> each run's best learning rate (R,)
-        draws = learning_draws(seeds, "learning-selection", s, d_k)  # the same draws for both scales
-        for scale in learning.LEARNING_SCALES:
-            chosen = lr_statistics_stacked(follow_stacked(
-                learning.descent(*draws, scale_arg(scale, d_k), lrs, steps, attention), threshold, at, R))
+        selection = follow_scales(learning_draws(seeds, "learning-selection", s, d_k), d_k, s, attention, R)
+        for scale, track in selection.items():
+            chosen = lr_statistics_stacked(track)
             best[scale] = [learning.best_lr_index(chosen["success_fraction"][r], chosen["mean_final_relative_loss"][r],
                                                   lrs) for r in range(R)]
-        draws = learning_draws(seeds, "learning", s, d_k)
-        tracks = {scale: follow_stacked(learning.descent(*draws, scale_arg(scale, d_k), lrs, steps, attention),
-                                        threshold, at, R) for scale in learning.LEARNING_SCALES}
+        tracks = follow_scales(learning_draws(seeds, "learning", s, d_k), d_k, s, attention, R)
         # each statistic and curve as Python numbers once (R, L) and (R, len(at), L): the rows' values, not indexed
         stats = {scale: {k: v.tolist() for k, v in lr_statistics_stacked(track).items()}
                  for scale, track in tracks.items()}

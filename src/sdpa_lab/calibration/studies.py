@@ -113,6 +113,11 @@ class Study:
                              f"not {batch!r}")
         return range(batch * self.batch, min((batch + 1) * self.batch, self.runs(arm)))
 
+    def batch_seconds(self, arm: str, batch: int) -> float:
+        """The CPU seconds batch `batch` of arm `arm` is expected to take (its runs times the measured
+        seconds_per_run; 0 if the study does not say): its jobs' order, the longest first."""
+        return len(self.indices(arm, batch)) * (self.seconds_per_run or 0.0)
+
     def runtime_minutes(self) -> int:
         """The runtime to ask for one job: twice the measured time of a full batch, at least 2 minutes
         (an hour if the study does not say how long a run takes)."""

@@ -59,6 +59,7 @@ from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
 from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.experiments.sizes import D_V_MAX, gram_fits
+from sdpa_lab.rows import row_sum
 from sdpa_lab.scales import scale_arg
 from sdpa_lab.seeding import stream
 from sdpa_lab.tables import Rows
@@ -95,9 +96,10 @@ def score_loss_and_grad(raw, V, target, d_k: int, scale=None, attention: Attenti
     Returns loss (...) and dL/dz (..., T); `raw` is not changed.
     """
     p = attention.weights(raw, d_k, scale)  # (..., T) attention weights
-    r = p @ V - target  # (..., d_v) dL/d(out)
+    r = p @ V  # (..., d_v)
+    r -= target  # dL/d(out)
     g_p = r @ np.swapaxes(V, -1, -2)  # (..., T) dL/dp = V r
-    return 0.5 * np.sum(r * r, axis=-1), attention.backward(p, g_p)  # dL/dz = J V r, J = diag(p) - p p^T
+    return 0.5 * row_sum(r * r)[..., 0], attention.backward(p, g_p)  # dL/dz = J V r, J = diag(p) - p p^T
 
 
 def run_chunks(rng: np.random.Generator, runs: int, T: int, d_k: int, d_v: int, n_lrs: int = 1):
@@ -120,30 +122,40 @@ def descent(q0, K, V, target, scale, lrs: Sequence[float], steps: int,
             attention: Attention = SHIPPED, through_gram: bool | None = None) -> Iterator[np.ndarray]:
     """Losses (R, L) after 0, 1, ..., steps steps of gradient descent on q, one step at a time,
     for R runs and each of L learning rates, the head's scale `scale` as Attention.weights takes it
-    (None: `attention`'s own).
+    (None: `attention`'s own); or, for a sequence of S scales (numbers), the same runs under each, (S, R, L).
 
     q0: (R, d_k), K: (R, T, d_k), V: (R, T, d_v), target: (R, d_v). Entry [r, l] of the
     t-th yield is the loss of run r after t steps with learning rate lrs[l]. Each step goes through the runs'
     Gram matrices (R, T, T) if `through_gram` (None: where one fits the per-array bound, sizes.gram_fits),
     else through their keys: the same step, rounded otherwise, holding no (T, T) array.
+    Under several scales every number is the one the descent under that scale alone makes: the scales are a
+    leading axis the products broadcast over (each (L, T) product is the same call on the same operands).
     """
     # q enters the loss only through its raw scores s = K q (the attention scales them: z = c s), and a step
     # q <- q - lr dL/dq, dL/dq = c K^T dL/dz, moves them to s - lr G dL/dz with G = c K K^T (T, T): the
     # same descent, followed on the T raw scores instead of the d_k coordinates of q.
     d_k, T = q0.shape[-1], K.shape[-2]
     lr = np.asarray(lrs, dtype=np.float64)[None, :, None]  # (1, L, 1)
-    c, K_t = attention.score_scale(d_k, scale), np.swapaxes(K, -1, -2)
+    if np.ndim(scale) == 1:  # (S,) scales: a leading axis, each scale's number as Attention.weights takes it
+        c = np.asarray(scale, dtype=np.float64)[:, None, None, None]  # (S, 1, 1, 1)
+        scale, lead = c[..., 0], (len(c),)  # (S, 1, 1): one per row of the (S, R, L) rows of scores
+    else:
+        c, lead = attention.score_scale(d_k, scale), ()
+    K_t = np.swapaxes(K, -1, -2)
     through_gram = gram_fits(T) if through_gram is None else through_gram
-    G = c * (K @ K_t) if through_gram else None  # (R, T, T), symmetric
+    G = c * (K @ K_t) if through_gram else None  # ([S,] R, T, T), symmetric
     s0 = (K @ q0[:, :, None])[:, :, 0]  # (R, T) initial raw scores
     s = np.repeat(s0[:, None, :], lr.shape[1], axis=1)  # (R, L, T): one copy per lr
+    s = np.broadcast_to(s, lead + s.shape).copy() if lead else s  # ([S,] R, L, T)
     target = target[:, None, :]  # (R, 1, d_v)
     for t in range(steps + 1):
-        loss, g_z = score_loss_and_grad(s, V, target, d_k, scale, attention)  # (R, L), (R, L, T)
+        loss, g_z = score_loss_and_grad(s, V, target, d_k, scale, attention)  # ([S,] R, L), ([S,] R, L, T)
         yield loss
         if t < steps:
             # s <- s - lr G dL/dz: (R, L, T) @ (R, T, T), or as c (dL/dz K) K^T, two products through (R, L, d_k)
-            s -= lr * (g_z @ G if G is not None else c * ((g_z @ K) @ K_t))
+            step = g_z @ G if G is not None else c * ((g_z @ K) @ K_t)
+            step *= lr
+            s -= step
 
 
 def relative_loss(loss: np.ndarray, loss0: np.ndarray) -> np.ndarray:
