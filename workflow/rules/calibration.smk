@@ -74,6 +74,8 @@ rule calibration_batch:
         ),
     output:
         BATCH,
+        # its share of the tables (calibration.shares): what calibration_tables merges
+        share=SHARE,
     log:
         "logs/calibration/{study}/{arm}/batch{batch}.log",
     benchmark:
@@ -102,9 +104,11 @@ rule calibration_batch:
 rule calibration_tables:
     input:
         batches=lambda wildcards: batch_files(load_studies()),
+        shares=lambda wildcards: share_files(load_studies()),
         sweeps=lambda wildcards: [SWEEPS.format(study=name) for name in load_studies()],
         code=code_of(
             "sdpa_lab.calibration.batched",
+            "sdpa_lab.calibration.shares",
             "sdpa_lab.calibration.summary",
             "sdpa_lab.calibration.space",
         ),
@@ -130,7 +134,13 @@ rule calibration_tables:
 rule calibration_report:
     input:
         **{table: f"{CALIBRATION_DIR}/{table}.csv" for table in TABLES},
-        code=code_of("sdpa_lab.calibration.report", "sdpa_lab.calibration.qq_rows"),
+        # the z's its QQ figure plots, from the batches' shares rather than checks.csv
+        shares=lambda wildcards: share_files(load_studies()),
+        code=code_of(
+            "sdpa_lab.calibration.report",
+            "sdpa_lab.calibration.qq_rows",
+            "sdpa_lab.calibration.shares",
+        ),
         templates=templates(),
     output:
         CALIBRATION_REPORT,
