@@ -283,11 +283,11 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
     """What rule calibration_batch runs: batch_runs of study `name` with `settings` (Study.settings, the
     rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
     the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time, then the batch's share of the
-    tables to `share_out` if given (calibration.shares, made from `out` as the tables job would read it). A space study's
-    `expectations_file` holds the unit-variance means of all its sweeps (expectation_table.unit_variance_means,
+    tables to `share_out` if given (calibration.shares, made from `out` as the tables job would read it). A space
+    study's `expectations_file` holds the unit-variance means of all its sweeps (expectation_table.unit_variance_means,
     made once for the study), on which each of its sweeps' expectations are computed here; it reads its sweeps
     from `sweeps_file` (sweeps_job's).
-    Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
+    Logs its CPU split: in the experiments, deciding the claims, the batch, its share, and the whole process since
     it started (interpreter and imports included), and its peak memory, for benchmarks/calibration.py."""
     import resource
 
