@@ -1,9 +1,11 @@
-"""The calibration tables from the batch CSVs one batch at a time (rule calibration_tables).
+"""The calibration tables from the batches one batch at a time (rule calibration_tables).
 
-Memory is bounded by the largest batch and the tables themselves, not by the study: each batch is read alone
-(only the columns a summary needs), each table's share of it computed (a run's checks are all in one batch) and
+Memory is bounded by the largest batch and the tables themselves, not by the study: each batch's share of every
+table (batch_share, of its CSV read alone, only the columns a summary needs: a run's checks are all in one batch) is
 merged into what the batches before it gave: counts summed, maxima taken, means and sds of z from mergeable
-moments (n, mean, M2). checks.csv is the batches' text copied in (config, arm, run) order, never parsed.
+moments (n, mean, M2). A batch job writes its share beside its CSV (calibration.shares), so the tables job merges
+those rather than reading the batches again. checks.csv is the batches' text copied in (config, arm, run) order,
+never parsed.
 
 The tables equal summary.summaries of all the checks at once: the same rows, columns and order, integers and
 strings exactly, means and sds to floating-point rounding (tests/calibration/test_batched.py).

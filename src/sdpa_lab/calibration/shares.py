@@ -17,6 +17,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from sdpa_lab.calibration.batched import batch_share, read_batch
@@ -36,16 +37,31 @@ def share_path(batch: str | Path) -> str:
 
 
 def encode(frame: pd.DataFrame) -> dict:
-    """A table as JSON-ready columns: names, dtypes and values (numpy's as Python's: the same numbers)."""
+    """A table as JSON-ready columns: names, dtypes and values (numpy's as Python's: the same numbers); a text
+    column as its distinct values and each row's code (-1: missing), since few values repeat over many rows."""
     return {"columns": [str(c) for c in frame.columns], "dtypes": [str(d) for d in frame.dtypes],
-            "values": [frame[c].tolist() for c in frame.columns]}
+            "values": [_values(frame[c]) for c in frame.columns]}
+
+
+def _values(column: pd.Series):
+    if column.dtype.kind in "biuf":
+        return column.tolist()
+    codes, levels = pd.factorize(column, use_na_sentinel=True)
+    return {"levels": list(levels), "codes": codes.tolist()}
 
 
 def decode(part: dict) -> pd.DataFrame:
     """The table `encode` gave: the same columns, dtypes and values, a RangeIndex."""
-    columns = {name: pd.Series(values, dtype=_dtype(dtype), name=name)
+    columns = {name: pd.Series(_unpacked(values), dtype=_dtype(dtype), name=name)
                for name, dtype, values in zip(part["columns"], part["dtypes"], part["values"], strict=True)}
     return pd.DataFrame(columns, columns=part["columns"])
+
+
+def _unpacked(values):
+    if not isinstance(values, dict):
+        return values
+    levels = np.array([*values["levels"], np.nan], dtype=object)  # code -1: the last, missing
+    return levels[np.asarray(values["codes"], dtype=np.int64)]
 
 
 def _dtype(name: str):
