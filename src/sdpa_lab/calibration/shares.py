@@ -110,11 +110,12 @@ def plotted_rows(shares: Sequence[str]) -> pd.DataFrame:
     """The rows the report plots (qq_rows.plotted) from the batches' shares, in checks.csv's order (the batches'
     (config, arm, first run), arms in ARMS order, as batched.batch_order orders them): the rows qq_rows reads of
     checks.csv."""
-    from sdpa_lab.calibration.qq_rows import joined
+    from sdpa_lab.calibration.qq_rows import TEXT, joined
 
     keyed = []
     for path in shares:
         share = read_share(path)
         r = share["runs"]  # one config and arm, its runs in order
-        keyed.append(((str(r.config.iloc[0]), ARMS.index(r.arm.iloc[0]), int(r.run.iloc[0])), share["qq"]))
+        qq = share["qq"].astype(dict.fromkeys(TEXT, "category"))  # held as categories, as qq_rows holds them
+        keyed.append(((str(r.config.iloc[0]), ARMS.index(r.arm.iloc[0]), int(r.run.iloc[0])), qq))
     return joined([qq for _, qq in sorted(keyed, key=lambda k: k[0])])
