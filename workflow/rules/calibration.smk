@@ -87,10 +87,11 @@ rule calibration_batch:
         ENVIRONMENT
     threads: 1
     resources:
-        # measured peak 131-139 MiB at the fixed studies, whatever the runs per job (benchmarks/README.md);
-        # 327-1786 MiB at config_space's drawn configs (its first 8 batches: a forward of up to 2^23 weights)
+        # measured peak 131-139 MiB at the fixed studies, whatever the runs per job (benchmarks/README.md), 159
+        # MiB with a smallest batch's share (its 45 MB CSV read back); 327-1786 MiB at config_space's drawn
+        # configs (its first 8 batches: a forward of up to 2^23 weights)
         mem_mb=lambda wildcards: job_mem_mb(
-            2048 if calibration_study(wildcards).space else 150
+            2048 if calibration_study(wildcards).space else 200
         ),
         runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
     params:

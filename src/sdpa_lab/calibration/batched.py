@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from sdpa_lab.calibration import summary as s
+from sdpa_lab.calibration.qq_rows import TEXT as QQ_TEXT
 from sdpa_lab.calibration.qq_rows import plotted
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
 from sdpa_lab.claims import ALPHA_FAMILY, FAILS, INCONCLUSIVE
@@ -126,7 +127,8 @@ def batch_share(path: str, c: pd.DataFrame) -> dict[str, pd.DataFrame]:
     families, every = s.tail_counts(c)
     return {"runs": s.runs_table(c), "bad": failing_rows(path, c), "z": z_moments(c, s.FAMILY),
             "zp": z_moments(c, [*s.FAMILY, "parameters"]), "d": s.directional_counts(c), "p": s.power_counts(c),
-            "tf": families, "ta": every, "qq": plotted(c).reset_index(drop=True)}
+            "tf": families, "ta": every,
+            "qq": plotted(c).reset_index(drop=True).astype(dict.fromkeys(QQ_TEXT, "category"))}
 
 
 def csv_shares(paths: Sequence[str]) -> Iterator[tuple[str, dict[str, pd.DataFrame]]]:

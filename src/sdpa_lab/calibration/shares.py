@@ -44,6 +44,9 @@ def encode(frame: pd.DataFrame) -> dict:
 
 
 def _values(column: pd.Series):
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        levels = column.cat.categories
+        return {"levels": levels.tolist(), "levels_dtype": str(levels.dtype), "codes": column.cat.codes.tolist()}
     if column.dtype.kind in "biuf":
         return column.tolist()
     codes, levels = pd.factorize(column, use_na_sentinel=True)
@@ -52,9 +55,16 @@ def _values(column: pd.Series):
 
 def decode(part: dict) -> pd.DataFrame:
     """The table `encode` gave: the same columns, dtypes and values, a RangeIndex."""
-    columns = {name: pd.Series(_unpacked(values), dtype=_dtype(dtype), name=name)
+    columns = {name: _column(values, dtype, name)
                for name, dtype, values in zip(part["columns"], part["dtypes"], part["values"], strict=True)}
     return pd.DataFrame(columns, columns=part["columns"])
+
+
+def _column(values, dtype: str, name: str) -> pd.Series:
+    if dtype == "category":  # the report's rows: their codes are the column
+        levels = pd.Index(values["levels"], dtype=_dtype(values["levels_dtype"]))
+        return pd.Series(pd.Categorical.from_codes(values["codes"], categories=levels), name=name)
+    return pd.Series(_unpacked(values), dtype=_dtype(dtype), name=name)
 
 
 def _unpacked(values):
@@ -71,10 +81,12 @@ def _dtype(name: str):
 
 def share_text(batch: str | Path) -> str:
     """The share of batch CSV `batch` (batched.batch_share of read_batch's columns) as the JSON text write_share
-    writes."""
+    writes, with its first run's (config, arm, run): where it comes in checks.csv (batched.batch_order)."""
     batch = str(batch)
-    parts = {name: encode(t) for name, t in batch_share(batch, read_batch(batch)).items()}
-    return json.dumps({"format": FORMAT, "batch_bytes": os.path.getsize(batch), "parts": parts},
+    c = read_batch(batch)
+    parts = {name: encode(t) for name, t in batch_share(batch, c).items()}
+    first = [str(c.config.iloc[0]), str(c.arm.iloc[0]), int(c.run.iloc[0])]
+    return json.dumps({"format": FORMAT, "batch_bytes": os.path.getsize(batch), "first": first, "parts": parts},
                       separators=(",", ":")) + "\n"
 
 
@@ -83,16 +95,21 @@ def write_share(batch: str | Path, out: str | Path) -> None:
     write_text(share_text(batch), out)
 
 
-def read_share(path: str | Path, batch: str | Path | None = None) -> dict[str, pd.DataFrame]:
-    """The share write_share wrote; ValueError if it is not one, or (given `batch`,
-    its CSV) was made from another batch."""
+def _load(path: str | Path, batch: str | Path | None = None) -> dict:
+    """The JSON of a share, checked: ValueError if it is not one, or (given `batch`, its CSV) was made from another
+    batch."""
     with open(path, encoding="utf-8") as fh:
         share = json.load(fh)
     if not isinstance(share, dict) or share.get("format") != FORMAT:
         raise ValueError(f"calibration share {path}: not a share of format {FORMAT} (make its batch again)")
     if batch is not None and share["batch_bytes"] != os.path.getsize(batch):
         raise ValueError(f"calibration share {path}: not made from {batch} (its size differs; make the batch again)")
-    return {name: decode(part) for name, part in share["parts"].items()}
+    return share
+
+
+def read_share(path: str | Path, batch: str | Path | None = None) -> dict[str, pd.DataFrame]:
+    """Every part of the share write_share wrote (checked as _load checks it)."""
+    return {name: decode(part) for name, part in _load(path, batch)["parts"].items()}
 
 
 def paired_shares(ordered: Sequence[str], batches: Sequence[str], shares: Sequence[str]
@@ -110,12 +127,11 @@ def plotted_rows(shares: Sequence[str]) -> pd.DataFrame:
     """The rows the report plots (qq_rows.plotted) from the batches' shares, in checks.csv's order (the batches'
     (config, arm, first run), arms in ARMS order, as batched.batch_order orders them): the rows qq_rows reads of
     checks.csv."""
-    from sdpa_lab.calibration.qq_rows import TEXT, joined
+    from sdpa_lab.calibration.qq_rows import joined
 
     keyed = []
-    for path in shares:
-        share = read_share(path)
-        r = share["runs"]  # one config and arm, its runs in order
-        qq = share["qq"].astype(dict.fromkeys(TEXT, "category"))  # held as categories, as qq_rows holds them
-        keyed.append(((str(r.config.iloc[0]), ARMS.index(r.arm.iloc[0]), int(r.run.iloc[0])), qq))
+    for path in shares:  # of each share only its plotted rows decoded
+        share = _load(path)
+        config, arm, run = share["first"]
+        keyed.append(((config, ARMS.index(arm), run), decode(share["parts"]["qq"])))
     return joined([qq for _, qq in sorted(keyed, key=lambda k: k[0])])
