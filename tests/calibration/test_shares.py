@@ -9,6 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sdpa_lab.calibration import batched, shares
 from sdpa_lab.calibration.qq_rows import qq_rows
@@ -100,6 +102,22 @@ def test_encode_keeps_nan_inf_and_64_bit_seeds():
                           "text": pd.Series(["a", np.nan, "c"], dtype="str"), "ok": [True, False, True]})
     back = shares.decode(json.loads(json.dumps(shares.encode(frame))))
     pd.testing.assert_frame_equal(back, frame, check_exact=True)
+
+
+@given(st.lists(st.tuples(st.floats(allow_nan=True, allow_infinity=True), st.one_of(st.none(), st.text(max_size=3)),
+                          st.integers(0, 2**64 - 1)), max_size=30))
+def test_any_table_of_floats_text_and_seeds_reads_back_to_the_bit(rows):
+    """encode then decode (through JSON text) keeps every float's bits (-0.0 too), nan, missing text and 64-bit seeds,
+    as columns of the dtypes read_batch gives, and as categories (the report's rows)."""
+    frame = pd.DataFrame({"x": pd.Series([r[0] for r in rows], dtype="float64"),
+                          "text": pd.Series([np.nan if r[1] is None else r[1] for r in rows], dtype="str"),
+                          "seed": pd.Series([r[2] for r in rows], dtype="uint64")})
+    frame["cat"] = frame.text.astype("category")
+    back = shares.decode(json.loads(json.dumps(shares.encode(frame))))
+    pd.testing.assert_frame_equal(back, frame, check_exact=True)
+    numbers = frame.x.notna().to_numpy()  # a nan's payload is not kept: read_csv makes only the one nan
+    got, want = back.x.to_numpy()[numbers], frame.x.to_numpy()[numbers]
+    np.testing.assert_array_equal(got.view(np.uint64), want.view(np.uint64))
 
 
 def test_the_batch_job_writes_its_share(tmp_path, lesson_dir):

@@ -6,8 +6,9 @@ counts, and the rows the report plots. The tables job then merges the shares (ba
 reading every batch again, and the report reads the plotted rows from them instead of from checks.csv.
 
 The file is JSON (Python's json: a float's shortest round-trip text, so every value reads back to the bit, nan and
-inf as json writes them), one table per part: its columns, their dtypes and their values. It names the batch's size
-in bytes, so that a share is never merged with a batch it was not made from.
+inf as json writes them), one table per part: its columns, their dtypes and their values (a text column as its
+distinct values and a code per row). It names the batch's size in bytes, so that a share is never merged with a
+batch it was not made from, and the batch's first run, its place in checks.csv.
 """
 
 from __future__ import annotations
