@@ -123,9 +123,10 @@ rule calibration_tables:
         ENVIRONMENT
     threads: 1
     resources:
-        # A batch at a time and the tables (calibration.batched): measured peak 186 MB over 1,474 MB of batch
-        # CSVs (the shipped studies, 84,200 runs; largest batch 47 MB). The runs table grows with the study: a
-        # tenth of the batches' size on top, about twice that peak (Snakemake sizes it again when scheduled).
+        # A share at a time and the tables (calibration.batched): measured peak 96-101 MB over 162 MB of batches
+        # (21 batches; 150-155 MB reading the batches themselves, 186 MB over the shipped studies' 1,474 MB). The
+        # runs table grows with the study: a tenth of the inputs' size on top (Snakemake sizes it again when
+        # scheduled).
         mem_mb=lambda wildcards, input: job_mem_mb(int(0.1 * input.size_mb) + 256),
         runtime=5,
     script:
@@ -157,8 +158,9 @@ rule calibration_report:
         ENVIRONMENT
     threads: 1
     resources:
-        # Of checks.csv only the correct arm's two-sided z's, in chunks (calibration.qq_rows): measured peak
-        # 340 MB over 1,546 MB of tables; those z's grow with the study, so a quarter of the size on top.
+        # The tables but checks.csv, and the correct arm's two-sided z's from the shares, one share at a time:
+        # measured peak 160 MB (21 batches; as much as reading those z's of checks.csv in chunks, 340 MB over the
+        # shipped studies' 1,546 MB of tables); those z's grow with the study, so a quarter of the size on top.
         mem_mb=lambda wildcards, input: job_mem_mb(int(0.25 * input.size_mb) + 256),
         runtime=5,
     script:
