@@ -175,12 +175,6 @@ def merge_shares(shares: Iterable[tuple[str, dict[str, pd.DataFrame]]], alpha_fa
     }
 
 
-def batch_summaries(paths: Sequence[str], alpha_family: float, sweeps: dict[str, list] | None = None,
-                    preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
-    """summary.summaries' tables (not checks) from the batch CSVs in batch_order, one batch in memory at a time."""
-    return merge_shares(csv_shares(paths), alpha_family, sweeps, preregistered)
-
-
 def write_checks(paths: Sequence[str], out: str | Path) -> None:
     """checks.csv: the header, then each batch's rows as they are written (batch_order), copied as text a chunk
     at a time."""
