@@ -74,6 +74,8 @@ rule calibration_batch:
         ),
     output:
         BATCH,
+        # its share of the tables (calibration.shares): what calibration_tables merges
+        share=SHARE,
     log:
         "logs/calibration/{study}/{arm}/batch{batch}.log",
     benchmark:
@@ -88,10 +90,11 @@ rule calibration_batch:
         ENVIRONMENT
     threads: 1
     resources:
-        # measured peak 131-139 MiB at the fixed studies, whatever the runs per job (benchmarks/README.md);
-        # 327-1786 MiB at config_space's drawn configs (its first 8 batches: a forward of up to 2^23 weights)
+        # measured peak 131-139 MiB at the fixed studies, whatever the runs per job (benchmarks/README.md), 159
+        # MiB with a smallest batch's share (its 45 MB CSV read back); 327-1786 MiB at config_space's drawn
+        # configs (its first 8 batches: a forward of up to 2^23 weights)
         mem_mb=lambda wildcards: job_mem_mb(
-            2048 if calibration_study(wildcards).space else 150
+            2048 if calibration_study(wildcards).space else 200
         ),
         runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
     params:
@@ -105,9 +108,11 @@ rule calibration_batch:
 rule calibration_tables:
     input:
         batches=lambda wildcards: batch_files(load_studies()),
+        shares=lambda wildcards: share_files(load_studies()),
         sweeps=lambda wildcards: [SWEEPS.format(study=name) for name in load_studies()],
         code=code_of(
             "sdpa_lab.calibration.batched",
+            "sdpa_lab.calibration.shares",
             "sdpa_lab.calibration.summary",
             "sdpa_lab.calibration.space",
         ),
@@ -121,9 +126,10 @@ rule calibration_tables:
         ENVIRONMENT
     threads: 1
     resources:
-        # A batch at a time and the tables (calibration.batched): measured peak 186 MB over 1,474 MB of batch
-        # CSVs (the shipped studies, 84,200 runs; largest batch 47 MB). The runs table grows with the study: a
-        # tenth of the batches' size on top, about twice that peak (Snakemake sizes it again when scheduled).
+        # A share at a time and the tables (calibration.batched): measured peak 96-101 MB over 162 MB of batches
+        # (21 batches; 150-155 MB reading the batches themselves, 186 MB over the shipped studies' 1,474 MB). The
+        # runs table grows with the study: a tenth of the inputs' size on top (Snakemake sizes it again when
+        # scheduled).
         mem_mb=lambda wildcards, input: job_mem_mb(int(0.1 * input.size_mb) + 256),
         runtime=5,
     script:
@@ -132,8 +138,18 @@ rule calibration_tables:
 
 rule calibration_report:
     input:
-        **{table: f"{CALIBRATION_DIR}/{table}.csv" for table in TABLES},
-        code=code_of("sdpa_lab.calibration.report", "sdpa_lab.calibration.qq_rows"),
+        # every table but checks.csv: the z's its QQ figure plots come from the batches' shares
+        **{
+            table: f"{CALIBRATION_DIR}/{table}.csv"
+            for table in TABLES
+            if table != "checks"
+        },
+        shares=lambda wildcards: share_files(load_studies()),
+        code=code_of(
+            "sdpa_lab.calibration.report",
+            "sdpa_lab.calibration.qq_rows",
+            "sdpa_lab.calibration.shares",
+        ),
         templates=templates(),
     output:
         CALIBRATION_REPORT,
@@ -145,8 +161,9 @@ rule calibration_report:
         ENVIRONMENT
     threads: 1
     resources:
-        # Of checks.csv only the correct arm's two-sided z's, in chunks (calibration.qq_rows): measured peak
-        # 340 MB over 1,546 MB of tables; those z's grow with the study, so a quarter of the size on top.
+        # The tables but checks.csv, and the correct arm's two-sided z's from the shares, one share at a time:
+        # measured peak 160 MB (21 batches; as much as reading those z's of checks.csv in chunks, 340 MB over the
+        # shipped studies' 1,546 MB of tables); those z's grow with the study, so a quarter of the size on top.
         mem_mb=lambda wildcards, input: job_mem_mb(int(0.25 * input.size_mb) + 256),
         runtime=5,
     script:

@@ -14,6 +14,7 @@ from sdpa_lab.calibration.studies import (
     CALIBRATION_REPORT,
     CALIBRATION_DIR,
     STUDIES_DIR,
+    SHARE,
     SWEEPS,
     TABLES,
     batch_files,
@@ -22,6 +23,7 @@ from sdpa_lab.calibration.studies import (
     is_calibration_target,
     load_study,
     load_studies,
+    share_files,
 )
 from sdpa_lab.config import (
     ConfigError,

@@ -14,4 +14,5 @@ batch_job(
     Path(snakemake.input.fixed[0]).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
     snakemake.input.sweeps or None,  # noqa: F821 (a space study's drawn sweeps)
+    snakemake.output.share,  # noqa: F821
 )

@@ -1,4 +1,4 @@
-"""Thin Snakemake entry point: the calibration batches into tidy tables (sdpa_lab.calibration.summary)."""
+"""Thin Snakemake entry point: the calibration batches' shares into tidy tables (sdpa_lab.calibration.batched)."""
 
 from pathlib import Path
 
@@ -12,4 +12,5 @@ tables_job(
     snakemake.log[0],  # noqa: F821
     {Path(p).stem: read_sweeps(p) for p in snakemake.input.sweeps},  # noqa: F821
     [name for name, study in load_studies().items() if study.preregistered],  # the promise is theirs to show
+    snakemake.input.shares,  # noqa: F821 (each batch's share, in the batches' order)
 )

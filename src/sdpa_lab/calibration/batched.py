@@ -1,9 +1,11 @@
-"""The calibration tables from the batch CSVs one batch at a time (rule calibration_tables).
+"""The calibration tables from the batches one batch at a time (rule calibration_tables).
 
-Memory is bounded by the largest batch and the tables themselves, not by the study: each batch is read alone
-(only the columns a summary needs), each table's share of it computed (a run's checks are all in one batch) and
+Memory is bounded by the largest batch and the tables themselves, not by the study: each batch's share of every
+table (batch_share, of its CSV read alone, only the columns a summary needs: a run's checks are all in one batch) is
 merged into what the batches before it gave: counts summed, maxima taken, means and sds of z from mergeable
-moments (n, mean, M2). checks.csv is the batches' text copied in (config, arm, run) order, never parsed.
+moments (n, mean, M2). A batch job writes its share beside its CSV (calibration.shares), so the tables job merges
+those rather than reading the batches again. checks.csv is the batches' text copied in (config, arm, run) order,
+never parsed.
 
 The tables equal summary.summaries of all the checks at once: the same rows, columns and order, integers and
 strings exactly, means and sds to floating-point rounding (tests/calibration/test_batched.py).
@@ -11,13 +13,15 @@ strings exactly, means and sds to floating-point rounding (tests/calibration/tes
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from sdpa_lab.calibration import summary as s
+from sdpa_lab.calibration.qq_rows import TEXT as QQ_TEXT
+from sdpa_lab.calibration.qq_rows import plotted
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
 from sdpa_lab.claims import ALPHA_FAMILY, FAILS, INCONCLUSIVE
 from sdpa_lab.io import atomic_writer, write_csv
@@ -53,14 +57,12 @@ def batch_order(paths) -> list[str]:
     return [path for _, path in sorted(keyed)]
 
 
-def read_batch(path: str, after: tuple | None) -> pd.DataFrame:
-    """The NEEDED columns of one batch; ValueError unless it is one config and arm, its runs in order and after
-    those of the batch before it (`after`: that batch's (config, arm, last run)), as the merge assumes."""
+def read_batch(path: str) -> pd.DataFrame:
+    """The NEEDED columns of one batch; ValueError unless it is one config and arm with its runs in order, as the
+    merge assumes."""
     c = pd.read_csv(path, usecols=list(NEEDED), dtype=DTYPES, keep_default_na=True)[list(NEEDED)]
     if c.config.nunique() != 1 or c.arm.nunique() != 1 or not c.run.is_monotonic_increasing:
         raise ValueError(f"calibration batch {path}: not one config and arm with its runs in order")
-    if after is not None and after[:2] == (c.config.iloc[0], c.arm.iloc[0]) and c.run.iloc[0] <= after[2]:
-        raise ValueError(f"calibration batch {path}: its runs overlap another batch's (run {c.run.iloc[0]})")
     return c
 
 
@@ -119,25 +121,43 @@ def failing_rows(path: str, c: pd.DataFrame) -> pd.DataFrame:
     return pd.read_csv(path, skiprows=lambda i: i and i not in wanted, dtype=DTYPES, keep_default_na=True)
 
 
-def batch_summaries(paths: Sequence[str], alpha_family: float, sweeps: dict[str, list] | None = None,
-                    preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
-    """summary.summaries' tables (not checks) from the batches in batch_order, one batch in memory at a time."""
-    runs, bad, acc, after = [], [], {}, None
+def batch_share(path: str, c: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Batch `path`'s share of every table (its NEEDED columns `c`, read_batch's), mergeable with the other batches'
+    (merge_shares): its runs, its failing rows, its z moments and counts, and the rows the report plots."""
+    families, every = s.tail_counts(c)
+    return {"runs": s.runs_table(c), "bad": failing_rows(path, c), "z": z_moments(c, s.FAMILY),
+            "zp": z_moments(c, [*s.FAMILY, "parameters"]), "d": s.directional_counts(c), "p": s.power_counts(c),
+            "tf": families, "ta": every,
+            "qq": plotted(c).reset_index(drop=True).astype(dict.fromkeys(QQ_TEXT, "category"))}
+
+
+def csv_shares(paths: Sequence[str]) -> Iterator[tuple[str, dict[str, pd.DataFrame]]]:
+    """(path, batch_share) of each batch CSV in `paths`, read one at a time."""
     for path in paths:
-        c = read_batch(path, after)
-        after = (c.config.iloc[0], c.arm.iloc[0], c.run.iloc[-1])
-        runs.append(s.runs_table(c))
-        bad.append(failing_rows(path, c))
+        yield path, batch_share(path, read_batch(path))
+
+
+def merge_shares(shares: Iterable[tuple[str, dict[str, pd.DataFrame]]], alpha_family: float,
+                 sweeps: dict[str, list] | None = None, preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
+    """summary.summaries' tables (not checks) from the batches' shares, (batch, batch_share) in batch_order, merged
+    one at a time; ValueError if a batch's runs are not after those of the batch before it."""
+    runs, bad, acc, after = [], [], {}, None
+    for path, share in shares:
+        r = share["runs"]  # one config and arm, its runs in order (read_batch)
+        if after is not None and after[:2] == (r.config.iloc[0], r.arm.iloc[0]) and r.run.iloc[0] <= after[2]:
+            raise ValueError(f"calibration batch {path}: its runs overlap another batch's (run {r.run.iloc[0]})")
+        after = (r.config.iloc[0], r.arm.iloc[0], r.run.iloc[-1])
+        runs.append(share["runs"])
+        bad.append(share["bad"])
         for name, by in (("z", s.FAMILY), ("zp", [*s.FAMILY, "parameters"])):
-            acc[name] = fold_moments(acc.get(name), z_moments(c, by), by)
-        acc["d"] = _fold(acc.get("d"), s.directional_counts(c), s.FAMILY, dict.fromkeys(
+            acc[name] = fold_moments(acc.get(name), share[name], by)
+        acc["d"] = _fold(acc.get("d"), share["d"], s.FAMILY, dict.fromkeys(
             ("n", "runs", "holds", "inconclusive", "fails", "other"), "sum"))
-        acc["p"] = _fold(acc.get("p"), s.power_counts(c), ["config", "arm", "claim"],
+        acc["p"] = _fold(acc.get("p"), share["p"], ["config", "arm", "claim"],
                          dict.fromkeys(("runs", "fails", "not_holds"), "sum"))
-        families, every = s.tail_counts(c)
         how = dict.fromkeys(("n", *s.OVER), "sum")
-        acc["tf"] = _fold(acc.get("tf"), families, s.FAMILY, how)
-        acc["ta"] = _fold(acc.get("ta"), every, ["config", "arm"], how)
+        acc["tf"] = _fold(acc.get("tf"), share["tf"], s.FAMILY, how)
+        acc["ta"] = _fold(acc.get("ta"), share["ta"], ["config", "arm"], how)
     runs = s._order(pd.concat(runs, ignore_index=True), s.RUN)
     configs = s.configs_table(sweeps or {})
     if configs.empty:
@@ -172,12 +192,17 @@ def write_checks(paths: Sequence[str], out: str | Path) -> None:
 
 
 def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY, sweeps: dict[str, list] | None = None,
-              preregistered: Collection[str] = ()) -> dict[str, pd.DataFrame]:
+              preregistered: Collection[str] = (), shares: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
     """Write checks.csv and every summary table to `out_dir` from the batches; return the summary tables (not
     the checks). `sweeps`: each study's sweep configs (Study.sweeps), for configs.csv and the false fails' configs;
-    `preregistered`: the studies whose file fixed their size and stopping rule before they ran."""
+    `preregistered`: the studies whose file fixed their size and stopping rule before they ran; `shares`: each
+    batch's share (calibration.shares, in the order of `paths`), merged instead of reading the batches again."""
+    from sdpa_lab.calibration.shares import paired_shares
+
+    paths = [str(p) for p in paths]
     ordered = batch_order(paths)
-    tables = batch_summaries(ordered, alpha_family, sweeps, preregistered)
+    parts = csv_shares(ordered) if shares is None else paired_shares(ordered, paths, shares)
+    tables = merge_shares(parts, alpha_family, sweeps, preregistered)
     for stem, table in tables.items():
         write_csv(table, f"{out_dir}/{stem}.csv")
     write_checks(ordered, f"{out_dir}/checks.csv")
@@ -185,11 +210,10 @@ def aggregate(paths, out_dir, alpha_family: float = ALPHA_FAMILY, sweeps: dict[s
 
 
 def tables_job(batches, out_dir, log_path: str | None = None, sweeps: dict[str, list] | None = None,
-               preregistered: Collection[str] = ()) -> None:
-    """What rule calibration_tables runs: aggregate, logged."""
+               preregistered: Collection[str] = (), shares: Sequence[str] | None = None) -> None:
+    """What rule calibration_tables runs: aggregate (of the batches' shares, given them), logged."""
     with job_log("calibration_tables", log_path) as logger:
-        tables = aggregate(batches, out_dir, sweeps=sweeps, preregistered=preregistered)
+        tables = aggregate(batches, out_dir, sweeps=sweeps, preregistered=preregistered, shares=shares)
         h = s.headline(tables)
         logger.info("calibration tables: %d batches, %d checks, %d correct runs, %d with a false fail; wrote %s",
                     len(batches), int(tables["runs"].n_checks.sum()), h["runs"], h["runs_with_fail"], out_dir)
-

@@ -18,13 +18,21 @@ TEXT = ["config", "arm", "claim", "check", "relation"]  # few distinct values: h
 CHUNK_ROWS = 500_000
 
 
+def plotted(checks: pd.DataFrame) -> pd.DataFrame:
+    """Of some checks (COLUMNS at least), the correct arm's two-sided ones ("within") with a z: COLUMNS, in order."""
+    return checks[(checks.arm == CORRECT_ARM) & (checks.relation == "within") & checks.z.notna()][COLUMNS]
+
+
 def qq_rows(path: str | Path, chunk_rows: int = CHUNK_ROWS) -> pd.DataFrame:
-    """The correct arm's two-sided checks ("within") with a z, in file order: COLUMNS, the text ones as
-    categories."""
-    parts = []
+    """The rows of checks.csv the report plots (plotted), in file order, the text columns as categories."""
     with pd.read_csv(path, usecols=COLUMNS, chunksize=chunk_rows, dtype=dict.fromkeys(TEXT, "category")) as chunks:
-        for chunk in chunks:
-            parts.append(chunk[(chunk.arm == CORRECT_ARM) & (chunk.relation == "within") & chunk.z.notna()][COLUMNS])
+        return joined([plotted(chunk) for chunk in chunks])
+
+
+def joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Parts of plotted rows one after the other, the text columns as categories (an empty table of COLUMNS if
+    there are none)."""
+    parts = [p.astype(dict.fromkeys(TEXT, "category")) for p in parts]
     if not parts:
         return pd.DataFrame({c: pd.Series(dtype="category" if c in TEXT else float) for c in COLUMNS})
     # categories differ between chunks: unite them, so the columns stay categorical when the parts are joined

@@ -35,14 +35,16 @@ PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#0
 ARM_COLOURS = {**{scale: COLOURS[scale] for scale in ("inv_sqrt_dk", "none", "inv_dk")}, "no_pp_term": "#CC79A7"}
 
 
-def read_tables(results_dir: str | Path) -> dict[str, pd.DataFrame]:
+def read_tables(results_dir: str | Path, shares: list | None = None) -> dict[str, pd.DataFrame]:
     """The calibration tables (summary.TABLES) in `results_dir`; of checks.csv, only the rows and columns that
-    qq_figure plots (qq_rows.qq_rows), read in chunks."""
+    qq_figure plots: from the batches' `shares` if given (shares.plotted_rows), else read of checks.csv in chunks
+    (qq_rows.qq_rows), the same rows."""
     from sdpa_lab.calibration.qq_rows import qq_rows
+    from sdpa_lab.calibration.shares import plotted_rows
 
     tables = {name: pd.read_csv(Path(results_dir) / f"{name}.csv", keep_default_na=True) for name in TABLES
               if name != "checks"}
-    tables["checks"] = qq_rows(Path(results_dir) / "checks.csv")
+    tables["checks"] = qq_rows(Path(results_dir) / "checks.csv") if shares is None else plotted_rows(shares)
     text = ["failing_claims", "closest_claim", "closest_check", "closest_parameters"]
     tables["runs"][text] = tables["runs"][text].fillna("")  # an empty cell is no claim, not a missing number
     return tables
@@ -302,20 +304,21 @@ def render_report(tables: dict[str, pd.DataFrame], commit: str = "") -> str:
         promise=promise_sizes(float(tables["false_fails"].alpha_family.iloc[0])))
 
 
-def build_report(results_dir: str | Path, out: str | Path, commit: str = "") -> dict:
-    """Write reports/calibration.html from the tables in `results_dir` (made at `commit`); return the headline
-    numbers."""
-    tables = read_tables(results_dir)
+def build_report(results_dir: str | Path, out: str | Path, commit: str = "", shares: list | None = None) -> dict:
+    """Write reports/calibration.html from the tables in `results_dir` (made at `commit`; the plotted z's from the
+    batches' `shares` if given: read_tables); return the headline numbers."""
+    tables = read_tables(results_dir, shares)
     write_text(render_report(tables, commit), out)
     return headline(tables)
 
 
-def report_job(results_dir: str | Path, out: str | Path, log_path: str | None = None) -> None:
-    """What rule calibration_report runs: build_report, logged."""
+def report_job(results_dir: str | Path, out: str | Path, log_path: str | None = None,
+               shares: list | None = None) -> None:
+    """What rule calibration_report runs: build_report (of the batches' `shares` too, given them), logged."""
     from sdpa_lab.report.provenance import git_commit
 
     with job_log("calibration_report", log_path) as logger:
-        h = build_report(results_dir, out, git_commit())
+        h = build_report(results_dir, out, git_commit(), shares)
         logger.info("calibration report: %d correct runs, %d with a false fail: wrote %s", h["runs"],
                     h["runs_with_fail"], out)
 

@@ -279,14 +279,15 @@ def read_sweeps(path: str | Path) -> list[dict]:
 
 def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,
               expectations_file: str | Path | None, fixed_dir: str | Path | None = None, log_path: str | None = None,
-              sweeps_file: str | Path | None = None) -> None:
+              sweeps_file: str | Path | None = None, share_out: str | Path | None = None) -> None:
     """What rule calibration_batch runs: batch_runs of study `name` with `settings` (Study.settings, the
     rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
-    the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time. A space study's
-    `expectations_file` holds the unit-variance means of all its sweeps (expectation_table.unit_variance_means,
+    the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time, then the batch's share of the
+    tables to `share_out` if given (calibration.shares, made from `out` as the tables job would read it). A space
+    study's `expectations_file` holds the unit-variance means of all its sweeps (expectation_table.unit_variance_means,
     made once for the study), on which each of its sweeps' expectations are computed here; it reads its sweeps
     from `sweeps_file` (sweeps_job's).
-    Logs its CPU split: in the experiments, deciding the claims, the batch, and the whole process since
+    Logs its CPU split: in the experiments, deciding the claims, the batch, its share, and the whole process since
     it started (interpreter and imports included), and its peak memory, for benchmarks/calibration.py."""
     import resource
 
@@ -304,12 +305,18 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
             for i, rows in enumerate(runs):
                 fh.write(check_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
                 checks += len(rows)
+        shared = time.process_time()
+        if share_out is not None:
+            from sdpa_lab.calibration.shares import write_share
+
+            write_share(out, share_out)
+        shared = time.process_time() - shared
         usage = resource.getrusage(resource.RUSAGE_SELF)
         logger.info("calibration %s, arm %s, batch %s: %d runs, %d checks; CPU s: experiments %.2f, "
-                    "decide %.2f, total %.2f, process %.2f; peak RSS %.0f MiB; expectations computed %.2f",
+                    "decide %.2f, total %.2f, process %.2f; peak RSS %.0f MiB; expectations computed %.2f; share %.2f",
                     study.name, arm, batch, timing["runs"], checks, timing["experiments"], timing["decide"],
                     timing["total"], usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
-                    timing["expectations"])
+                    timing["expectations"], shared)
 
 
 def stacked_tables(configs: Sequence[Mapping], arm: str, scratch) -> list[dict[str, Rows]]:

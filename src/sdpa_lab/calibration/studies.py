@@ -204,6 +204,7 @@ def load_study(path: str | Path) -> Study:
 STUDIES_DIR = "config/calibration"
 CALIBRATION_DIR = "results/calibration"
 BATCH = CALIBRATION_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
+SHARE = BATCH.removesuffix(".csv") + ".share.json"  # a batch's share of the tables (calibration.shares), beside it
 SWEEPS = CALIBRATION_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep configs, for its batches
 EXPECTATIONS = CALIBRATION_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
 TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power", "configs",
@@ -227,6 +228,12 @@ def load_studies(studies_dir: str | Path = STUDIES_DIR) -> dict[str, Study]:
 def batch_files(studies: Mapping[str, Study]) -> list[str]:
     """Every batch CSV of every arm of `studies`."""
     return [BATCH.format(study=name, arm=arm, batch=b)
+            for name, study in studies.items() for arm in ARMS for b in study.batches(arm)]
+
+
+def share_files(studies: Mapping[str, Study]) -> list[str]:
+    """The share beside each batch CSV of batch_files, in the same order."""
+    return [SHARE.format(study=name, arm=arm, batch=b)
             for name, study in studies.items() for arm in ARMS for b in study.batches(arm)]
 
 
