@@ -55,9 +55,8 @@ config.clear()
 config.update(_filled)
 
 
-# The one software environment of every rule, the project's environment.yml (a rule's conda:
-# path is relative to its own file): --software-deployment-method conda builds it; a pip install
-# of the project, as the README's quick start, is the same software.
+# Every rule's one software environment, environment.yml (relative to the rule's file): --software-deployment-method
+# conda builds it; a pip install of the project, as the README's quick start, is the same software.
 ENVIRONMENT = "../../environment.yml"
 
 
