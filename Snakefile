@@ -77,3 +77,4 @@ rule grade_class:
 rule calibration:
     input:
         CALIBRATION_REPORT,
+        f"{CALIBRATION_DIR}/checks.csv",

@@ -7,6 +7,10 @@
 # Helpers (calibration_study, the paths) live in common.smk.
 
 
+# Above every batch's priority (its expected seconds): the jobs the batches wait for run first.
+UPSTREAM_PRIORITY = 10**9
+
+
 rule calibration_sweeps:
     input:
         code=code_of(
@@ -21,6 +25,8 @@ rule calibration_sweeps:
         "logs/calibration/{study}/sweeps.log",
     benchmark:
         benchmark_of("calibration/{study}/sweeps")
+    # before any batch (the batches run longest first, by priority): a study's batches wait for it
+    priority: UPSTREAM_PRIORITY
     conda:
         ENVIRONMENT
     threads: 1
@@ -46,6 +52,8 @@ rule calibration_expectations:
         "logs/calibration/{study}/expectations.log",
     benchmark:
         benchmark_of("calibration/{study}/expectations")
+    # before any batch (the batches run longest first, by priority): a study's batches wait for it
+    priority: UPSTREAM_PRIORITY
     conda:
         ENVIRONMENT
     threads: 1
@@ -117,7 +125,11 @@ rule calibration_tables:
             "sdpa_lab.calibration.space",
         ),
     output:
-        **{table: f"{CALIBRATION_DIR}/{table}.csv" for table in TABLES},
+        **{
+            table: f"{CALIBRATION_DIR}/{table}.csv"
+            for table in TABLES
+            if table != "checks"
+        },
     log:
         "logs/calibration/tables.log",
     benchmark:
@@ -134,6 +146,28 @@ rule calibration_tables:
         runtime=5,
     script:
         "../scripts/calibrate_tables.py"
+
+
+# checks.csv, every batch's rows copied, in a job of its own: it runs beside the tables and the report.
+rule calibration_checks:
+    input:
+        batches=lambda wildcards: batch_files(load_studies()),
+        code=code_of("sdpa_lab.calibration.batched"),
+    output:
+        f"{CALIBRATION_DIR}/checks.csv",
+    log:
+        "logs/calibration/checks.log",
+    benchmark:
+        benchmark_of("calibration/checks")
+    conda:
+        ENVIRONMENT
+    threads: 1
+    resources:
+        # the batches copied a chunk at a time (batched.write_checks): its memory does not grow with the study
+        mem_mb=job_mem_mb(256),
+        runtime=5,
+    script:
+        "../scripts/calibrate_checks.py"
 
 
 rule calibration_report:

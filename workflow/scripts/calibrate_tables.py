@@ -8,7 +8,7 @@ from sdpa_lab.calibration.studies import load_studies
 
 tables_job(
     snakemake.input.batches,  # noqa: F821 (injected by Snakemake)
-    Path(snakemake.output.checks).parent,  # noqa: F821
+    Path(snakemake.output.runs).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
     {Path(p).stem: read_sweeps(p) for p in snakemake.input.sweeps},  # noqa: F821
     [name for name, study in load_studies().items() if study.preregistered],  # the promise is theirs to show
