@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
 
@@ -69,6 +70,13 @@ def _grid(n: int):
     return fig, axes[:n]
 
 
+@lru_cache(maxsize=64)
+def normal_quantiles(n: int) -> np.ndarray:
+    """The N(0, 1) quantiles at (j + 0.5) / n, j = 0 .. n - 1: a QQ plot's x for n points (made once per n: most of a
+    config's families have one number of runs)."""
+    return np.array([NormalDist().inv_cdf((j + 0.5) / n) for j in range(n)])
+
+
 def qq_figure(tables):
     """Per config: the sorted z of each two-sided family (correct arm) against N(0, 1) quantiles."""
     checks = tables["checks"]
@@ -80,7 +88,7 @@ def qq_figure(tables):
             g = st[st.config == config]
             for i, ((claim, check), f) in enumerate(g.groupby(["claim", "check"], sort=False, observed=True)):
                 z = np.sort(f.z.to_numpy())
-                q = np.array([NormalDist().inv_cdf((j + 0.5) / len(z)) for j in range(len(z))])
+                q = normal_quantiles(len(z))
                 ax.plot(q, z, ".", ms=3, color=PALETTE[i % len(PALETTE)], label=f"{claim}: {check}"[:48])
             lim = 4.5
             ax.plot([-lim, lim], [-lim, lim], "-", color="grey", lw=1)
