@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from sdpa_lab.calibration import batched, summary
 from sdpa_lab.calibration.qq_rows import qq_rows
-from sdpa_lab.calibration.runner import run_batch
-from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM, check_study
+from sdpa_lab.calibration.studies import COLUMNS, CORRECT_ARM
 from sdpa_lab.calibration.summary import summaries
 from sdpa_lab.io import write_csv
 from sdpa_lab.moments import Moments
 
 from tests.calibration.sizes import SMALLEST
+from tests.calibration.study_batches import study_batches
 
 
 def read_batches(paths) -> pd.DataFrame:
@@ -47,17 +47,7 @@ def batches(tmp_path_factory, lesson_dir):
     """A small study's batch CSVs (12 correct runs, 3 per broken arm, 5 runs a batch, so batch10 sorts before
     batch2 by name), and a copy of a broken arm's first batch relabelled as a correct arm of config "zz": false
     fails for false_fail_checks."""
-    s = check_study({"seeds": 12, "broken_seeds": 3, "batch": 5, "seconds_per_run": 0.03, "sweep": SMALLEST}, "sm")
-    out = tmp_path_factory.mktemp("batches")
-    paths = []
-    for arm in ARMS:
-        for b in s.batches(arm):
-            path = out / arm / f"batch{b * 10 if arm == CORRECT_ARM else b}.csv"
-            write_csv(run_batch(s, arm, b, fixed_dir=lesson_dir), path)
-            paths.append(path)
-    fake = out / "zz.csv"
-    fake.write_text(paths[-1].read_text().replace("\nsm,no_pp_term,", f"\nzz,{CORRECT_ARM},"))
-    return [*paths, fake]
+    return study_batches(tmp_path_factory.mktemp("batches"), "sm", 12, 3, 5, lesson_dir)
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from sdpa_lab.calibration import batched, shares
 from sdpa_lab.calibration.qq_rows import qq_rows
 from sdpa_lab.calibration.report import build_report
-from sdpa_lab.calibration.runner import batch_job, run_batch
+from sdpa_lab.calibration.runner import batch_job
 from sdpa_lab.calibration.studies import ARMS, BATCH, CORRECT_ARM, SHARE, TABLES, check_study
-from sdpa_lab.io import write_csv
 
 from tests.calibration.sizes import SMALLEST
+from tests.calibration.study_batches import study_batches
 
 pytestmark = pytest.mark.xdist_group("calibration")
 
@@ -31,17 +31,7 @@ def batches(tmp_path_factory, lesson_dir):
     """A small study's batch CSVs with their shares (9 correct runs, 2 per broken arm, 4 runs a batch; the correct
     arm's batches named so that batch20 sorts before batch4), and a broken arm's batch relabelled as a correct arm
     of config "zz": false fails, whose rows the share carries whole."""
-    s = check_study({"seeds": 9, "broken_seeds": 2, "batch": 4, "seconds_per_run": 0.03, "sweep": SMALLEST}, "sh")
-    out = tmp_path_factory.mktemp("share_batches")
-    paths = []
-    for arm in ARMS:
-        for b in s.batches(arm):
-            path = out / arm / f"batch{b * 10 if arm == CORRECT_ARM else b}.csv"
-            write_csv(run_batch(s, arm, b, fixed_dir=lesson_dir), path)
-            paths.append(path)
-    fake = out / "zz.csv"
-    fake.write_text(paths[-1].read_text().replace("\nsh,no_pp_term,", f"\nzz,{CORRECT_ARM},"))
-    paths.append(fake)
+    paths = study_batches(tmp_path_factory.mktemp("share_batches"), "sh", 9, 2, 4, lesson_dir)
     for path in paths:
         shares.write_share(path, shares.share_path(path))
     return paths
