@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdpa_lab.calibration import batched, summary
+from sdpa_lab.calibration import batched, summary, tables_jobs
 from sdpa_lab.calibration.qq_rows import qq_rows
 from sdpa_lab.calibration.studies import COLUMNS, CORRECT_ARM
 from sdpa_lab.calibration.summary import summaries
@@ -55,7 +55,7 @@ def both(batches, tmp_path_factory):
     """The tables made a batch at a time (written to a folder), and today's of all the checks at once."""
     out = tmp_path_factory.mktemp("tables")
     sweeps = {"sm": [SMALLEST], "zz": [SMALLEST]}
-    mine = batched.aggregate(reversed(batches), out, 1e-4, sweeps, ["sm"])
+    mine = tables_jobs.aggregate(reversed(batches), out, 1e-4, sweeps, ["sm"])
     checks = read_batches(batches)
     return out, mine, checks, summaries(checks, 1e-4, sweeps, ["sm"])
 
@@ -91,13 +91,13 @@ def test_batches_out_of_order_or_unlike_the_checks_table_are_refused(batches, tm
     twice = tmp_path / "twice.csv"
     twice.write_bytes(batches[0].read_bytes())
     with pytest.raises(ValueError, match="overlap"):
-        batched.aggregate([batches[0], twice], tmp_path)
+        tables_jobs.aggregate([batches[0], twice], tmp_path)
     bad = tmp_path / "bad.csv"
     bad.write_text(batches[0].read_text().replace("config,arm,", "study,arm,", 1))
     with pytest.raises(ValueError, match=r"bad\.csv.*columns"):
-        batched.aggregate([bad], tmp_path)
+        tables_jobs.aggregate([bad], tmp_path)
     with pytest.raises(ValueError, match="no calibration batches"):
-        batched.aggregate([], tmp_path)
+        tables_jobs.aggregate([], tmp_path)
 
 
 @given(st.lists(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=20), min_size=1, max_size=6))

@@ -15,7 +15,6 @@ import yaml
 
 from sdpa_lab import attention
 from sdpa_lab.calibration import runner
-from sdpa_lab.calibration.batched import aggregate
 from sdpa_lab.calibration.report import build_report
 from sdpa_lab.calibration.runner import (
     BREAKS,
@@ -39,6 +38,7 @@ from sdpa_lab.calibration.studies import (
     load_studies,
 )
 from sdpa_lab.calibration.summary import main_report_summary, wilson
+from sdpa_lab.calibration.tables_jobs import aggregate
 from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectation_table import expectations_job, read_expectations, sweep_expectations
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance

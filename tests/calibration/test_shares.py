@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sdpa_lab.calibration import batched, shares
+from sdpa_lab.calibration import batched, shares, tables_jobs
 from sdpa_lab.calibration.qq_rows import qq_rows
 from sdpa_lab.calibration.report import build_report
 from sdpa_lab.calibration.runner import batch_job
@@ -43,8 +43,8 @@ def tables(batches, tmp_path_factory):
     reverse order (the shares in the same order as their batches)."""
     given = list(reversed(batches))
     from_csv, from_shares = tmp_path_factory.mktemp("from_csv"), tmp_path_factory.mktemp("from_shares")
-    mine = batched.aggregate(given, from_shares, 1e-4, SWEEPS, ["sh"], shares=[shares.share_path(p) for p in given])
-    batched.aggregate(given, from_csv, 1e-4, SWEEPS, ["sh"])
+    mine = tables_jobs.aggregate(given, from_shares, 1e-4, SWEEPS, ["sh"], shares=[shares.share_path(p) for p in given])
+    tables_jobs.aggregate(given, from_csv, 1e-4, SWEEPS, ["sh"])
     return from_csv, from_shares, mine
 
 
@@ -130,10 +130,10 @@ def test_a_share_not_of_its_batch_or_missing_or_overlapping_is_refused(batches, 
     the same runs: each an error naming the file, before any table is written."""
     a, b = map(str, batches[:2])
     with pytest.raises(ValueError, match="not made from"):
-        batched.aggregate([a, b], tmp_path, shares=[shares.share_path(b), shares.share_path(a)])
+        tables_jobs.aggregate([a, b], tmp_path, shares=[shares.share_path(b), shares.share_path(a)])
     assert not (tmp_path / "runs.csv").exists()
     with pytest.raises(ValueError, match="2 calibration batches but 1 shares"):
-        batched.aggregate([a, b], tmp_path, shares=[shares.share_path(a)])
+        tables_jobs.aggregate([a, b], tmp_path, shares=[shares.share_path(a)])
     old = tmp_path / "old.share.json"
     old.write_text(json.dumps({"format": 0}))
     with pytest.raises(ValueError, match=r"old\.share\.json.*format"):
@@ -142,4 +142,4 @@ def test_a_share_not_of_its_batch_or_missing_or_overlapping_is_refused(batches, 
     twice.write_bytes(batches[0].read_bytes())
     shares.write_share(twice, shares.share_path(twice))
     with pytest.raises(ValueError, match="overlap"):
-        batched.aggregate([a, twice], tmp_path, shares=[shares.share_path(a), shares.share_path(twice)])
+        tables_jobs.aggregate([a, twice], tmp_path, shares=[shares.share_path(a), shares.share_path(twice)])

@@ -119,6 +119,7 @@ rule calibration_tables:
         shares=lambda wildcards: share_files(load_studies()),
         sweeps=lambda wildcards: [SWEEPS.format(study=name) for name in load_studies()],
         code=code_of(
+            "sdpa_lab.calibration.tables_jobs",
             "sdpa_lab.calibration.batched",
             "sdpa_lab.calibration.shares",
             "sdpa_lab.calibration.summary",
@@ -152,7 +153,7 @@ rule calibration_tables:
 rule calibration_checks:
     input:
         batches=lambda wildcards: batch_files(load_studies()),
-        code=code_of("sdpa_lab.calibration.batched"),
+        code=code_of("sdpa_lab.calibration.tables_jobs"),
     output:
         f"{CALIBRATION_DIR}/checks.csv",
     log:

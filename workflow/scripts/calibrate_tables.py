@@ -1,10 +1,10 @@
-"""Thin Snakemake entry point: the calibration batches' shares into tidy tables (sdpa_lab.calibration.batched)."""
+"""Thin Snakemake entry point: the calibration batches' shares into tidy tables (sdpa_lab.calibration.tables_jobs)."""
 
 from pathlib import Path
 
-from sdpa_lab.calibration.batched import tables_job
 from sdpa_lab.calibration.runner import read_sweeps
 from sdpa_lab.calibration.studies import load_studies
+from sdpa_lab.calibration.tables_jobs import tables_job
 
 tables_job(
     snakemake.input.batches,  # noqa: F821 (injected by Snakemake)
