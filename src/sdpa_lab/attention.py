@@ -78,7 +78,7 @@ def attention_weights(scores, d_k: int, scale=None) -> np.ndarray:
         c = np.asarray(scale, dtype=scores.dtype)[..., None]  # (..., 1) one scale per row
         if not np.all(np.isfinite(c) & (c > 0)):
             raise ValueError("scale must hold positive finite numbers")
-    return _softmax_inplace(scores * c, axis=-1)  # softmax(scores * c) in a buffer of its own, as _weights_inplace
+    return _weights_inplace(scores.copy(), c)
 
 
 def _weights_inplace(scores: np.ndarray, scale) -> np.ndarray:
