@@ -16,7 +16,7 @@ from sdpa_lab.calibration import batched, shares, tables_jobs
 from sdpa_lab.calibration.qq_rows import qq_rows
 from sdpa_lab.calibration.report import build_report
 from sdpa_lab.calibration.runner import batch_job
-from sdpa_lab.calibration.studies import ARMS, BATCH, CORRECT_ARM, SHARE, TABLES, check_study
+from sdpa_lab.calibration.studies import ARMS, BATCH, CORRECT_ARM, SHARE, TABLES, check_study, share_path
 
 from tests.calibration.sizes import SMALLEST
 from tests.calibration.study_batches import study_batches
@@ -33,7 +33,7 @@ def batches(tmp_path_factory, lesson_dir):
     of config "zz": false fails, whose rows the share carries whole."""
     paths = study_batches(tmp_path_factory.mktemp("share_batches"), "sh", 9, 2, 4, lesson_dir)
     for path in paths:
-        shares.write_share(path, shares.share_path(path))
+        shares.write_share(path, share_path(path))
     return paths
 
 
@@ -43,7 +43,7 @@ def tables(batches, tmp_path_factory):
     reverse order (the shares in the same order as their batches)."""
     given = list(reversed(batches))
     from_csv, from_shares = tmp_path_factory.mktemp("from_csv"), tmp_path_factory.mktemp("from_shares")
-    mine = tables_jobs.aggregate(given, from_shares, 1e-4, SWEEPS, ["sh"], shares=[shares.share_path(p) for p in given])
+    mine = tables_jobs.aggregate(given, from_shares, 1e-4, SWEEPS, ["sh"], shares=[share_path(p) for p in given])
     tables_jobs.aggregate(given, from_csv, 1e-4, SWEEPS, ["sh"])
     return from_csv, from_shares, mine
 
@@ -66,7 +66,7 @@ def test_the_report_from_the_shares_is_the_report_from_checks_csv(tables, batche
     """The QQ figure's rows from the shares (any order given) are those qq_rows reads of checks.csv, and the HTML is
     the same."""
     _, from_shares, _ = tables
-    given = [shares.share_path(p) for p in batches[::2] + batches[1::2]]
+    given = [share_path(p) for p in batches[::2] + batches[1::2]]
     got, want = shares.plotted_rows(given), qq_rows(from_shares / "checks.csv")
     assert len(want) > 0
     pd.testing.assert_frame_equal(got.astype(str), want.astype(str))  # the same rows, in the same order
@@ -79,7 +79,7 @@ def test_the_report_from_the_shares_is_the_report_from_checks_csv(tables, batche
 def test_a_share_reads_back_to_the_bit(batches):
     """Every part of a share, decoded, equals batch_share of its batch: values, dtypes and columns."""
     for path in batches:
-        got = shares.read_share(shares.share_path(path), path)
+        got = shares.read_share(share_path(path), path)
         want = batched.batch_share(str(path), batched.read_batch(str(path)))
         assert list(got) == list(want)
         for name in want:
@@ -120,9 +120,9 @@ def test_the_batch_job_writes_its_share(tmp_path, lesson_dir):
 
 def test_the_share_file_is_beside_its_batch():
     keys = {"study": "smallest", "arm": CORRECT_ARM, "batch": 7}
-    assert shares.share_path(BATCH.format(**keys)) == SHARE.format(**keys)
+    assert share_path(BATCH.format(**keys)) == SHARE.format(**keys)
     with pytest.raises(ValueError, match="not a .csv"):
-        shares.share_path("batch7.tsv")
+        share_path("batch7.tsv")
 
 
 def test_a_share_not_of_its_batch_or_missing_or_overlapping_is_refused(batches, tmp_path):
@@ -130,16 +130,16 @@ def test_a_share_not_of_its_batch_or_missing_or_overlapping_is_refused(batches, 
     the same runs: each an error naming the file, before any table is written."""
     a, b = map(str, batches[:2])
     with pytest.raises(ValueError, match="not made from"):
-        tables_jobs.aggregate([a, b], tmp_path, shares=[shares.share_path(b), shares.share_path(a)])
+        tables_jobs.aggregate([a, b], tmp_path, shares=[share_path(b), share_path(a)])
     assert not (tmp_path / "runs.csv").exists()
     with pytest.raises(ValueError, match="2 calibration batches but 1 shares"):
-        tables_jobs.aggregate([a, b], tmp_path, shares=[shares.share_path(a)])
+        tables_jobs.aggregate([a, b], tmp_path, shares=[share_path(a)])
     old = tmp_path / "old.share.json"
     old.write_text(json.dumps({"format": 0}))
     with pytest.raises(ValueError, match=r"old\.share\.json.*format"):
         shares.read_share(old)
     twice = tmp_path / "twice.csv"
     twice.write_bytes(batches[0].read_bytes())
-    shares.write_share(twice, shares.share_path(twice))
+    shares.write_share(twice, share_path(twice))
     with pytest.raises(ValueError, match="overlap"):
-        tables_jobs.aggregate([a, twice], tmp_path, shares=[shares.share_path(a), shares.share_path(twice)])
+        tables_jobs.aggregate([a, twice], tmp_path, shares=[share_path(a), share_path(twice)])

@@ -118,19 +118,9 @@ rule calibration_tables:
         batches=lambda wildcards: batch_files(load_studies()),
         shares=lambda wildcards: share_files(load_studies()),
         sweeps=lambda wildcards: [SWEEPS.format(study=name) for name in load_studies()],
-        code=code_of(
-            "sdpa_lab.calibration.tables_jobs",
-            "sdpa_lab.calibration.batched",
-            "sdpa_lab.calibration.shares",
-            "sdpa_lab.calibration.summary",
-            "sdpa_lab.calibration.space",
-        ),
+        code=code_of("sdpa_lab.calibration.tables_jobs"),
     output:
-        **{
-            table: f"{CALIBRATION_DIR}/{table}.csv"
-            for table in TABLES
-            if table != "checks"
-        },
+        **{table: f"{CALIBRATION_DIR}/{table}.csv" for table in SUMMARIES},
     log:
         "logs/calibration/tables.log",
     benchmark:
@@ -174,17 +164,9 @@ rule calibration_checks:
 rule calibration_report:
     input:
         # every table but checks.csv: the z's its QQ figure plots come from the batches' shares
-        **{
-            table: f"{CALIBRATION_DIR}/{table}.csv"
-            for table in TABLES
-            if table != "checks"
-        },
+        **{table: f"{CALIBRATION_DIR}/{table}.csv" for table in SUMMARIES},
         shares=lambda wildcards: share_files(load_studies()),
-        code=code_of(
-            "sdpa_lab.calibration.report",
-            "sdpa_lab.calibration.qq_rows",
-            "sdpa_lab.calibration.shares",
-        ),
+        code=code_of("sdpa_lab.calibration.report"),
         templates=templates(),
     output:
         CALIBRATION_REPORT,

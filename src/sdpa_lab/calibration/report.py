@@ -21,7 +21,7 @@ from sdpa_lab.calibration.studies import (
     ARMS,
     BROKEN_ARMS,
     CORRECT_ARM,
-    TABLES,
+    SUMMARIES,
 )
 from sdpa_lab.calibration.summary import CONFIDENCE, TAIL_THRESHOLDS, headline, upper_bound
 from sdpa_lab.io import write_text
@@ -43,8 +43,7 @@ def read_tables(results_dir: str | Path, shares: list | None = None) -> dict[str
     from sdpa_lab.calibration.qq_rows import qq_rows
     from sdpa_lab.calibration.shares import plotted_rows
 
-    tables = {name: pd.read_csv(Path(results_dir) / f"{name}.csv", keep_default_na=True) for name in TABLES
-              if name != "checks"}
+    tables = {name: pd.read_csv(Path(results_dir) / f"{name}.csv", keep_default_na=True) for name in SUMMARIES}
     tables["checks"] = qq_rows(Path(results_dir) / "checks.csv") if shares is None else plotted_rows(shares)
     text = ["failing_claims", "closest_claim", "closest_check", "closest_parameters"]
     tables["runs"][text] = tables["runs"][text].fillna("")  # an empty cell is no claim, not a missing number

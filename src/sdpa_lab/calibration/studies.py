@@ -209,6 +209,7 @@ SWEEPS = CALIBRATION_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep
 EXPECTATIONS = CALIBRATION_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
 TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power", "configs",
           "false_fail_checks", "tails")
+SUMMARIES = TABLES[1:]  # every table but checks.csv: what calibration_tables makes, from the batches' shares
 CALIBRATION_REPORT = "reports/calibration.html"
 
 
@@ -231,10 +232,17 @@ def batch_files(studies: Mapping[str, Study]) -> list[str]:
             for name, study in studies.items() for arm in ARMS for b in study.batches(arm)]
 
 
+def share_path(batch: str | Path) -> str:
+    """The share file beside batch CSV `batch` (SHARE beside BATCH): batch3.csv -> batch3.share.json."""
+    batch = str(batch)
+    if not batch.endswith(".csv"):
+        raise ValueError(f"calibration batch {batch}: not a .csv file")
+    return batch.removesuffix(".csv") + SHARE.removeprefix(BATCH.removesuffix(".csv"))
+
+
 def share_files(studies: Mapping[str, Study]) -> list[str]:
     """The share beside each batch CSV of batch_files, in the same order."""
-    return [SHARE.format(study=name, arm=arm, batch=b)
-            for name, study in studies.items() for arm in ARMS for b in study.batches(arm)]
+    return [share_path(batch) for batch in batch_files(studies)]
 
 
 def is_seeded(experiment: str) -> bool:
