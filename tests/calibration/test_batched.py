@@ -117,6 +117,17 @@ def test_merged_moments_are_the_whole_samples(parts):
         assert r.m2 == pytest.approx(ref.m2, rel=1e-9, abs=1e-6)
 
 
+def test_checks_csv_ends_each_batch_on_a_line_end(batches, tmp_path):
+    # a batch written without its final line end (by hand) still ends its last row: the next batch's first row is
+    # not glued to it
+    cut = [tmp_path / f"cut{i}.csv" for i in range(2)]
+    for path, batch in zip(cut, batches[:2], strict=True):
+        path.write_bytes(batch.read_bytes().rstrip(b"\n"))
+    batched.write_checks(cut, tmp_path / "checks.csv")
+    whole = [batch.read_text().splitlines() for batch in batches[:2]]
+    assert (tmp_path / "checks.csv").read_text().splitlines() == [whole[0][0], *whole[0][1:], *whole[1][1:]]
+
+
 def test_the_report_reads_of_checks_csv_the_rows_it_plots_in_chunks(both):
     """qq_rows in chunks of 7 rows gives the qq figure the same families, in the same order, with the same z, as
     checks.csv read whole."""

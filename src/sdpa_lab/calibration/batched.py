@@ -13,6 +13,8 @@ strings exactly, means and sds to floating-point rounding (tests/calibration/tes
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -36,6 +38,12 @@ CHUNK_BYTES = 1 << 24  # what checks.csv is copied through at a time
 DTYPES = {"seed": "uint64"}
 
 
+def checks_key(config: str, arm: str, run: int) -> tuple[str, int, int]:
+    """Where a batch whose first run is `run` of `config` and `arm` comes in checks.csv: by config, arm (in ARMS
+    order), run."""
+    return str(config), ARMS.index(arm), int(run)
+
+
 def batch_order(paths) -> list[str]:
     """The non-empty batch CSVs in the checks' (config, arm, run) order (arms in ARMS order), each checked to
     have the checks table's columns; ValueError naming a batch that has not."""
@@ -50,7 +58,7 @@ def batch_order(paths) -> list[str]:
             arm = first.arm.iloc[0]
             if arm not in ARMS:
                 raise ValueError(f"calibration batch {path}: unknown arm {arm!r} (one of {list(ARMS)})")
-            keyed.append(((str(first.config.iloc[0]), ARMS.index(arm), int(first.run.iloc[0])), path))
+            keyed.append((checks_key(first.config.iloc[0], arm, first.run.iloc[0]), path))
     if not keyed:
         raise ValueError("no calibration batches to aggregate" + (" (every one is empty)" if paths else ""))
     return [path for _, path in sorted(keyed)]
@@ -175,16 +183,14 @@ def merge_shares(shares: Iterable[tuple[str, dict[str, pd.DataFrame]]], alpha_fa
 
 
 def write_checks(paths: Sequence[str], out: str | Path) -> None:
-    """checks.csv: the header, then each batch's rows as they are written (batch_order), copied as text a chunk
+    """checks.csv: the header, then each batch's rows as they are written (batch_order), copied as bytes a chunk
     at a time."""
     with atomic_writer(out) as fh:
         fh.write((HEADER + "\n").encode())
         for path in paths:
             with open(path, "rb") as src:
                 src.readline()  # its header, the same as every batch's (batch_order)
-                last = b"\n"
-                while chunk := src.read(CHUNK_BYTES):
-                    fh.write(chunk)
-                    last = chunk[-1:]
-                if last != b"\n":  # a batch without a final line end
+                shutil.copyfileobj(src, fh, CHUNK_BYTES)
+                src.seek(-1, os.SEEK_END)
+                if src.read(1) != b"\n":  # a batch without a final line end (batch_order: it has a row)
                     fh.write(b"\n")

@@ -21,20 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sdpa_lab.calibration.batched import batch_share, read_batch
-from sdpa_lab.calibration.studies import ARMS, BATCH, SHARE
+from sdpa_lab.calibration.batched import batch_share, checks_key, read_batch
 from sdpa_lab.io import write_text
 
 FORMAT = 1  # of the file: a share of another format is refused, not misread
-SUFFIX = SHARE.removeprefix(BATCH.removesuffix(".csv"))  # ".share.json"
-
-
-def share_path(batch: str | Path) -> str:
-    """The share file beside batch CSV `batch`: batch3.csv -> batch3.share.json."""
-    batch = str(batch)
-    if not batch.endswith(".csv"):
-        raise ValueError(f"calibration batch {batch}: not a .csv file")
-    return batch[: -len(".csv")] + SUFFIX
 
 
 def encode(frame: pd.DataFrame) -> dict:
@@ -126,13 +116,12 @@ def paired_shares(ordered: Sequence[str], batches: Sequence[str], shares: Sequen
 
 def plotted_rows(shares: Sequence[str]) -> pd.DataFrame:
     """The rows the report plots (qq_rows.plotted) from the batches' shares, in checks.csv's order (the batches'
-    (config, arm, first run), arms in ARMS order, as batched.batch_order orders them): the rows qq_rows reads of
+    (config, arm, first run): batched.checks_key, as batched.batch_order orders them): the rows qq_rows reads of
     checks.csv."""
     from sdpa_lab.calibration.qq_rows import joined
 
     keyed = []
     for path in shares:  # of each share only its plotted rows decoded
         share = _load(path)
-        config, arm, run = share["first"]
-        keyed.append(((config, ARMS.index(arm), run), decode(share["parts"]["qq"])))
+        keyed.append((checks_key(*share["first"]), decode(share["parts"]["qq"])))
     return joined([qq for _, qq in sorted(keyed, key=lambda k: k[0])])
