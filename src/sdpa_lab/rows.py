@@ -45,7 +45,7 @@ def row_argmax(p: np.ndarray) -> np.ndarray:
 def row_sum(x: np.ndarray) -> np.ndarray:
     """x.sum(axis=-1, keepdims=True), (..., n) -> (..., 1): the same numbers, bit for bit, but along a short
     contiguous last axis (2 <= n <= SHORT_AXIS) as additions of its columns, since NumPy's reduction over a few
-    contiguous entries per row costs several times those additions (a softmax's sum over 8 weights: 4x).
+    contiguous entries per row costs several times those additions (benchmarks/README.md measures it).
 
     The additions are NumPy's own, in its order: its sum of a contiguous row (pairwise summation) adds n < 8
     entries one after another, and 8 <= n < 16 as ((x0 + x1) + (x2 + x3)) + ((x4 + x5) + (x6 + x7)) then the
