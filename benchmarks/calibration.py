@@ -11,7 +11,8 @@ sampled cpu_time and max_rss are the fallback for logs without them):
 
 Each study's expectations job (logs/calibration/<study>/expectations.log: the finite-d_k expectations
 its batches read, computed once) is shared among its arms in proportion to their runs, and counted
-outside the kernels.
+outside the kernels; so are its draws jobs (logs/calibration/<study>/draws<b>.log: what every arm of a batch
+makes the same, made once, sdpa_lab.calibration.draws), counted inside the experiments.
 
 * seeds_per_cpu_minute: runs per minute of the jobs' CPU time (start-up included);
 * outside_kernels: the share of the jobs' CPU time spent outside the experiments (interpreter and
@@ -56,19 +57,22 @@ def read_jobs(root: Path) -> list[dict]:
 
 
 EXPECTATIONS_LINE = re.compile(r"expectations written to \S+; CPU s: process ([\d.]+)")
+DRAWS_LINE = re.compile(r"the draws of \d+ runs written to \S+; CPU s: process ([\d.]+)")
 
 
-def read_expectations_jobs(root: Path) -> dict[str, float]:
-    """The CPU seconds of each study's expectations job, by study."""
-    cpu = {}
-    for log in sorted((root / "logs" / "calibration").glob("*/expectations.log")):
-        match = EXPECTATIONS_LINE.search(log.read_text())
+def read_study_jobs(root: Path, pattern: str, line: re.Pattern) -> dict[str, float]:
+    """The CPU seconds of each study's jobs whose logs match `pattern` (logs/calibration/<study>/<pattern>), summed,
+    by study."""
+    cpu: dict[str, float] = defaultdict(float)
+    for log in sorted((root / "logs" / "calibration").glob(f"*/{pattern}")):
+        match = line.search(log.read_text())
         if match:
-            cpu[log.parts[-2]] = float(match[1])
+            cpu[log.parts[-2]] += float(match[1])
     return cpu
 
 
-def summarise(jobs: list[dict], expectations: dict[str, float]) -> list[dict]:
+def summarise(jobs: list[dict], expectations: dict[str, float], draws: dict[str, float] | None = None) -> list[dict]:
+    draws = draws or {}
     groups = defaultdict(list)
     study_runs = defaultdict(int)
     for job in jobs:
@@ -77,9 +81,11 @@ def summarise(jobs: list[dict], expectations: dict[str, float]) -> list[dict]:
     rows = []
     for (study, arm), js in sorted(groups.items()):
         runs = sum(j["runs"] for j in js)
-        # the arm's share of the study's expectations, computed once for all its runs
-        cpu = sum(j["cpu"] for j in js) + expectations.get(study, 0.0) * runs / study_runs[study]
-        experiments, decide = sum(j["experiments"] for j in js), sum(j["decide"] for j in js)
+        # the arm's share of the study's expectations and draws, each made once for all its runs
+        share = runs / study_runs[study]
+        drawn = draws.get(study, 0.0) * share
+        cpu = sum(j["cpu"] for j in js) + expectations.get(study, 0.0) * share + drawn
+        experiments, decide = sum(j["experiments"] for j in js) + drawn, sum(j["decide"] for j in js)
         rows.append({"study": study, "arm": arm, "jobs": len(js), "runs": runs, "cpu_s": round(cpu, 2),
                      "cpu_s_per_run": round(cpu / runs, 4), "seeds_per_cpu_minute": round(60 * runs / cpu, 1),
                      "outside_kernels": round(1 - experiments / cpu, 3), "decide_share": round(decide / cpu, 3),
@@ -93,7 +99,9 @@ def main() -> None:
     parser.add_argument("--root", default=".", help="the working directory of the calibration run")
     parser.add_argument("--out", default="benchmarks/calibration.csv")
     args = parser.parse_args()
-    rows = summarise(read_jobs(Path(args.root)), read_expectations_jobs(Path(args.root)))
+    root = Path(args.root)
+    rows = summarise(read_jobs(root), read_study_jobs(root, "expectations.log", EXPECTATIONS_LINE),
+                     read_study_jobs(root, "draws*.log", DRAWS_LINE))
     if not rows:
         raise SystemExit("no calibration jobs found: run `snakemake --cores 4 calibration` first")
     with open(args.out, "w", newline="") as fh:

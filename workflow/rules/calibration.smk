@@ -6,6 +6,7 @@
 # calibration target is asked for (input functions), so other targets do not pay for them.
 # Helpers (calibration_study, the paths) live in common.smk.
 
+from sdpa_lab.calibration.studies import DRAWS, draws_input
 
 # Above every batch's priority (its expected seconds): the jobs the batches wait for run first.
 UPSTREAM_PRIORITY = 10**9
@@ -67,6 +68,33 @@ rule calibration_expectations:
         "../scripts/calibrate_expectations.py"
 
 
+# What every arm of a batch makes the same (calibration.draws: the draws the attention plays no part in), made
+# once for the batches the broken arms run too: each arm's batch job reads them.
+rule calibration_draws:
+    input:
+        code=code_of("sdpa_lab.calibration.runner"),
+    output:
+        temp(DRAWS),
+    log:
+        "logs/calibration/{study}/draws{batch}.log",
+    benchmark:
+        benchmark_of("calibration/{study}/draws{batch}")
+    wildcard_constraints:
+        batch=r"\d+",
+    # before any batch (the batches run longest first, by priority): four batch jobs, one per arm, wait for it
+    priority: UPSTREAM_PRIORITY
+    conda:
+        ENVIRONMENT
+    threads: 1
+    resources:
+        mem_mb=job_mem_mb(200),
+        runtime=lambda wildcards: calibration_study(wildcards).runtime_minutes(),
+    params:
+        settings=lambda wildcards: calibration_study(wildcards).settings(),
+    script:
+        "../scripts/calibrate_draws.py"
+
+
 rule calibration_batch:
     input:
         fixed=fixed_tables_files(),  # the lesson replications' tables, the same in every run
@@ -76,6 +104,10 @@ rule calibration_batch:
         expectations=EXPECTATIONS,
         sweeps=lambda wildcards: (
             SWEEPS.format(**wildcards) if calibration_study(wildcards).space else []
+        ),
+        # where the broken arms run the batch too, what every arm makes the same, made once
+        draws=lambda wildcards: draws_input(
+            wildcards.study, calibration_study(wildcards), int(wildcards.batch)
         ),
         code=code_of(
             "sdpa_lab.calibration.runner", *(e.module for e in EXPERIMENTS.values())

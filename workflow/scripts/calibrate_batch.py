@@ -15,4 +15,5 @@ batch_job(
     snakemake.log[0],  # noqa: F821
     snakemake.input.sweeps or None,  # noqa: F821 (a space study's drawn sweeps)
     snakemake.output.share,  # noqa: F821
+    snakemake.input.draws[0] if snakemake.input.draws else None,  # noqa: F821 (if the arms share the draws)
 )

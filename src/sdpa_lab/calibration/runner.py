@@ -26,6 +26,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.calibration.check_table import as_rows, check_cells, check_text
+from sdpa_lab.calibration.draws import Drawn, RunDraws, write_draws
 from sdpa_lab.calibration.stacked import STACKED, group_size
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
 from sdpa_lab.claims.expectation_table import read_expectations, read_unit_variance_means, sweep_expectations
@@ -181,7 +182,8 @@ def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
 
 def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
                 fixed_dir: str | Path | None = None, expectations: Mapping | None = None,
-                sweeps: list | None = None, unit_means: Mapping | None = None) -> Iterator[list[tuple]]:
+                sweeps: list | None = None, unit_means: Mapping | None = None,
+                draws_file: str | Path | None = None) -> Iterator[list[tuple]]:
     """Every check of each run of batch `batch` of arm `arm` (check_table.check_cells, in COLUMNS' order), a run at
     a time, in run order: a batch job writes each run's rows as they come, so that its memory does not grow with
     its runs.
@@ -190,7 +192,8 @@ def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
     the claims' finite-d_k expectations are `expectations` if given (the study's, read_expectations), else
     computed here (sweep_expectations, per sweep, on the unit-variance means `unit_means` where given: a space
     study's, read_unit_variance_means); the study's sweeps are `sweeps` if given (a space study's,
-    as rule calibration_sweeps wrote them), else the study's own (Study.sweeps).
+    as rule calibration_sweeps wrote them), else the study's own (Study.sweeps); what its runs make the same in every
+    arm is read from `draws_file` if given (calibration.draws: rule calibration_draws's), else made here.
     `timing`, if given, receives the CPU seconds spent in the experiments ("experiments": run_rows,
     their draws and kernels), in computing the expectations here ("expectations": a space study's, per sweep),
     in deciding the claims ("decide": the columns they read converted included) and in all of it ("total", the
@@ -212,6 +215,7 @@ def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
     decider = Decider(seeded_files)
     indexes = RowIndexes()  # the runs of one sweep have the same sweep points: their row indexes are built once
     known: dict[int, Mapping] = {}
+    drawn = Drawn(draws_file) if draws_file is not None else None
     with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch:
         for group in run_groups(study, arm, batch, sweeps):  # runs of one sweep, stacked (calibration.stacked)
             sweep = group[0][1]
@@ -223,7 +227,9 @@ def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
             t1 = clock()
             spent["expectations"] += t1 - t0
             t0 = t1
-            made = stacked_tables(configs, arm, scratch)
+            runs = None if drawn is None else [drawn.run(seed_index, config)
+                                               for (_, _, seed_index), config in zip(group, configs, strict=True)]
+            made = stacked_tables(configs, arm, scratch, runs)
             spent["experiments"] += clock() - t0
             for run, config, tables in zip(group, configs, made, strict=True):
                 t1 = clock()
@@ -231,6 +237,8 @@ def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
                                                           {**fixed, **tables}, known[sweep], indexes))
                 spent["decide"] += clock() - t1
                 yield check_cells(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
+    if drawn is not None:
+        drawn.close()
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
 
@@ -277,16 +285,37 @@ def read_sweeps(path: str | Path) -> list[dict]:
         return json.load(fh)
 
 
+def draws_job(name: str, settings: Mapping, batch: int, out: str | Path, log_path: str | None = None) -> None:
+    """What rule calibration_draws runs: the parts of the runs of batch `batch` of study `name` (`settings` as
+    batch_job's) that every arm makes the same (calibration.draws), written to `out` for the arms' batch jobs: the
+    correct arm's runs of that batch, whose first ones the broken arms' batch holds (Study.draws_batches)."""
+    import resource
+
+    with job_log("calibration_draws", log_path) as logger:
+        study = check_study(dict(settings), name)
+        if int(batch) not in study.draws_batches():
+            raise ValueError(f"calibration study {name}: batch {batch} is not one whose draws the arms share "
+                             f"(Study.draws_batches: {list(study.draws_batches())})")
+        sweep = study.sweeps()[0]
+        written = write_draws(((i, run_config(sweep, i)) for i in study.indices(CORRECT_ARM, int(batch))), out)
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        logger.info("calibration %s, batch %s: the draws of %d runs written to %s; CPU s: process %.2f; "
+                    "peak RSS %.0f MiB", study.name, batch, written, out, usage.ru_utime + usage.ru_stime,
+                    usage.ru_maxrss / 1024)
+
+
 def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Path,
               expectations_file: str | Path | None, fixed_dir: str | Path | None = None, log_path: str | None = None,
-              sweeps_file: str | Path | None = None, share_out: str | Path | None = None) -> None:
+              sweeps_file: str | Path | None = None, share_out: str | Path | None = None,
+              draws_file: str | Path | None = None) -> None:
     """What rule calibration_batch runs: batch_runs of study `name` with `settings` (Study.settings, the
     rule's params; checked again here), the expectations read from `expectations_file` (expectations_job's),
     the lesson tables from `fixed_dir`, written to `out` (CSV) a run at a time, then the batch's share of the
     tables to `share_out` if given (calibration.shares, made from `out` as the tables job would read it). A space
     study's `expectations_file` holds the unit-variance means of all its sweeps (expectation_table.unit_variance_means,
     made once for the study), on which each of its sweeps' expectations are computed here; it reads its sweeps
-    from `sweeps_file` (sweeps_job's).
+    from `sweeps_file` (sweeps_job's). What its runs make the same in every arm is read from `draws_file` if given
+    (draws_job's).
     Logs its CPU split: in the experiments, deciding the claims, the batch, its share, and the whole process since
     it started (interpreter and imports included), and its peak memory, for benchmarks/calibration.py."""
     import resource
@@ -301,7 +330,7 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
             given = read_expectations(expectations_file) if expectations_file and not study.space else None
             unit_means = read_unit_variance_means(expectations_file) if expectations_file and study.space else None
             sweeps = read_sweeps(sweeps_file) if sweeps_file else None
-            runs = batch_cells(study, arm, int(batch), timing, fixed_dir, given, sweeps, unit_means)
+            runs = batch_cells(study, arm, int(batch), timing, fixed_dir, given, sweeps, unit_means, draws_file)
             for i, rows in enumerate(runs):
                 fh.write(check_text(rows, header=i == 0).encode("utf-8"))  # the bytes of csv_text of all the rows
                 checks += len(rows)
@@ -319,13 +348,19 @@ def batch_job(name: str, settings: Mapping, arm: str, batch: int, out: str | Pat
                     timing["expectations"], shared)
 
 
-def stacked_tables(configs: Sequence[Mapping], arm: str, scratch) -> list[dict[str, Rows]]:
+def stacked_tables(configs: Sequence[Mapping], arm: str, scratch,
+                   drawn: Sequence[RunDraws] | None = None) -> list[dict[str, Rows]]:
     """run_rows of each config (one sweep, their seeds differing) measuring arm `arm`'s attention, the
-    experiments that STACKED stacks stacked: each run's tables, by file name, the same as run_rows makes alone."""
+    experiments that STACKED stacks stacked: each run's tables, by file name, the same as run_rows makes alone.
+    `drawn`: each run's parts that do not depend on the attention, made already (calibration.draws), or None."""
     attention = attention_of(arm)
     seeds = [config["seed"] for config in configs]
     tables: list[dict[str, Rows]] = [{} for _ in configs]
     shared: dict[str, object] = {}  # by the pipeline's trial-score file, per run: as run_rows shares them
+    # what calibration.draws made: the runs' trial scores by file stem, and the stacked experiments' own parts
+    held = {stem: scores for run in drawn or () for stem, scores in run.trial_scores.items()}
+    given = {} if drawn is None else {"variance": {"moments": [run.moments for run in drawn]},
+                                      "entropy_sweep": {"falls": [run.falls for run in drawn]}}
     for name in seeded_experiments():
         settings = [settings_of(config, name) for config in configs]
         sources = []
@@ -333,15 +368,16 @@ def stacked_tables(configs: Sequence[Mapping], arm: str, scratch) -> list[dict[s
             files = trial_scores_files(name, s)
             for d_k, path in files.items():
                 if path not in shared:
-                    shared[path] = share_trial_scores(s, d_k, Path(scratch) / Path(path).name)
+                    shared[path] = (held[Path(path).stem] if Path(path).stem in held
+                                    else share_trial_scores(s, d_k, Path(scratch) / Path(path).name))
             sources.append({d_k: shared[path] for d_k, path in files.items()})
         made = None
         if name in STACKED:
             function, reads_scores = STACKED[name]
             if not reads_scores:
-                made = function(seeds, settings[0], attention)
+                made = function(seeds, settings[0], attention, **given.get(name, {}))
             elif all(isinstance(x, np.ndarray) for source in sources for x in source.values()):
-                made = function(seeds, settings[0], sources, attention)
+                made = function(seeds, settings[0], sources, attention, **given.get(name, {}))
         if made is None:  # alone, as run_rows runs it
             made = [run_experiment(name, s, trial_scores=source, attention=attention)
                     for s, source in zip(settings, sources, strict=True)]

@@ -20,7 +20,7 @@ import numpy as np
 
 from sdpa_lab.attention import Attention, entropy
 from sdpa_lab.chunks import CHUNK_ELEMENTS, chunk_rows
-from sdpa_lab.experiments import entropy_sweep, gradient, learning, ranking_invariance
+from sdpa_lab.experiments import entropy_sweep, gradient, learning, ranking_invariance, variance
 from sdpa_lab.experiments.trial_scores import trial_scale
 from sdpa_lab.moments import Moments
 from sdpa_lab.rows import row_max
@@ -60,9 +60,14 @@ def summary_rows(head: Mapping, summaries: Mapping[tuple, Mapping[str, float]]) 
             for (scale, quantity), summary in summaries.items() for statistic, value in summary.items()]
 
 
-def variance_stacked(seeds: Sequence[int], settings: Mapping, attention: Attention) -> list[dict[str, Rows]] | None:
-    """variance.variance_rows of each seed, stacked (None where a d_k's pairs are more than one chunk)."""
+def variance_stacked(seeds: Sequence[int], settings: Mapping, attention: Attention,
+                     moments: Sequence[Mapping[int, Moments]] | None = None) -> list[dict[str, Rows]] | None:
+    """variance.variance_rows of each seed, stacked (None where a d_k's pairs are more than one chunk); of each
+    seed's raw moments by d_k (variance.raw_moments) where given, whatever their size: nothing is drawn."""
     d_k_values, n = settings["d_k"], settings["n_pairs"]
+    if moments is not None:
+        return [{"table": variance.variance_rows(seed, d_k_values, n, attention, given)}
+                for seed, given in zip(seeds, moments, strict=True)]
     if any(n > chunk_rows(d) for d in d_k_values):
         return None
     runs: list[Rows] = [[] for _ in seeds]
@@ -91,9 +96,9 @@ def held_stack(held: Sequence[Mapping[int, np.ndarray]], d_k: int) -> tuple[np.n
 
 
 def entropy_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapping[int, np.ndarray]],
-                    attention: Attention) -> list[dict[str, Rows]] | None:
+                    attention: Attention, falls: Sequence[int] | None = None) -> list[dict[str, Rows]] | None:
     """entropy_sweep.entropy_sweep_tables of each seed from its held trial scores, stacked (None where a run's
-    trials are more than one chunk)."""
+    trials are more than one chunk); Exercise 2's falls of each seed (entropy_sweep.exercise2_falls) where given."""
     T, trials = settings["T"], settings["trials"]
     if trials > chunk_rows(T):
         return None
@@ -115,9 +120,10 @@ def entropy_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapp
             head = {"seed": seed, "d_k": d_k, "T": T, "trials": trials}
             tables[r] += summary_rows(head, {key: found[key][r] for key in keys})
     single = entropy_sweep.entropy_single_draw_rows()  # the lesson's own draw: the same in every run
+    falls = [None] * R if falls is None else falls
     return [{"table": table, "single_draw": [dict(row) for row in single],
-             "exercise2": entropy_sweep.exercise2_rows(seed, trials)}
-            for seed, table in zip(seeds, tables, strict=True)]
+             "exercise2": entropy_sweep.exercise2_rows(seed, trials, fell)}
+            for seed, table, fell in zip(seeds, tables, falls, strict=True)]
 
 
 def ranking_stacked(seeds: Sequence[int], settings: Mapping, held: Sequence[Mapping[int, np.ndarray]],

@@ -113,6 +113,12 @@ class Study:
                              f"not {batch!r}")
         return range(batch * self.batch, min((batch + 1) * self.batch, self.runs(arm)))
 
+    def draws_batches(self) -> range:
+        """The batches whose runs' parts that do not depend on the attention (calibration.draws) are made once for
+        every arm: those the broken arms run too, in a study of one sweep, where a broken arm's batch b holds the
+        first runs of the correct arm's batch b (both number each arm's runs by seed index)."""
+        return range(0) if self.space or not self.broken_seeds else self.batches(BROKEN_ARMS[0])
+
     def batch_seconds(self, arm: str, batch: int) -> float:
         """The CPU seconds batch `batch` of arm `arm` is expected to take (its runs times the measured
         seconds_per_run; 0 if the study does not say): its jobs' order, the longest first."""
@@ -207,6 +213,7 @@ BATCH = CALIBRATION_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
 SHARE = BATCH.removesuffix(".csv") + ".share.json"  # a batch's share of the tables (calibration.shares), beside it
 SWEEPS = CALIBRATION_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep configs, for its batches
 EXPECTATIONS = CALIBRATION_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
+DRAWS = CALIBRATION_DIR + "/draws/{study}/batch{batch}.npz"  # what every arm of a batch makes the same (draws_input)
 TABLES = ("checks", "runs", "z_summary", "z_by_point", "false_fails", "directional", "power", "configs",
           "false_fail_checks", "tails")
 SUMMARIES = TABLES[1:]  # every table but checks.csv: what calibration_tables makes, from the batches' shares
@@ -230,6 +237,12 @@ def batch_files(studies: Mapping[str, Study]) -> list[str]:
     """Every batch CSV of every arm of `studies`."""
     return [BATCH.format(study=name, arm=arm, batch=b)
             for name, study in studies.items() for arm in ARMS for b in study.batches(arm)]
+
+
+def draws_input(name: str, study: Study, batch: int) -> list[str]:
+    """The draws batch `batch` of study `name` reads, in every arm (DRAWS: calibration.draws), if its arms share
+    them (Study.draws_batches); else none."""
+    return [DRAWS.format(study=name, batch=batch)] if batch in study.draws_batches() else []
 
 
 def share_path(batch: str | Path) -> str:

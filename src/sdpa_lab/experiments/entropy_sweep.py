@@ -84,7 +84,7 @@ def entropy_single_draw_rows() -> Rows:
     return rows
 
 
-def exercise2_rows(seed: int, trials: int) -> Rows:
+def exercise2_falls(seed: int, trials: int) -> int:
     """Exercise 2 as many learners would run it: `trials` sequences, each one fresh query vs 8 keys per d_k of
     [4, 16, 64, 256] (the lesson's entropy); how many fall at every step, as the lesson says one will."""
     seed, trials = check_seed(seed), check_int(trials, "trials", minimum=1)
@@ -100,6 +100,14 @@ def exercise2_rows(seed: int, trials: int) -> Rows:
             K = rng.standard_normal((m, EXERCISE2_T, d_k))  # (m, T, d_k)
             h.append(lesson_entropy(softmax(np.einsum("mtd,md->mt", K, q))))  # (m,)
         falls += int(np.sum(np.all(np.diff(np.stack(h), axis=0) < 0, axis=0)))
+    return falls
+
+
+def exercise2_rows(seed: int, trials: int, falls: int | None = None) -> Rows:
+    """Exercise 2's table (exercise2_falls), its falls counted here unless given (made already: the attention
+    plays no part in them)."""
+    seed, trials = check_seed(seed), check_int(trials, "trials", minimum=1)
+    falls = exercise2_falls(seed, trials) if falls is None else int(falls)
     return [{"seed": seed, "T": EXERCISE2_T, "trials": trials, "quantity": quantity, "count": count,
              "fraction": count / trials}
             for quantity, count in zip(EXERCISE2_QUANTITIES, (trials, falls), strict=True)]

@@ -44,14 +44,24 @@ def score_moments(rng: np.random.Generator, n_pairs: int, d_k: int) -> Moments:
     return total
 
 
-def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int, attention: Attention = SHIPPED) -> Rows:
+def raw_moments(seed: int, d_k: int, n_pairs: int) -> Moments:
+    """The moments of the n_pairs raw scores at d_k of seed `seed`'s draws: what variance_rows scales."""
+    return score_moments(stream(seed, "variance", d_k), n_pairs, d_k)
+
+
+def variance_rows(seed: int, d_k_values: Sequence[int], n_pairs: int, attention: Attention = SHIPPED,
+                  moments: Mapping[int, Moments] | None = None) -> Rows:
     """Mean, variance and std of the scores per d_k and scale, one row per statistic
-    (the scale `attention` multiplies them by: Attention.score_scale, its own for "inv_sqrt_dk")."""
+    (the scale `attention` multiplies them by: Attention.score_scale, its own for "inv_sqrt_dk").
+    `moments`: the raw scores' moments per d_k (raw_moments) if made already (the attention plays no part in them),
+    else drawn here."""
     seed, d_k_values = check_seed(seed), check_int_list(d_k_values, "d_k_values")
     n_pairs = check_int(n_pairs, "n_pairs", minimum=2)  # a variance needs two samples
     rows = []
     for d_k in d_k_values:
-        raw = score_moments(stream(seed, "variance", d_k), n_pairs, d_k)
+        raw = raw_moments(seed, d_k, n_pairs) if moments is None else moments[d_k]
+        if raw.count != n_pairs:
+            raise ValueError(f"the raw moments given at d_k {d_k} are of {raw.count} scores, not n_pairs {n_pairs}")
         for scale in SCALES:
             c = attention.score_scale(d_k, scale_arg(scale, d_k))
             # Scaling by c multiplies the mean by c and the variance by c^2.
