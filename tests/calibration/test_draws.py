@@ -14,8 +14,8 @@ from sdpa_lab.experiments import variance
 from sdpa_lab.experiments.trial_scores import fits_in_memory
 
 from tests.calibration.sizes import SMALLEST
-from tests.calibration.test_stacked import UNEVEN
 from tests.calibration.test_calibration import study
+from tests.calibration.test_stacked import UNEVEN
 
 pytestmark = pytest.mark.xdist_group("calibration")
 
