@@ -1,7 +1,7 @@
 """What every arm of a calibration run makes the same: made once for a batch's runs, read by each arm's batch job.
 
 A broken arm's run i has the seed of the correct arm's run i (calibration.runner): it draws the same numbers. Of a
-run's work, what the attention plays no part in is most of a large run's CPU (`default`: about 3.5 of its 4.4 s):
+run's work, what the attention plays no part in is most of a large run's CPU (benchmarks/README.md measures it):
 the variance experiment's raw score moments, the trial scores the entropy, ranking and gradient experiments share,
 and Exercise 2's falls. In the batches broken arms run too (Study.draws_batches), rule calibration_draws makes these
 once for the batch's runs (write_draws, an .npz written a run at a time), and each arm's batch job reads them
