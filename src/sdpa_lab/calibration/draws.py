@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zipfile
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,6 +67,14 @@ class RunDraws:
     moments: dict[int, Moments]  # variance_stacked's: the raw scores' moments by d_k
     falls: int  # entropy_stacked's: Exercise 2's falls
     trial_scores: dict[str, np.ndarray]  # by the pipeline's trial-score file stem (held arrays)
+
+
+def stacked_parts(runs: Sequence[RunDraws]) -> dict[str, dict[str, list]]:
+    """What each stacked experiment (calibration.stacked.STACKED) takes of `runs`' draws, as its keyword arguments,
+    by experiment: the variance its raw moments, the entropy sweep Exercise 2's falls (the trial scores go through
+    the experiments' shared sources)."""
+    return {"variance": {"moments": [run.moments for run in runs]},
+            "entropy_sweep": {"falls": [run.falls for run in runs]}}
 
 
 class Drawn:

@@ -16,6 +16,7 @@ verdict, the run's k), and z = deviation / SE for the statistical ones.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 import time
@@ -26,7 +27,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.calibration.check_table import as_rows, check_cells, check_text
-from sdpa_lab.calibration.draws import Drawn, RunDraws, write_draws
+from sdpa_lab.calibration.draws import Drawn, RunDraws, stacked_parts, write_draws
 from sdpa_lab.calibration.stacked import STACKED, group_size
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM, Study, check_study, is_seeded
 from sdpa_lab.claims.expectation_table import read_expectations, read_unit_variance_means, sweep_expectations
@@ -216,7 +217,8 @@ def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
     indexes = RowIndexes()  # the runs of one sweep have the same sweep points: their row indexes are built once
     known: dict[int, Mapping] = {}
     drawn = Drawn(draws_file) if draws_file is not None else None
-    with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch:
+    closing = contextlib.closing(drawn) if drawn is not None else contextlib.nullcontext()  # closed however it ends
+    with tempfile.TemporaryDirectory(prefix="sdpa-lab-calibration-") as scratch, closing:
         for group in run_groups(study, arm, batch, sweeps):  # runs of one sweep, stacked (calibration.stacked)
             sweep = group[0][1]
             configs = [run_config(sweeps[sweep], seed_index) for _, _, seed_index in group]
@@ -237,8 +239,6 @@ def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
                                                           {**fixed, **tables}, known[sweep], indexes))
                 spent["decide"] += clock() - t1
                 yield check_cells(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
-    if drawn is not None:
-        drawn.close()
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
 
@@ -359,8 +359,7 @@ def stacked_tables(configs: Sequence[Mapping], arm: str, scratch,
     shared: dict[str, object] = {}  # by the pipeline's trial-score file, per run: as run_rows shares them
     # what calibration.draws made: the runs' trial scores by file stem, and the stacked experiments' own parts
     held = {stem: scores for run in drawn or () for stem, scores in run.trial_scores.items()}
-    given = {} if drawn is None else {"variance": {"moments": [run.moments for run in drawn]},
-                                      "entropy_sweep": {"falls": [run.falls for run in drawn]}}
+    given = {} if drawn is None else stacked_parts(drawn)
     for name in seeded_experiments():
         settings = [settings_of(config, name) for config in configs]
         sources = []
