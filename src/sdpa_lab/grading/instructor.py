@@ -37,6 +37,8 @@ def class_records(graded: list[dict], roster: Roster | None, overrides: Mapping[
     files = list((intake or {}).get("files", []))
     if roster is None:
         return ClassRecords(graded, {r["learner"]: r for r in graded}, {}, files)
+    names = {learner.id: learner.name for learner in roster.learners}
+    graded = [{**r, "name": names.get(r["learner"], "")} for r in graded]  # their page greets them by name
     by_id = {r["learner"]: r for r in graded}
     everyone = {}
     for learner in roster.learners:
@@ -47,7 +49,7 @@ def class_records(graded: list[dict], roster: Roster | None, overrides: Mapping[
         why = ("not graded: " + "; ".join(f"{f['file']}: {f['why']}" for f in theirs)) if theirs else \
             "missing: no submission"
         everyone[learner.id] = absent_record(learner.id, why, overrides.get(learner.id))
-    return ClassRecords(graded, everyone, {learner.id: learner.name for learner in roster.learners}, files)
+    return ClassRecords(graded, everyone, names, files)
 
 
 def needs_help(row: Mapping) -> bool:
