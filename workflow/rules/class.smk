@@ -55,9 +55,9 @@ rule gradebook:
         templates=templates(),
         lms=lms_inputs(),
     output:
+        **lms_outputs(),
         csv=GRADEBOOK_CSV,
         scores=SCORES_CSV,
-        **lms_outputs(),
         overview=CLASS_HTML,
         pages=class_pages(),
     log:

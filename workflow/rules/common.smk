@@ -247,7 +247,8 @@ def class_submissions():
     """({learner id: file} of the class folder, and with a `roster` what each of its files
     is, lms.Intake, else None); ({}, None) without `submissions`. ConfigError, one line,
     before any job, when it is no folder or holds no submission (an odd file name is
-    graded under a safe id: classroom.learner_ids), or a roster or overrides file is bad."""
+    graded under a safe id: classroom.learner_ids), or a roster or overrides file is bad.
+    """
     if "submissions" not in config:
         return {}, None
     from sdpa_lab.grading.classroom import ClassError, submissions
@@ -262,7 +263,10 @@ def class_submissions():
         table = rubric(config.get("grading_points"))
         if config.get("roster"):
             intake = class_intake(
-                config["submissions"], config["roster"], config.get("grading_assignment"), table
+                config["submissions"],
+                config["roster"],
+                config.get("grading_assignment"),
+                table,
             )
             found, learners = intake.graded, intake.learners
         else:
@@ -312,7 +316,8 @@ def submission_shown(wildcards):
 
 def lms_settings():
     """What the gradebook reads beside the grades: the roster, the assignment, the
-    overrides, what each file is, and where the import goes (all None without a roster)."""
+    overrides, what each file is, and where the import goes (all None without a roster).
+    """
     return {
         "roster": config.get("roster"),
         "assignment": config.get("grading_assignment"),
@@ -330,9 +335,7 @@ def lms_outputs():
 def lms_inputs():
     """The roster and overrides files, so that editing one redoes the tables and pages."""
     return [
-        path
-        for path in (config.get("roster"), config.get("grading_overrides"))
-        if path
+        path for path in (config.get("roster"), config.get("grading_overrides")) if path
     ]
 
 
@@ -349,7 +352,13 @@ def class_outputs():
     """The gradebook, the scores, the overview and the learners' pages when the config names a class, else nothing."""
     if not CLASS:
         return []
-    return [GRADEBOOK_CSV, SCORES_CSV, *lms_outputs().values(), CLASS_HTML, *class_pages()]
+    return [
+        GRADEBOOK_CSV,
+        SCORES_CSV,
+        *lms_outputs().values(),
+        CLASS_HTML,
+        *class_pages(),
+    ]
 
 
 def benchmarks_before_report():
