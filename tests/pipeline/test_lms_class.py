@@ -3,6 +3,7 @@ a bad roster or override refused before any job."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -71,8 +72,6 @@ def test_a_bad_roster_or_override_is_refused_before_any_job_in_one_line(tmp_path
     work = make_workdir(tmp_path / "work", tiny_config)
     proc = snakemake(work, "-n", "--config", f"submissions={subs}", "grading_assignment=Attention lab",
                      *(f"{k}={v}" for k, v in given.items()), targets=["grade_class"])
-    assert proc.returncode != 0
-    import re
-
-    assert re.search(says, proc.stderr), proc.stderr[-2000:]
+    said = proc.stderr + proc.stdout
+    assert proc.returncode != 0 and re.search(says, said), said[-2000:]
     assert not (work / "results").exists()
