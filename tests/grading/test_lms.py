@@ -252,7 +252,8 @@ def test_an_override_reaches_the_gradebook_the_import_and_the_page_and_survives_
                            '5102,exercise_3,1.25,"the argsort is right, the printout was cut"\n')
     gradebook = pd.read_csv(out["csv"], dtype={"learner": str})
     row = gradebook[(gradebook["learner"] == "5102") & (gradebook["part"] == "exercise_3")].iloc[0]
-    assert row["points"] == 1.25
+    assert row["points"] == 1.25 and row["detail"] == "points set by the instructor: the argsort is right, the " \
+        "printout was cut"
     page = (tmp_path / "out" / "class" / "5102.html").read_text()
     assert "Your instructor" in page and "the argsort is right, the printout was cut" in page
     assert "Novak, Petra" in page
@@ -291,3 +292,20 @@ def test_without_a_roster_the_scores_csv_is_the_same_bytes(tmp_path):
                 '"ann","","","ann","",10.0,2.0,2.0,2.0,2.0,2.0\n'
                 '"ben","","","ben","",2.0,2.0,0.0,0.0,0.0,0.0\n')
     assert (tmp_path / "s1.csv").read_text() == expected
+
+
+def test_a_plain_roster_matches_files_named_by_the_id(tmp_path):
+    subs = tmp_path / "subs"
+    (subs / "deep" / "er" / "still" / "deeper").mkdir(parents=True)
+    (subs / "ana.py").write_text(CODE)
+    (subs / "bo_v2.ipynb").write_text("{}")
+    (subs / "cy.ipynb.txt").write_text("{}")
+    (subs / "notes.pdf").write_text("%PDF")
+    roster = tmp_path / "r.csv"
+    roster.write_text("id,name,email\nana,Ana Ruiz,a@x\nbo,Bo Lind,b@x\ncy,Cy Ng,c@x\ndee,Dee Ko,d@x\n")
+    found = intake(subs, read_roster(roster))
+    assert {k: v.name for k, v in found.graded.items()} == {"ana": "ana.py", "bo": "bo_v2.ipynb"}
+    files = _by_file(found)
+    assert files["cy.ipynb.txt"]["learner"] == "cy" and ".ipynb.txt" in files["cy.ipynb.txt"]["why"]
+    assert files["notes.pdf"]["learner"] == "" and files["deep/er/still/deeper"]["why"]  # listed, never dropped
+    assert found.missing == ["dee"]

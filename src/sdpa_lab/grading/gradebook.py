@@ -71,12 +71,15 @@ def gradebook_rows(records: list[dict], table: Mapping[str, float] = RUBRIC) -> 
     for r in records:
         base = {"learner": r["learner"], "file": r["file"], "seed": r["seed"]}
         s = score(r, table)
+        by_hand = r.get("overrides", {})  # sdpa_lab.grading.overrides: the points are the instructor's
         for p in r["parts"]:
             worth = table.get(p["name"], 0.0)
+            detail = p["lost"] if p["name"] not in by_hand else \
+                f"points set by the instructor: {by_hand[p['name']]['comment'] or '(no comment)'}"
             rows.append({**base, "part": p["name"], "item": "verdict", "claim": "",
                          "verdict": "pass" if p["passed"] else p["verdict"], "passed": int(p["passed"]),
                          "points": s["parts"].get(p["name"], 0.0), "max_points": worth,
-                         "mistakes": ";".join(p["mistakes"]), "detail": p["lost"]})
+                         "mistakes": ";".join(p["mistakes"]), "detail": detail})
             rows += [{**base, "part": p["name"], "item": c["what"], "claim": c["claim"],
                       "verdict": "ok" if c["passed"] else "FAIL", "passed": int(c["passed"]), "points": None,
                       "max_points": None, "mistakes": "", "detail": c["detail"]} for c in p["checks"]]

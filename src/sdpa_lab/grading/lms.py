@@ -65,7 +65,7 @@ def listed_files(folder: Path) -> list[Path]:
                 continue
             if stat.S_ISDIR(p.lstat().st_mode) and depth < MAX_DEPTH:
                 todo.append((p, depth + 1))
-            elif not stat.S_ISDIR(p.lstat().st_mode):
+            else:  # a folder deeper down is listed too, and named as no file
                 found.append(p)
             if len(found) > MAX_FILES:
                 raise IntakeError(f"submissions: more than {MAX_FILES} files in {folder}")
@@ -86,8 +86,7 @@ def owner(relative: Path, roster: Roster) -> tuple[str, str, int]:
             return m["id"], "", int(m["file"])
         if roster.format == "canvas":
             return "", f"Canvas user id {m['id']} is not in the roster", -1
-    stem = top.split(".")[0] if len(relative.parts) == 1 else top
-    for candidate in (stem, stem.split("_")[0]):
+    for candidate in (Path(top).stem, top.split(".")[0], top.split("_")[0]):  # ana.py, ana.ipynb.txt, ana_v2.py
         if candidate in ids:
             return candidate, "", -1
     return "", "its name carries no id of the roster", -1
