@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sdpa_lab.grading.archive import MAX_MEMBER_BYTES, ArchiveError, extract_member, graded_member
 from sdpa_lab.grading.classroom import learner_ids
@@ -309,3 +312,22 @@ def test_a_plain_roster_matches_files_named_by_the_id(tmp_path):
     assert files["cy.ipynb.txt"]["learner"] == "cy" and ".ipynb.txt" in files["cy.ipynb.txt"]["why"]
     assert files["notes.pdf"]["learner"] == "" and files["deep/er/still/deeper"]["why"]  # listed, never dropped
     assert found.missing == ["dee"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.dictionaries(st.sampled_from(["5101", "5102", "5103", "5104", "5999"]),
+                       st.sets(st.integers(1, 10**6), min_size=1, max_size=3), max_size=5))
+def test_every_canvas_file_has_a_row_and_each_learner_gets_their_largest_file_id_graded(uploads):
+    with tempfile.TemporaryDirectory() as folder:
+        subs, roster = canvas_class(Path(folder))
+        for p in subs.iterdir():
+            p.unlink()
+        for user, file_ids in uploads.items():
+            for file_id in file_ids:
+                (subs / f"someone_{user}_{file_id}_attention.py").write_text(CODE)
+        found = intake(subs, read_roster(roster, "Attention lab"))
+        assert sorted(f["file"] for f in found.files) == sorted(p.name for p in subs.iterdir())
+        on_roster = {u: ids for u, ids in uploads.items() if u != "5999"}
+        assert {u: p.name for u, p in found.graded.items()} == {
+            u: f"someone_{u}_{max(ids)}_attention.py" for u, ids in on_roster.items()}
+        assert found.missing == [u for u in ("5101", "5102", "5103", "5104") if u not in uploads]
