@@ -259,6 +259,10 @@ def class_submissions():
     from sdpa_lab.grading.sandbox import unavailable
 
     intake = None
+    if config.get("grading_assignment") and not config.get("roster"):
+        raise ConfigError(
+            "grading_assignment: names a column of the roster's Canvas export: set roster too"
+        )
     try:
         table = rubric(config.get("grading_points"))
         if config.get("roster"):
