@@ -3,6 +3,8 @@ a bad roster or override refused before any job."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 import shutil
 from pathlib import Path
@@ -12,7 +14,8 @@ import pytest
 
 from sdpa_lab.grading import sandbox
 
-from tests.grading.lms_classes import CANVAS_ROSTER, zip_bytes
+from tests.grading.lms_classes import CANVAS_ROSTER, MOODLE_ROSTER, zip_bytes
+from tests.grading.test_classroom import notebook_of
 from tests.pipeline.conftest import make_workdir, snakemake
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,3 +78,33 @@ def test_a_bad_roster_or_override_is_refused_before_any_job_in_one_line(tmp_path
     said = proc.stderr + proc.stdout
     assert proc.returncode != 0 and re.search(says, said), said[-2000:]
     assert not (work / "results").exists()
+
+
+@needs_sandbox
+def test_a_moodle_class_goes_from_its_folders_to_the_worksheet_with_grade_filled_in(tmp_path, tiny_config):
+    """Aiko's correct file in her folder (a name with a space), Bruno's notebook in a zip, Chen's online text,
+    Dara nothing."""
+    subs = tmp_path / "download"
+    correct = (EXAMPLES / "correct.py").read_text()
+    for folder in ("Aiko Mori_301_assignsubmission_file_", "Bruno Silva_302_assignsubmission_file_",
+                   "Chen Wei_303_assignsubmission_onlinetext_"):
+        (subs / folder).mkdir(parents=True)
+    (subs / "Aiko Mori_301_assignsubmission_file_" / "my attention.py").write_text(correct)
+    notebook = notebook_of(correct, tmp_path / "attention.ipynb").read_bytes()
+    (subs / "Bruno Silva_302_assignsubmission_file_" / "hw.zip").write_bytes(
+        zip_bytes({"hw/attention.ipynb": notebook, "hw/.DS_Store": b"\x00"}))
+    (subs / "Chen Wei_303_assignsubmission_onlinetext_" / "onlinetext.html").write_text("<p>see gist</p>")
+    roster = tmp_path / "worksheet.csv"
+    roster.write_text(MOODLE_ROSTER, encoding="utf-8")
+    work = make_workdir(tmp_path / "work", tiny_config)
+    proc = snakemake(work, "--config", f"submissions={subs}", f"roster={roster}", "grading_seed=7",
+                     "grading_n_samples=2000", "grading_time_limit=30", "grading_memory_mib=1024",
+                     targets=["grade_class"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = list(csv.DictReader(io.StringIO((work / "results/class/lms_import.csv").read_text(encoding="utf-8"))))
+    assert [(r["Identifier"], float(r["Grade"])) for r in rows] == [
+        ("Participant 301", 10.0), ("Participant 302", 10.0), ("Participant 303", 0.0), ("Participant 304", 0.0)]
+    record = (work / "results/class/grades/301.json").read_text()
+    assert "Aiko Mori_301_assignsubmission_file_/my attention.py" in record  # what regrade finds again
+    overview = (work / "reports/class.html").read_text()
+    assert "onlinetext" in overview and "Dara Quinn" in overview and "missing: no submission" in overview

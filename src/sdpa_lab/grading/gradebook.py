@@ -193,7 +193,7 @@ def gradebook_job(records: list[str], csv_out: str, pages_dir: str, lms_out: str
                   log_path: str | None = None, lms: Mapping | None = None) -> None:
     """The gradebook CSV, the LMS's CSV, one feedback page per learner and the class overview, from the
     submissions' grade records, with the rubric of config `grading_points` (`points`); `lms`
-    (sdpa_lab.grading.instructor.lms_settings: roster, assignment, overrides, intake, import_out) adds the roster's
+    (workflow/rules/common.smk lms_settings: roster, assignment, overrides, intake, import_out) adds the roster's
     learners and names, the overrides and results/class/lms_import.csv."""
     from sdpa_lab.grading.instructor import arrange, class_records, read_lms
     from sdpa_lab.grading.spreadsheet import write_spreadsheet_csv
