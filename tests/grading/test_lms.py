@@ -20,7 +20,7 @@ from sdpa_lab.grading.gradebook import gradebook_job
 from sdpa_lab.grading.lms import IntakeError, class_intake, intake
 from sdpa_lab.grading.overrides import OverridesError, read_overrides
 from sdpa_lab.grading.points import RUBRIC, score
-from sdpa_lab.grading.roster import RosterError, read_roster
+from sdpa_lab.grading.roster import RosterError, assignment_points, read_roster
 
 from tests.grading.lms_classes import CODE, canvas_class, moodle_class, zip_bytes
 from tests.grading.test_gradebook import _part, _record, _write
@@ -65,6 +65,13 @@ def test_a_canvas_export_with_several_assignments_needs_grading_assignment(tmp_p
         read_roster(canvas)
     assert read_roster(canvas, "Quiz 1 (7002)").grade_column == "Quiz 1 (7002)"
     assert read_roster(canvas, "Project").grade_column == "Project"  # Canvas makes a new assignment of it
+
+
+@pytest.mark.parametrize("written, worth", [("10.00", 10.0), ("10,00", 10.0), ("1,000.00", 1000.0), ("", None)])
+def test_the_points_an_lms_gives_an_assignment_are_read_as_it_writes_them(tmp_path, written, worth):
+    path = tmp_path / "w.csv"
+    path.write_text(f'Identifier,Full name,Status,Grade,Maximum Grade\nParticipant 1,A,,,"{written}"\n')
+    assert assignment_points(read_roster(path)) == worth
 
 
 def test_an_assignment_worth_other_points_than_the_rubric_is_refused_before_any_job(tmp_path):

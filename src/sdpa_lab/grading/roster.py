@@ -197,8 +197,12 @@ def assignment_points(roster: Roster) -> float | None:
 
 
 def _number(text: str) -> float | None:
+    """A number as an LMS writes it: "10.00", "1,000.00", or with a decimal comma ("10,00", a site's locale)."""
+    text = text.strip()
+    text = text.replace(",", ".") if "," in text and "." not in text and text.count(",") == 1 else \
+        text.replace(",", "")
     try:
-        return float(text.strip().replace(",", ""))
+        return float(text)
     except ValueError:
         return None
 
