@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sdpa_lab.grading.archive import MAX_MEMBER_BYTES, ArchiveError, extract_member, graded_member
+from sdpa_lab.grading.archive import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, ArchiveError, extract_member, graded_member
 from sdpa_lab.grading.classroom import learner_ids
 from sdpa_lab.grading.gradebook import gradebook_job
 from sdpa_lab.grading.lms import IntakeError, class_intake, intake
@@ -164,6 +164,14 @@ def test_a_zip_bomb_stops_at_the_members_limit_and_a_non_zip_is_refused(tmp_path
     (tmp_path / "not.zip").write_text("hello")
     with pytest.raises(ArchiveError, match="not a readable zip"):
         graded_member(tmp_path / "not.zip")
+
+
+def test_a_zip_too_large_is_refused_before_it_is_read(tmp_path):
+    path = tmp_path / "huge.zip"
+    with path.open("wb") as f:
+        f.truncate(MAX_ARCHIVE_BYTES + 1)  # sparse: nothing of it is on the disk
+    with pytest.raises(ArchiveError, match="^the zip is more than 50 MiB$"):
+        graded_member(path)
 
 
 def test_a_zip_that_is_a_link_is_not_read(tmp_path):

@@ -32,11 +32,12 @@ class ArchiveError(ValueError):
 
 def _open(path: str | os.PathLike) -> zipfile.ZipFile:
     try:
-        raw = read_bytes(path, follow_links=False)  # bounded below; a zip's size is checked before it is opened
+        too_large = os.lstat(path).st_size > MAX_ARCHIVE_BYTES  # before reading it; again below, on what was read
+        raw = b"" if too_large else read_bytes(path, follow_links=False)
     except (OSError, ValueError) as exc:
         raise ArchiveError(f"the zip cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
-    if len(raw) > MAX_ARCHIVE_BYTES:
-        raise ArchiveError(f"the zip is {len(raw) // 2**20} MiB, more than {MAX_ARCHIVE_BYTES // 2**20} MiB")
+    if too_large or len(raw) > MAX_ARCHIVE_BYTES:
+        raise ArchiveError(f"the zip is more than {MAX_ARCHIVE_BYTES // 2**20} MiB")
     try:
         return zipfile.ZipFile(io.BytesIO(raw))
     except (zipfile.BadZipFile, OSError, ValueError) as exc:

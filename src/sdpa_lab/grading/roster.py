@@ -77,7 +77,11 @@ def read_rows(path: str | os.PathLike) -> tuple[list[str], list[dict]]:
     """A CSV's header and rows as text (a UTF-8 byte-order mark dropped, as Excel and Moodle write one); RosterError
     for a file that is too large, not UTF-8, or no CSV."""
     try:
+        if os.stat(path).st_size > MAX_BYTES:
+            raise _fail(path, f"more than a roster's {MAX_BYTES} bytes")
         raw = read_bytes(path, follow_links=True)
+    except RosterError:
+        raise
     except (OSError, ValueError) as exc:
         raise _fail(path, f"cannot be read ({getattr(exc, 'strerror', None) or exc})") from None
     if len(raw) > MAX_BYTES:
