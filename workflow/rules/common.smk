@@ -320,8 +320,8 @@ def submission_shown(wildcards):
 
 def lms_settings():
     """What the gradebook reads beside the grades: the roster, the assignment, the
-    overrides, what each file is, and where the import goes (all None without a roster).
-    """
+    overrides (each None where unset), and with a roster what each file is and where the
+    import goes."""
     return {
         "roster": config.get("roster"),
         "assignment": config.get("grading_assignment"),
