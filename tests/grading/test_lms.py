@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from sdpa_lab.grading.archive import MAX_ARCHIVE_BYTES, MAX_MEMBER_BYTES, ArchiveError, extract_member, graded_member
 from sdpa_lab.grading.classroom import learner_ids
-from sdpa_lab.grading.gradebook import gradebook_job
+from sdpa_lab.grading.gradebook import feedback_page, gradebook_job
 from sdpa_lab.grading.lms import IntakeError, class_intake, intake
 from sdpa_lab.grading.overrides import OverridesError, read_overrides
 from sdpa_lab.grading.points import RUBRIC, score
@@ -346,3 +346,11 @@ def test_every_canvas_file_has_a_row_and_each_learner_gets_their_largest_file_id
         assert {u: p.name for u, p in found.graded.items()} == {
             u: f"someone_{u}_{max(ids)}_attention.py" for u, ids in on_roster.items()}
         assert found.missing == [u for u in ("5101", "5102", "5103", "5104") if u not in uploads]
+
+
+def test_a_learners_page_names_the_zips_graded_entry_and_a_command_for_the_file_they_hold():
+    record = _record("5102", [_part(n, True) for n in RUBRIC], exit_status=0)
+    page = feedback_page({**record, "file": "novak_5102_88005_lab.zip", "member": "lab/attention.py"})
+    assert "(graded: <code>lab/attention.py</code>)" in page and "sdpa-lab grade attention.py --seed 5" in page
+    page = feedback_page({**record, "file": "Petra Novak_5102_assignsubmission_file_/my lab.py"})
+    assert "sdpa-lab grade &#39;my lab.py&#39; --seed 5" in page  # the folder is Moodle's, the quotes the shell's
