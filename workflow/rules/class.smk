@@ -43,6 +43,7 @@ rule grade_submission:
         memory_mib=GRADING_MEMORY_MIB,
         n_samples=GRADING_N_SAMPLES,
         modules=GRADING_MODULES,
+        shown=submission_shown,
     script:
         "../scripts/grade_submission.py"
 
@@ -50,9 +51,11 @@ rule grade_submission:
 rule gradebook:
     input:
         grades=class_grades(),
-        code=code_of("sdpa_lab.grading.gradebook"),
+        code=code_of("sdpa_lab.grading.gradebook", "sdpa_lab.grading.instructor"),
         templates=templates(),
+        lms=lms_inputs(),
     output:
+        **lms_outputs(),
         csv=GRADEBOOK_CSV,
         scores=SCORES_CSV,
         overview=CLASS_HTML,
@@ -68,5 +71,6 @@ rule gradebook:
         runtime=2,
     params:
         points=config.get("grading_points"),  # the rubric: new points redo the tables, not the grades
+        lms=lms_settings(),  # the roster, overrides and files: a change redoes the tables, not the grades
     script:
         "../scripts/gradebook.py"

@@ -228,6 +228,9 @@ NOT_SWEEP = (
     "grading_points",
     "grading_memory_mib",
     "grading_modules",
+    "roster",
+    "grading_assignment",
+    "grading_overrides",
 )
 
 
@@ -236,33 +239,56 @@ NOT_SWEEP = (
 # sandbox cannot start (sdpa_lab.grading.sandbox.unavailable says why, in one line).
 GRADEBOOK_CSV = "results/class/gradebook.csv"
 SCORES_CSV = "results/class/scores.csv"  # one row per learner, for Canvas and Moodle
+LMS_IMPORT_CSV = "results/class/lms_import.csv"  # with a roster: in its own format
 CLASS_HTML = "reports/class.html"  # the class overview, the instructor's first page
 
 
 def class_submissions():
-    """{learner id: file} of the class folder, {} without `submissions`: ConfigError, one
-    line, before any job, when it is no folder or holds no submission (an odd file name
-    is graded under a safe id: classroom.learner_ids)."""
+    """({learner id: file} of the class folder, and with a `roster` what each of its files
+    is, lms.Intake, else None); ({}, None) without `submissions`. ConfigError, one line,
+    before any job, when it is no folder or holds no submission (an odd file name is
+    graded under a safe id: classroom.learner_ids), or a roster or overrides file is bad.
+    """
     if "submissions" not in config:
-        return {}
+        return {}, None
     from sdpa_lab.grading.classroom import ClassError, submissions
+    from sdpa_lab.grading.lms import IntakeError, class_intake
+    from sdpa_lab.grading.overrides import OverridesError, read_overrides
     from sdpa_lab.grading.points import RubricError, rubric
+    from sdpa_lab.grading.roster import RosterError
     from sdpa_lab.grading.sandbox import unavailable
 
+    intake = None
+    if config.get("grading_assignment") and not config.get("roster"):
+        raise ConfigError(
+            "grading_assignment: names a column of the roster's Canvas export: set roster too"
+        )
     try:
-        rubric(config.get("grading_points"))
-        found = submissions(config["submissions"])
-    except (ClassError, RubricError) as exc:
+        table = rubric(config.get("grading_points"))
+        if config.get("roster"):
+            intake = class_intake(
+                config["submissions"],
+                config["roster"],
+                config.get("grading_assignment"),
+                table,
+            )
+            found, learners = intake.graded, intake.learners
+        else:
+            found = submissions(config["submissions"])
+            learners = list(found)
+        if config.get("grading_overrides"):
+            read_overrides(config["grading_overrides"], learners, table)
+    except (ClassError, RubricError, RosterError, IntakeError, OverridesError) as exc:
         raise ConfigError(str(exc)) from None
     why = unavailable()
     if why is not None:
         raise ConfigError(
             f"class grading refuses to run learners' code unsandboxed: {why}"
         )
-    return found
+    return found, intake
 
 
-CLASS = class_submissions()
+CLASS, INTAKE = class_submissions()
 
 
 def submission_input(wildcards):
@@ -284,6 +310,39 @@ def submission_digest(wildcards):
     return "" if submission_input(wildcards) else digest(path)
 
 
+def submission_shown(wildcards):
+    """How the learner's record names their file: its path in the class folder with a
+    roster (a Moodle folder's file, a zip), else "" (its name)."""
+    if INTAKE is None:
+        return ""
+    return CLASS[wildcards.learner].relative_to(config["submissions"]).as_posix()
+
+
+def lms_settings():
+    """What the gradebook reads beside the grades: the roster, the assignment, the
+    overrides (each None where unset), and with a roster what each file is and where the
+    import goes."""
+    return {
+        "roster": config.get("roster"),
+        "assignment": config.get("grading_assignment"),
+        "overrides": config.get("grading_overrides"),
+        "intake": INTAKE.as_params() if INTAKE is not None else None,
+        "import_out": lms_outputs().get("lms_import"),
+    }
+
+
+def lms_outputs():
+    """results/class/lms_import.csv with a roster, else nothing."""
+    return {"lms_import": LMS_IMPORT_CSV} if INTAKE is not None else {}
+
+
+def lms_inputs():
+    """The roster and overrides files, so that editing one redoes the tables and pages."""
+    return [
+        path for path in (config.get("roster"), config.get("grading_overrides")) if path
+    ]
+
+
 def class_grades():
     """Each learner's grade record (rule grade_submission)."""
     return [f"results/class/grades/{learner}.json" for learner in CLASS]
@@ -295,7 +354,15 @@ def class_pages():
 
 def class_outputs():
     """The gradebook, the scores, the overview and the learners' pages when the config names a class, else nothing."""
-    return [GRADEBOOK_CSV, SCORES_CSV, CLASS_HTML, *class_pages()] if CLASS else []
+    if not CLASS:
+        return []
+    return [
+        GRADEBOOK_CSV,
+        SCORES_CSV,
+        *lms_outputs().values(),
+        CLASS_HTML,
+        *class_pages(),
+    ]
 
 
 def benchmarks_before_report():

@@ -12,4 +12,5 @@ submission_job(
     n_samples=snakemake.params.n_samples,  # noqa: F821
     log_path=snakemake.log[0],  # noqa: F821
     modules=tuple(snakemake.params.modules),  # noqa: F821
+    shown=snakemake.params.shown or None,  # noqa: F821 (with a roster: the file's path in the class folder)
 )

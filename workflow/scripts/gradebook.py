@@ -1,5 +1,5 @@
-"""Thin Snakemake entry point: the class's grade records into the gradebook, the LMS's scores, the class overview
-and one page per learner."""
+"""Thin Snakemake entry point: the class's grade records into the gradebook, the LMS's scores (and, with a roster,
+its import), the class overview and one page per learner."""
 
 from pathlib import Path
 
@@ -13,4 +13,5 @@ gradebook_job(
     overview_out=snakemake.output.overview,  # noqa: F821
     points=snakemake.params.points,  # noqa: F821
     log_path=snakemake.log[0],  # noqa: F821
+    lms=snakemake.params.lms,  # noqa: F821 (roster, assignment, overrides, intake, import_out: None without a roster)
 )

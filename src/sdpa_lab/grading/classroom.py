@@ -60,17 +60,17 @@ def learner_ids(names: list[str]) -> dict[str, str]:
     """{file name: learner id}: the name without its suffix where it is ASCII letters, digits, '_', '-' and '.'
     (at most MAX_PLAIN) and no other file has it; else (a space, a quote, a newline, a letter outside ASCII, two
     files of one learner) a slug of it, '~' and the first HASH_DIGITS hex digits of the sha256 of the whole name.
-    An id is stable (it depends on that file's name and on whether another file shares its stem) and safe in a
-    path, a URL and a Snakemake wildcard; no two files get the same id ('~' is in no plain id; more digits on a
-    clash of hashes)."""
-    stems = [Path(n).stem for n in names]
-    ids = {n: s if LEARNER.match(s) and len(s) <= MAX_PLAIN and stems.count(s) == 1 else None
-           for n, s in zip(names, stems, strict=True)}
+    An id is stable (it depends on that file's name and on whether another file shares its stem, whatever its
+    case) and safe in a path, a URL and a Snakemake wildcard; no two files get ids that differ only by case ('~' is
+    in no plain id; more digits on a clash of hashes)."""
+    folded = [Path(n).stem.casefold() for n in names]  # two stems equal but for case share a page on macOS
+    ids = {n: s if LEARNER.match(s) and len(s) <= MAX_PLAIN and folded.count(s.casefold()) == 1 else None
+           for n, s in ((n, Path(n).stem) for n in names)}
     hashed = [n for n, i in ids.items() if i is None]
     digits = HASH_DIGITS
     while True:
         made = {n: _hashed_id(n, digits) for n in hashed}
-        if len(set(made.values())) == len(made):
+        if len({i.casefold() for i in made.values()}) == len(made):
             return {**ids, **made}
         digits += 6
 
@@ -164,6 +164,8 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
 
     if why := refusal(path):
         return unusable("refused", why)
+    if Path(path).suffix.lower() == ".zip":  # the one notebook or .py it holds (sdpa_lab.grading.archive)
+        return _grade_zip(path, learner, seed, time_limit, memory_mib, n_samples, modules, unusable)
     try:
         g = grade(path, time_limit=time_limit, memory_mib=memory_mib, n_samples=n_samples, seed=seed,
                   isolation="sandbox", helpers=False, follow_links=False, modules=tuple(modules))
@@ -172,6 +174,23 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
     except Exception as exc:  # noqa: BLE001 - a failure of the grader on this file is recorded, not raised
         return unusable("grader", f"the grader could not run: {type(exc).__name__}: {exc}")
     return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
+
+
+def _grade_zip(path, learner, seed, time_limit, memory_mib, n_samples, modules, unusable) -> dict:
+    """A zip's grade: its one notebook or .py unpacked (safely) to a folder of the grader's and graded; the record
+    names the zip and, in `member`, the file graded."""
+    import tempfile
+
+    from sdpa_lab.grading.archive import ArchiveError, extract_member, graded_member
+
+    with tempfile.TemporaryDirectory(prefix="sdpa-lab-zip-") as folder:
+        try:
+            member = graded_member(path)
+            inner = extract_member(path, member, folder)
+        except ArchiveError as exc:
+            return unusable("refused", str(exc))
+        record = grade_submission(inner, learner, seed, time_limit, memory_mib, n_samples, modules)
+    return {**record, "file": shown_name(path), "member": member}
 
 
 def where_graded() -> str:
@@ -190,14 +209,18 @@ def where_graded() -> str:
 
 def submission_job(path: str, learner: str, out: str, seed: int | None = None, time_limit: float = CLASS_TIME_LIMIT,
                    memory_mib: int = CLASS_MEMORY_MIB, n_samples: int | None = CLASS_N_SAMPLES,
-                   log_path: str | None = None, modules: tuple[str, ...] = COURSE_MODULES) -> None:
-    """The workflow's job for one submission: its grade record to `out` (JSON)."""
+                   log_path: str | None = None, modules: tuple[str, ...] = COURSE_MODULES,
+                   shown: str | None = None) -> None:
+    """The workflow's job for one submission: its grade record to `out` (JSON); `shown`, the file's path in the
+    class folder, names it in the record where its name alone would not find it again (a Moodle folder's file)."""
     from sdpa_lab.io import write_text
     from sdpa_lab.joblog import job_log
 
     with job_log("grade_submission", log_path) as logger:
         logger.info("%s: grading on %s", learner, where_graded())
         record = grade_submission(path, learner, seed, time_limit, memory_mib, n_samples, modules)
+        if shown:
+            record["file"] = shown
         write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", out)
         logger.info("%s: %d of %d pass, exit %d, seed %s, peak %.0f MiB, %.1f s: wrote %s", learner, record["passed"],
                     len(record["parts"]), record["exit_status"], record["seed"], record["peak_mib"],

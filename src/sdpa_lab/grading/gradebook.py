@@ -71,12 +71,15 @@ def gradebook_rows(records: list[dict], table: Mapping[str, float] = RUBRIC) -> 
     for r in records:
         base = {"learner": r["learner"], "file": r["file"], "seed": r["seed"]}
         s = score(r, table)
+        by_hand = r.get("overrides", {})  # sdpa_lab.grading.overrides: the points are the instructor's
         for p in r["parts"]:
             worth = table.get(p["name"], 0.0)
+            detail = p["lost"] if p["name"] not in by_hand else \
+                f"points set by the instructor: {by_hand[p['name']]['comment'] or '(no comment)'}"
             rows.append({**base, "part": p["name"], "item": "verdict", "claim": "",
                          "verdict": "pass" if p["passed"] else p["verdict"], "passed": int(p["passed"]),
                          "points": s["parts"].get(p["name"], 0.0), "max_points": worth,
-                         "mistakes": ";".join(p["mistakes"]), "detail": p["lost"]})
+                         "mistakes": ";".join(p["mistakes"]), "detail": detail})
             rows += [{**base, "part": p["name"], "item": c["what"], "claim": c["claim"],
                       "verdict": "ok" if c["passed"] else "FAIL", "passed": int(c["passed"]), "points": None,
                       "max_points": None, "mistakes": "", "detail": c["detail"]} for c in p["checks"]]
@@ -108,17 +111,19 @@ def learner_row(r: dict, table: Mapping[str, float], href: str = "") -> dict:
     """A learner's row of the overview: score, points per part, mistakes in words, and what their grade says."""
     s = score(r, table)
     graded = {p["name"]: p for p in r["parts"]}
+    by_hand = r.get("overrides", {})  # the instructor's (sdpa_lab.grading.overrides): points and comment
     parts = [{"name": name, "points": s["parts"][name], "max": worth, "held": s["statements"][name][0],
               "of": s["statements"][name][1],
               "passed": bool(graded.get(name, {}).get("passed")) and not s["unusable"],
-              "verdict": "unusable" if s["unusable"] else graded[name]["verdict"] if name in graded else "missing"}
+              "verdict": "unusable" if s["unusable"] else graded[name]["verdict"] if name in graded else "missing",
+              "overridden": name in by_hand, "comment": by_hand.get(name, {}).get("comment", "")}
              for name, worth in table.items()]
     mistakes = list(dict.fromkeys(mistake_title(m) for p in r["parts"] for m in p["mistakes"]))
-    status = (f"could not be graded: {s['unusable']}" if s["unusable"] else
+    status = (s["unusable"] if r.get("absent") else f"could not be graded: {s['unusable']}" if s["unusable"] else
               f"{r['passed']} of {len(r['parts'])} pass")
     return {"learner": r["learner"], "file": r["file"], "href": href, "total": s["total"], "max": s["max"],
             "parts": parts, "mistakes": mistakes, "status": status, "unusable": s["unusable"],
-            "all_pass": r["exit_status"] == 0}
+            "all_pass": r["exit_status"] == 0, "name": ""}
 
 
 def check_rates(records: list[dict]) -> list[dict]:
@@ -185,23 +190,34 @@ def class_page(o: dict) -> str:
 
 def gradebook_job(records: list[str], csv_out: str, pages_dir: str, lms_out: str | None = None,
                   overview_out: str | None = None, points: Mapping[str, float] | None = None,
-                  log_path: str | None = None) -> None:
+                  log_path: str | None = None, lms: Mapping | None = None) -> None:
     """The gradebook CSV, the LMS's CSV, one feedback page per learner and the class overview, from the
-    submissions' grade records, with the rubric of config `grading_points` (`points`)."""
+    submissions' grade records, with the rubric of config `grading_points` (`points`); `lms`
+    (workflow/rules/common.smk lms_settings: roster, assignment, overrides, intake, import_out) adds the roster's
+    learners and names, the overrides and results/class/lms_import.csv."""
+    from sdpa_lab.grading.instructor import arrange, class_records, read_lms
     from sdpa_lab.grading.spreadsheet import write_spreadsheet_csv
     from sdpa_lab.io import write_text
     from sdpa_lab.joblog import job_log
 
     with job_log("gradebook", log_path) as logger:
         table = rubric(points)
-        graded = read_records(records)
+        read = read_records(records)
+        roster, overrides = read_lms(lms or {}, table, [r["learner"] for r in read])
+        c = class_records(read, roster, overrides, (lms or {}).get("intake"))
+        graded = c.graded
         write_spreadsheet_csv(gradebook_rows(graded, table), COLUMNS, csv_out)
         if lms_out is not None:
             write_spreadsheet_csv(lms_rows(graded, table), lms_columns(table), lms_out)
+        if roster is not None:
+            from sdpa_lab.grading.lms_import import import_columns, import_rows
+
+            write_spreadsheet_csv(import_rows(roster, c.everyone, table), import_columns(roster), lms["import_out"])
         for r in graded:
             write_text(feedback_page(r, table), Path(pages_dir) / f"{r['learner']}.html")
         where = os.path.relpath(pages_dir, Path(overview_out).parent) if overview_out else pages_dir
         o = overview(graded, table, lambda learner: f"{quote(Path(where).as_posix())}/{quote(learner)}.html")
+        o = arrange(o, c, [learner_row(r, table) for r in c.everyone.values() if r.get("absent")])
         if overview_out is not None:
             write_text(class_page(o), overview_out)
         logger.info("gradebook: %d learners, mean %.2f of %g points, %d pass everything, %d unusable: wrote %s, "

@@ -78,7 +78,8 @@ def score(record: Mapping, table: Mapping[str, float]) -> dict:
     """A learner's score from their grade record (sdpa_lab.grading.classroom.grade_record):
 
     {"total", "max", "parts": {part: points}, "statements": {part: [held, of]}, "unusable": reason or ""};
-    a part the record lacks earns 0, and an unusable file 0 in all.
+    a part the record lacks earns 0, and an unusable file 0 in all; a part the instructor overrode
+    (sdpa_lab.grading.overrides, the record's "overrides") earns what they gave, whatever the grade says.
     """
     usable = record["exit_status"] != UNUSABLE
     graded = {p["name"]: p for p in record.get("parts", [])} if usable else {}
@@ -86,6 +87,8 @@ def score(record: Mapping, table: Mapping[str, float]) -> dict:
     for name, worth in table.items():
         p = graded.get(name)
         parts[name] = part_points(p, worth) if p is not None else 0.0
+        if name in record.get("overrides", {}):
+            parts[name] = round(float(record["overrides"][name]["points"]), 2)
         held = statements(p) if p is not None else []
         said[name] = [sum(s["passed"] for s in held), len(held)]
     return {"total": round(sum(parts.values()), 2), "max": round(sum(table.values()), 2), "parts": parts,

@@ -29,7 +29,8 @@ def safe_cell(value):
     if value is None:
         return ""
     text = str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    # A lone "-" is no formula, and an LMS writes it for "never" (Moodle's worksheet): kept as it is.
+    return "'" + text if text.startswith(FORMULA_START) and text != "-" else text
 
 
 def spreadsheet_csv(rows: Sequence[Mapping], columns: Sequence[str]) -> str:
