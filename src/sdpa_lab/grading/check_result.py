@@ -16,6 +16,10 @@ from sdpa_lab.grading.lesson_words import TASKS
 from sdpa_lab.grading.points import RUBRIC, score
 
 SECTION = {t.part: f'"{t.section}"' for t in TASKS}  # a part's task in the lesson: where to reread it
+UNUSABLE_WHY = {"missing": "it defines none of the functions the grader calls", "syntax": "a syntax error",
+                "error": "an error while running it", "timeout": "a hang while running it",
+                "memory": "a memory blow-up while running it", "died": "a crash while running it",
+                "unusable": "a reply that breaks the grader's protocol"}
 COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "lost": "#9a6700", "": "inherit"}
 
 
@@ -94,7 +98,8 @@ class CheckResult:
         how = Line("text", f"{again}; your code ran in a {g.isolation}, each call limited to {g.time_limit:g} s and "
                            f"{g.memory_mib} MiB. For the whole file: save it, then `sdpa-lab grade {self.file}`.")
         if not g.usable:
-            return [Line("verdict", f"{self.file}: your code cannot be used ({g.load.status})", "lost"),
+            why = UNUSABLE_WHY.get(g.load.status, g.load.status)
+            return [Line("verdict", f"{self.file}: your code cannot be graded: {why}", "lost"),
                     Line("code" if g.load.status in ("error", "syntax") else "text", g.load.message),
                     *[Line("text", f"note: {n}") for n in g.notes], how]
         points = _points(g)

@@ -67,11 +67,11 @@ def kernel_history() -> list[str] | None:
 
 
 def notebook_name() -> str:
-    """The running notebook's file name where Jupyter says it (JPY_SESSION_NAME), else notebook.ipynb."""
+    """The running notebook's file name where Jupyter says it (JPY_SESSION_NAME), else ""."""
     import os
 
     name = Path(os.environ.get("JPY_SESSION_NAME", "")).name
-    return name if name.endswith(".ipynb") else "notebook.ipynb"
+    return name if name.endswith(".ipynb") else ""
 
 
 def write_cells(cells: list[tuple[int, str]], path: Path) -> Path:
@@ -115,6 +115,6 @@ def check(part: str | None = None, *, seed: int | None = None, time_limit: float
     name = notebook_name()
     with tempfile.TemporaryDirectory(prefix="sdpa-lab-check-") as tmp:
         copy_helpers(Path.cwd(), Path(tmp))
-        g = grade(write_cells(ran(history), Path(tmp) / name), **settings)
-    return CheckResult(g, part, name, kernel=True)
+        g = grade(write_cells(ran(history), Path(tmp) / (name or "notebook.ipynb")), **settings)
+    return CheckResult(g, part, name or "YOUR_NOTEBOOK.ipynb", kernel=True)
 
