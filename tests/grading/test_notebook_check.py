@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import nbclient
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
@@ -21,7 +22,7 @@ from sdpa_lab.grading.limits import TIME_LIMIT
 from tests.grading.notebooks import EXAMPLES, _chunks
 
 pytestmark = pytest.mark.pipeline  # a kernel per notebook, and a grade per check: seconds each
-nbclient = pytest.importorskip("nbclient")
+
 KERNEL = "sdpa-lab-test"
 SEED = 1234
 N_SAMPLES = 2000  # Exercise 1's pairs: the same checks, a fraction of a second
@@ -85,3 +86,27 @@ def test_check_in_the_kernel_gives_the_verdicts_grade_gives_on_the_saved_noteboo
     text, page = outputs(nb.cells[-2])
     assert text.splitlines()[0].startswith(f"{sum(p.passed for p in on_file.parts)} of 5 pass")
     assert all(p.verdict in text for p in on_file.parts) and 'class="sdpa-lab-check"' in page
+
+
+def test_a_hang_a_crash_and_a_memory_blow_up_are_reported_and_the_kernel_lives_on(tmp_path, kernel):
+    cells = [new_code_cell(c) for c in _chunks((EXAMPLES / "correct.py").read_text())]
+    cells += [new_code_cell("def softmax(x, axis=-1):\n    while True:\n        pass"),
+              new_code_cell("import os\n\n\ndef scaled_dot_product_attention(Q, K, V):\n    os.abort()"),
+              new_code_cell("def exercise_1(seed=42, n_samples=100_000, d_k=1024):\n"
+                            "    return np.ones(2**40), 1.0"),
+              new_code_cell("from sdpa_lab.grading import check\n"
+                            f"r = check(seed={SEED}, n_samples={N_SAMPLES}, time_limit=5, memory_mib=1024)\nr"),
+              new_code_cell("import json\nprint(json.dumps(r.verdicts))")]
+    nb = execute(new_notebook(cells=cells), tmp_path, kernel)
+    assert json.loads(nb.cells[-1].outputs[0]["text"]) == {  # the kernel ran the cell after the check
+        "softmax": "hangs", "scaled_dot_product_attention": "crashes", "exercise_1": "runs out of memory",
+        "exercise_2": "pass", "exercise_3": "pass"}
+
+
+def test_check_in_a_plain_python_script_grades_the_script_and_prints_text(tmp_path):
+    script = tmp_path / "mine.py"
+    script.write_text((EXAMPLES / "correct.py").read_text() + "\n\nfrom sdpa_lab.grading import check\n\n"
+                      f"print(check(seed={SEED}, n_samples={N_SAMPLES}))\n")
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, check=True)
+    assert run.stdout.startswith("5 of 5 pass, 10 of 10 points")
+    assert "sdpa-lab grade mine.py" in run.stdout and "<" not in run.stdout
