@@ -9,34 +9,32 @@ import sys
 from collections.abc import Callable
 
 
+def _write_new(command: str, write, file: str, then: str) -> int:
+    """Write a file a learner starts from with `write` (never over an existing one), and say what to do next."""
+    try:
+        path = write(file)
+    except FileExistsError:
+        print(f"sdpa-lab {command}: error: {file} exists; not overwriting it", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"sdpa-lab {command}: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}: {then.format(path=path)}")
+    return 0
+
+
 def new_solutions(args: argparse.Namespace) -> int:
     from sdpa_lab.grading.skeleton import write_skeleton
 
-    try:
-        path = write_skeleton(args.file)
-    except FileExistsError:
-        print(f"sdpa-lab new-solutions: error: {args.file} exists; not overwriting it", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"sdpa-lab new-solutions: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {path}: fill in its five functions, then run `sdpa-lab grade {path}`")
-    return 0
+    return _write_new("new-solutions", write_skeleton, args.file,
+                      "fill in its five functions, then run `sdpa-lab grade {path}`")
 
 
 def new_assignment(args: argparse.Namespace) -> int:
     from sdpa_lab.grading.assignment import write_assignment
 
-    try:
-        path = write_assignment(args.file)
-    except FileExistsError:
-        print(f"sdpa-lab new-assignment: error: {args.file} exists; not overwriting it", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"sdpa-lab new-assignment: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {path}: open it in Jupyter, fill in each function and run the check cell under it")
-    return 0
+    return _write_new("new-assignment", write_assignment, args.file,
+                      "open it in Jupyter, fill in each function and run the check cell under it")
 
 
 def grade(args: argparse.Namespace) -> int:
