@@ -4,6 +4,7 @@ tells a learner whose file defines none of the functions it calls."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import html
 import textwrap
 
@@ -126,8 +127,18 @@ def test_the_display_puts_the_verdict_first_then_the_failing_checks_the_mistake_
     failing = [c for c in attention.checks if not c.passed]
     assert failing and all(c.what in text and html.escape(c.what) in page for c in failing)
     assert M.MISTAKES["no_scale"].fix in text and html.escape(M.MISTAKES["no_scale"].fix) in page
-    assert f"Reread in the lesson: {M.MISTAKES['no_scale'].reread}" in text
+    assert M.MISTAKES["no_scale"].reread in text and html.escape(M.MISTAKES["no_scale"].reread) in page
     assert "softmax(x, axis=-1)" not in text  # one part asked for, one part shown
     assert r.verdicts == {"scaled_dot_product_attention": attention.verdict}
     whole = CheckResult(g, None, example.name)
     assert str(whole).splitlines()[0].startswith(f"{sum(p.passed for p in g.parts)} of 5 pass")
+
+
+def test_a_failing_part_with_no_mistake_named_is_sent_to_its_task_in_the_lesson(request):
+    path = request.config.rootpath / "examples" / "solutions" / "correct.py"
+    g = grade(path, time_limit=60, n_samples=N_SAMPLES, seed=11)
+    part = next(p for p in g.parts if p.name == "exercise_3")
+    part.checks[0] = dataclasses.replace(part.checks[0], passed=False)  # as a check that failed with no diagnosis
+    part.diagnosis, part.mistakes = [], []
+    text = str(CheckResult(g, "exercise_3", path.name))
+    assert f'Reread in the lesson: "{M.EXERCISE_3}".' in text

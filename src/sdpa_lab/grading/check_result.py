@@ -57,8 +57,10 @@ def part_lines(p, points: float, worth: float) -> list[Line]:
         out.append(Line("code", "your code raised an error " + p.error))
     out += [Line("text", d) for d in p.diagnosis]
     if not p.passed and p.lost is None:  # checks failed: the mistakes' sections, else the task's
-        reread = list(dict.fromkeys(M.MISTAKES[k].reread for k in p.mistakes if k in M.MISTAKES))
-        out.append(Line("text", f"Reread in the lesson: {'; '.join(reread or [SECTION[p.name]])}."))
+        reread = list(dict.fromkeys(M.MISTAKES[k].reread for k in p.mistakes if k in M.MISTAKES)) or [SECTION[p.name]]
+        said = "\n".join(p.diagnosis)
+        if not all(r in said for r in reread):  # what the diagnosis does not already say
+            out.append(Line("text", f"Reread in the lesson: {'; '.join(reread)}."))
     out += [Line("text", f"note: {n}") for n in p.notes]
     return out
 
