@@ -90,7 +90,7 @@ def test_check_in_the_kernel_gives_the_verdicts_grade_gives_on_the_saved_noteboo
 
 def test_a_hang_a_crash_and_a_memory_blow_up_are_reported_and_the_kernel_lives_on(tmp_path, kernel):
     cells = [new_code_cell(c) for c in _chunks((EXAMPLES / "correct.py").read_text())]
-    cells += [new_code_cell("def softmax(x, axis=-1):\n    while True:\n        pass"),
+    cells += [new_code_cell("def exercise_2(seed=42, d_ks=(4, 16, 64, 256), T=8):\n    while True:\n        pass"),
               new_code_cell("import os\n\n\ndef scaled_dot_product_attention(Q, K, V):\n    os.abort()"),
               new_code_cell("def exercise_1(seed=42, n_samples=100_000, d_k=1024):\n"
                             "    return np.ones(2**40), 1.0"),
@@ -99,8 +99,8 @@ def test_a_hang_a_crash_and_a_memory_blow_up_are_reported_and_the_kernel_lives_o
               new_code_cell("import json\nprint(json.dumps(r.verdicts))")]
     nb = execute(new_notebook(cells=cells), tmp_path, kernel)
     assert json.loads(nb.cells[-1].outputs[0]["text"]) == {  # the kernel ran the cell after the check
-        "softmax": "hangs", "scaled_dot_product_attention": "crashes", "exercise_1": "runs out of memory",
-        "exercise_2": "pass", "exercise_3": "pass"}
+        "softmax": "pass", "scaled_dot_product_attention": "crashes", "exercise_1": "runs out of memory",
+        "exercise_2": "hangs", "exercise_3": "pass"}
 
 
 def test_check_in_a_plain_python_script_grades_the_script_and_prints_text(tmp_path):
