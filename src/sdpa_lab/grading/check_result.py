@@ -20,7 +20,7 @@ UNUSABLE_WHY = {"missing": "it defines none of the functions the grader calls", 
                 "error": "an error while running it", "timeout": "a hang while running it",
                 "memory": "a memory blow-up while running it", "died": "a crash while running it",
                 "unusable": "a reply that breaks the grader's protocol"}
-COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "lost": "#9a6700", "": "inherit"}
+COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "lost": "#9a6700", "quiet": "#57606a", "": "inherit"}
 
 
 def in_kernel_terms(text: str) -> str:
@@ -33,7 +33,7 @@ def in_kernel_terms(text: str) -> str:
 class Line:
     kind: str  # "verdict" (a head line), "check" (a failing check), "text", "code" (a traceback)
     text: str
-    tone: str = ""  # pass, fail, lost, or ""
+    tone: str = ""  # pass, fail, lost, quiet (how the check ran, notes), or ""
 
 
 def _points(g: Grade) -> dict:
@@ -61,8 +61,16 @@ def part_lines(p, points: float, worth: float) -> list[Line]:
         said = "\n".join(p.diagnosis)
         if not all(r in said for r in reread):  # what the diagnosis does not already say
             out.append(Line("text", f"Reread in the lesson: {'; '.join(reread)}."))
-    out += [Line("text", f"note: {n}") for n in p.notes]
+    out += [Line("text", f"note: {n}", "quiet") for n in p.notes]
     return out
+
+
+def summary(parts: list, points: dict) -> Line:
+    """The verdict on every part: how many pass, the points, and what to fix."""
+    to_fix = ", ".join(p.name for p in parts if not p.passed)
+    return Line("verdict", f"{sum(p.passed for p in parts)} of {len(parts)} pass, {points['total']:g} of "
+                           f"{points['max']:g} points" + (f"; to fix: {to_fix}" if to_fix else ""),
+                "fail" if to_fix else "pass")
 
 
 class CheckResult:
@@ -95,28 +103,26 @@ class CheckResult:
             return [Line("verdict", "nothing to check", "lost"), Line(
                 "text", "check() grades the code of the notebook or the script it runs in, and this Python session "
                 "has neither: save your functions in a file and run `sdpa-lab grade FILE` in a terminal.")]
-        again = (f"Inputs drawn from seed {g.seed}: check({self.part!r}, seed={g.seed}) checks again the same way"
-                 if self.part else f"Inputs drawn from seed {g.seed}: check(seed={g.seed}) checks again the same way")
-        how = Line("text", f"{again}; your code ran in a {g.isolation}, each call limited to {g.time_limit:g} s and "
-                           f"{g.memory_mib} MiB. For the whole file: save it, then `sdpa-lab grade {self.file}`.")
         if not g.usable:
             why = UNUSABLE_WHY.get(g.load.status, g.load.status)
             return [Line("verdict", f"{self.file}: your code cannot be graded: {why}", "lost"),
                     Line("code" if g.load.status in ("error", "syntax") else "text", g.load.message),
-                    *[Line("text", f"note: {n}") for n in g.notes], how]
+                    *[Line("text", f"note: {n}", "quiet") for n in g.notes], self._how()]
         points = _points(g)
         shown = [p for p in g.parts if self.part in (None, p.name)]
-        out = []
-        if self.part is None:
-            passed = sum(p.passed for p in shown)
-            to_fix = ", ".join(p.name for p in shown if not p.passed)
-            out.append(Line("verdict", f"{passed} of {len(shown)} pass, {points['total']:g} of {points['max']:g} "
-                                       f"points" + (f"; to fix: {to_fix}" if to_fix else ""),
-                            "pass" if not to_fix else "fail"))
-            out += [Line("text", f"note: {n}") for n in g.notes]
+        out = [] if self.part is not None else [summary(shown, points), *[
+            Line("text", f"note: {n}", "quiet") for n in g.notes]]
         for p in shown:
             out += part_lines(p, points["parts"][p.name], RUBRIC.get(p.name, 0.0))
-        return out + [how]
+        return out + [self._how()]
+
+    def _how(self) -> Line:
+        """How the check ran: its seed (to check again the same way), where and with what limits."""
+        g = self.grade
+        again = f"check({self.part!r}, seed={g.seed})" if self.part else f"check(seed={g.seed})"
+        return Line("text", f"Inputs drawn from seed {g.seed}: {again} checks again the same way; your code ran in a "
+                            f"{g.isolation}, each call limited to {g.time_limit:g} s and {g.memory_mib} MiB. For the "
+                            f"whole file: save it, then `sdpa-lab grade {self.file}`.", "quiet")
 
     def _shown(self, text: str) -> str:
         return in_kernel_terms(text) if self.kernel else text
