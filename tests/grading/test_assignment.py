@@ -93,8 +93,9 @@ def test_a_function_the_file_lacks_names_the_signature_the_grader_calls(tmp_path
 
 def test_the_kernel_history_keeps_what_ran_and_defined_something():
     history = ["", "import numpy as np\nfrom sdpa_lab.grading import check", "def softmax(x):\n    return x",
-               "def broken(:\n    pass", 'check("softmax")', "%matplotlib inline\nx = 1", "r = check()", "   "]
-    assert ran(history) == [(1, history[1]), (2, history[2]), (5, history[5])]
+               "def broken(:\n    pass", 'check("softmax")', "%matplotlib inline\nx = 1", "r = check()\nr", "   ",
+               "x"]
+    assert ran(history) == [(1, history[1]), (2, history[2]), (5, history[5]), (8, history[8])]
 
 
 def test_places_in_the_cells_that_ran_are_shown_as_jupyter_shows_them():

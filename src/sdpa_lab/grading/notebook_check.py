@@ -28,7 +28,8 @@ MAX_HELPER_BYTES = 1_000_000  # a learner's own module beside the notebook, copi
 
 
 def _only_checks(text: str) -> bool:
-    """Whether a cell does nothing but import `check` and call it (it defines nothing the grader needs)."""
+    """Whether a cell does nothing but import `check`, call it and show the result (it defines nothing the grader
+    needs)."""
     try:
         body = ast.parse(text).body
     except (SyntaxError, ValueError):
@@ -40,7 +41,8 @@ def _only_checks(text: str) -> bool:
         value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
         return isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "check"
 
-    return bool(body) and all(checking(s) for s in body)
+    shown = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Name))]  # `r`: shows r
+    return bool(shown) and all(checking(s) for s in shown)
 
 
 def ran(history: list[str]) -> list[tuple[int, str]]:
