@@ -44,9 +44,9 @@ def none_defined(file: str) -> str:
     """What the grader says of a file that defines none of the functions it calls (code written at the top level,
     as the lesson's `# Your code here` invites, is never called): the functions expected, and where to start."""
     defs = "\n".join(f"    {line}" for line in signatures().values())
-    return (f"{file} defines none of the functions the grader calls. It calls each function below with its own "
-            "inputs, so code written at the top level (outside a function) is never graded: put the code of each "
-            f"task inside its function, with this name and these arguments:\n{defs}\n"
+    return (f"{file} defines none of the functions the grader calls (code at the top level, outside a function, is "
+            "never graded: the grader calls each function with its own inputs).\nPut the code of each task inside "
+            f"its function, with this name and these arguments:\n{defs}\n"
             "`sdpa-lab new-assignment hw2.ipynb` writes a notebook to start from, with each function to fill in, "
             "the lesson's words for its task and a check cell (`sdpa-lab new-solutions FILE.py`: the same as a "
             ".py file).")
