@@ -58,9 +58,9 @@ def not_defined(name: str) -> str:
             "called); `sdpa-lab new-assignment hw2.ipynb` writes a notebook with every function to fill in")
 
 
-def _quote(task) -> str:
+def _quote(task, level: str) -> str:
     hint = f"\n>\n> `{task.hint}`" if task.hint else ""
-    return (f"### {task.section}\n\n> {task.words}{hint}\n\n"
+    return (f"{level} {task.section}\n\n> {task.words}{hint}\n\n"
             f"— {LESSON}, section “{task.section}”. Write it as the function below; the grader calls "
             f"`{task.part}` with its own inputs, so keep its name, its arguments and what it returns.")
 
@@ -81,11 +81,14 @@ def build(name: str = "hw2.ipynb"):
             f"a dead kernel. For the whole file, save it and run `sdpa-lab grade {name}` in a terminal."),
         new_code_cell("import numpy as np\n\nfrom sdpa_lab.grading import check"),
     ]
+    first_exercise = next(t for t in TASKS if t.section.startswith("Exercise "))
+    level = "##"
     for task in TASKS:
-        if task.part == TASKS[2].part:  # the exercises begin: the lesson's words before them
+        if task is first_exercise:  # the lesson's words before its exercises, which go under them
             cells.append(new_markdown_cell(f"## {PRACTICE}\n\n> {EXERCISES_INTRO}\n\n— {LESSON}, "
                                            f"section “{PRACTICE}”."))
-        cells += [new_markdown_cell(_quote(task)), new_code_cell(functions[task.part]),
+            level = "###"
+        cells += [new_markdown_cell(_quote(task, level)), new_code_cell(functions[task.part]),
                   new_code_cell(f'check("{task.part}")')]
     cells += [new_markdown_cell(f"## Everything\n\n`check()` grades every function and exercise; `sdpa-lab grade "
                                 f"{name}` in a terminal grades the saved file the same way."),
