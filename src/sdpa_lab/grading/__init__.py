@@ -5,5 +5,17 @@
 - `checks`: what each function and exercise must satisfy, tied to the claims;
 - `mistakes`: the classic mistakes as runnable variants, and the diagnosis that names them;
 - `grade`: all of it for one file, and the terminal report (`sdpa-lab grade FILE`);
-- `cli`: the two subcommands.
+- `assignment`: the notebook a learner starts from (`sdpa-lab new-assignment FILE.ipynb`);
+- `notebook_check`: `check("softmax")` / `check()` in a notebook cell (`from sdpa_lab.grading import check`);
+- `cli`: the subcommands.
 """
+
+
+def __getattr__(name: str):
+    # `check` is imported on first use: the light modules here (points, limits) are read at the workflow's parse
+    # time, without NumPy.
+    if name == "check":
+        from sdpa_lab.grading.notebook_check import check
+
+        return check
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

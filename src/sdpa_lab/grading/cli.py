@@ -1,4 +1,5 @@
-"""`sdpa-lab new-solutions FILE` and `sdpa-lab grade FILE`: the subcommands for a learner's own solutions;
+"""`sdpa-lab new-solutions FILE`, `sdpa-lab new-assignment FILE.ipynb` and `sdpa-lab grade FILE`: the subcommands
+for a learner's own solutions;
 `sdpa-lab regrade LEARNER --submissions DIR`: one learner of a graded class, again (sdpa_lab.grading.regrade)."""
 
 from __future__ import annotations
@@ -8,19 +9,32 @@ import sys
 from collections.abc import Callable
 
 
+def _write_new(command: str, write, file: str, then: str) -> int:
+    """Write a file a learner starts from with `write` (never over an existing one), and say what to do next."""
+    try:
+        path = write(file)
+    except FileExistsError:
+        print(f"sdpa-lab {command}: error: {file} exists; not overwriting it", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"sdpa-lab {command}: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}: {then.format(path=path)}")
+    return 0
+
+
 def new_solutions(args: argparse.Namespace) -> int:
     from sdpa_lab.grading.skeleton import write_skeleton
 
-    try:
-        path = write_skeleton(args.file)
-    except FileExistsError:
-        print(f"sdpa-lab new-solutions: error: {args.file} exists; not overwriting it", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"sdpa-lab new-solutions: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {path}: fill in its five functions, then run `sdpa-lab grade {path}`")
-    return 0
+    return _write_new("new-solutions", write_skeleton, args.file,
+                      "fill in its five functions, then run `sdpa-lab grade {path}`")
+
+
+def new_assignment(args: argparse.Namespace) -> int:
+    from sdpa_lab.grading.assignment import write_assignment
+
+    return _write_new("new-assignment", write_assignment, args.file,
+                      "open it in Jupyter, fill in each function and run the check cell under it")
 
 
 def grade(args: argparse.Namespace) -> int:
@@ -63,13 +77,17 @@ def _seed(text: str) -> int:
 
 
 def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Add `new-solutions`, `grade` and `regrade` to the CLI's subparsers; returns {command: handler}."""
+    """Add `new-solutions`, `new-assignment`, `grade` and `regrade` to the CLI's subparsers; returns
+    {command: handler}."""
     from sdpa_lab.experiments.replication import A1_N_SAMPLES
     from sdpa_lab.grading.checks import QUICK_N_SAMPLES
     from sdpa_lab.grading.grade import DEFAULT_MEMORY_MIB, DEFAULT_TIME_LIMIT, ISOLATIONS
 
     new = subparsers.add_parser("new-solutions", help="write a skeleton of the lesson's functions and exercises")
     new.add_argument("file", help="the file to write (never overwritten)")
+    nb = subparsers.add_parser("new-assignment", help="write the assignment notebook: the lesson's tasks, a cell "
+                               "per function to fill in, and a check cell under each")
+    nb.add_argument("file", help="the notebook to write, e.g. hw2.ipynb (never overwritten)")
     g = subparsers.add_parser("grade", help="check your own solutions file: a verdict per function and exercise",
                               description="Exit status: 0 all pass, 1 some fail, 2 the file could not be used.")
     g.add_argument("file", help="your solutions file (start from `sdpa-lab new-solutions FILE`)")
@@ -102,4 +120,4 @@ def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     r.add_argument("--configfile", action="append", help="a config file the class was graded with (for Snakemake; "
                    "repeatable)")
     r.add_argument("--no-update", action="store_true", help="write the new record only; do not run Snakemake")
-    return {"new-solutions": new_solutions, "grade": grade, "regrade": regrade}
+    return {"new-solutions": new_solutions, "new-assignment": new_assignment, "grade": grade, "regrade": regrade}

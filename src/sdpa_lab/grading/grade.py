@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdpa_lab.grading import checks, limits
+from sdpa_lab.grading.assignment import none_defined, not_defined
 from sdpa_lab.grading.files import read_bytes
 from sdpa_lab.grading.limits import UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
@@ -127,9 +128,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
             if load.status != "ready":
                 return done(load, [], box)
             if not load.functions:
-                missing = ", ".join(name for name, _ in GRADERS)
                 load = Outcome("syntax", message=prepared.stop) if prepared.stop else Outcome(
-                    "missing", message=f"{path.name} defines none of the functions to grade ({missing})")
+                    "missing", message=none_defined(path.name))
                 return done(load, [], box)
             if prepared.stop:
                 notes.append(f"Your file stops at {prepared.stop.splitlines()[0]}: as with Jupyter's Run All, the "
@@ -138,6 +138,9 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
                 notes.append(f"Your file stopped with an error: {_last_line(load.message)}; as with Jupyter's Run "
                              "All, the functions defined before it are graded, and none after it")
             parts = [grader(Calls(process, name), draw) for name, grader in GRADERS]
+            for p in parts:  # a function the file lacks: the one the grader calls, and where to start
+                if p.lost is not None and p.lost.status == "missing":
+                    p.lost = Outcome("missing", message=not_defined(p.name))
         return done(load, parts, box)
     finally:
         if box is not None:
