@@ -19,6 +19,12 @@ def _mistake_line(key: str) -> str:
     return f"mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}."
 
 
+def _said(variant) -> str:
+    """A variant in words: its formula where it has one, and its mistakes' titles."""
+    titles = ", ".join(M.MISTAKES[k].title for k in variant.mistakes()) or "no mistake"
+    return f"{variant.formula()} ({titles})" if hasattr(variant, "formula") else titles
+
+
 def name_mistakes(part, variants: Sequence, probes, outcomes, reread: str = f'"{M.CANONICAL_FORWARD}"',
                   reading: S.Reading | None = None) -> None:
     """Name the mistakes that reproduce the learner's outputs, once some check of `part` failed.
@@ -28,8 +34,18 @@ def name_mistakes(part, variants: Sequence, probes, outcomes, reread: str = f'"{
     """
     if part.passed:
         return
+    if M.returns_none(outcomes):  # no formula to compare: nothing came back
+        part.mistakes = ["returns_none"]
+        part.diagnosis += [f"measured: all {len(probes)} calls returned None", _mistake_line("returns_none")]
+        return
     part.diagnosis += S.describe(reading) if reading is not None else []
     d = M.diagnose(variants, [(args, kwargs) for _, args, kwargs in probes], outcomes)
+    if d.tied:  # two explanations are none: the outputs are described, no mistake is named
+        part.diagnosis.append(
+            f"measured: on all {len(probes)} probes your outputs equal each of these, to rounding, so the grader "
+            f"names no mistake: {'; '.join(_said(v) for v in d.tied)}. Compare your code "
+            f"with {reread} line by line")
+        return
     if d.variant is None:
         own = reading.mistakes() if reading is not None else []
         if own:
@@ -50,8 +66,7 @@ def name_mistakes(part, variants: Sequence, probes, outcomes, reread: str = f'"{
     formula = f" {d.variant.formula()}," if hasattr(d.variant, "formula") else ""
     part.diagnosis.append(f"measured: on all {len(probes)} probes your outputs equal{formula} the lesson's code "
                           f"with the mistake{'s' if len(d.mistakes) > 1 else ''} below, to rounding "
-                          "(and raise where it raises)"
-                          + (f"; {d.alternatives} other variant(s) fit as well" if d.alternatives else ""))
+                          "(and raise where it raises), and no other variant with as few mistakes does")
     part.diagnosis += [_mistake_line(key) for key in d.mistakes]
 
 
