@@ -188,11 +188,11 @@ MISTAKES = {
 # What the lesson never claims is no mistake: the grader notes it, with its fix, and passes the function.
 NOT_CLAIMED = {
     "upcast": Mistake(
-        "float32 in, float64 out", "the float32 scores are scaled by a float64 scalar, which promotes them and "
-        "everything after them to float64. The lesson's own `/ np.sqrt(d_k)` does this (np.sqrt returns a float64 "
-        "NumPy scalar, and NumPy 2 promotes a float32 array divided by it), and the lesson never claims that the "
-        "dtype is kept, so this is a note, not a fail",
-        "to keep float32, scale by a Python float (math.sqrt(d_k)) or by a scalar of the input's dtype "
-        "(Q.dtype.type(np.sqrt(d_k)))",
+        "float32 in, another dtype out", "a float64 value on the way (a NumPy float64 scalar such as np.sqrt(d), "
+        "an array made with dtype=float) promotes the float32 inputs. The lesson never claims that the dtype is "
+        "kept (its own forward's `/ np.sqrt(d_k)` returns float64, and a forward that returns what it returns is "
+        "not noted), so this is a note, not a fail",
+        "to keep float32, compute with Python floats (math.sqrt(d)) or scalars of the input's dtype "
+        "(x.dtype.type(...))",
         f'"{CANONICAL_FORWARD}"'),
 }

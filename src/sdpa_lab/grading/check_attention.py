@@ -138,7 +138,7 @@ def grade_attention(call: Calls, draw: Draw | None = None) -> Part:
             outcomes, part.checks, dtypes = again, own, own_dtypes
     names = [p[0] for p in probes]
     first_error(part, names, outcomes)
-    dtype_note(part, dtypes)
+    dtype_note(part, dtypes, lesson=[str(a.dtype) for a in M.Attention(upcast=True)(*probes[5][1])])
     reading = S.read(probes, outcomes)  # the scale, named by its measured value
     _diagnose(part, M.forward_variants(reading), probes, outcomes, reading=reading)
     return part

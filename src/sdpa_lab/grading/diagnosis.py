@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
 from sdpa_lab.attention import lesson_entropy
 from sdpa_lab.attention import softmax as reference_softmax
+from sdpa_lab.claims.standard_errors import product_variance_se, variance_se
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading import scale as S
 from sdpa_lab.numbers import number
@@ -94,6 +96,64 @@ def exercise_1_scale(ratio: float, d: int, n: int) -> list[tuple[str, str]]:
     m = M.MISTAKES["other_scale"]
     return [("other_scale", f"{head}: a scale that matches none of 1/sqrt(d_k), "
                             f"{', '.join(label for _, label, _, _ in candidates)}. Fix: {m.fix}. Reread {m.reread}.")]
+
+
+def _uniform_product_moments() -> tuple[float, float, float]:
+    """Mean, variance and central fourth moment of u * v, u and v uniform on [0, 1) (np.random.rand):
+    E (uv)^k = 1 / (k + 1)^2, so the mean is 1/4 and the variance 1/9 - 1/16 = 7/144."""
+    m = [Fraction(1, (k + 1) ** 2) for k in range(5)]  # E (uv)^k
+    mu = m[1]
+    m4 = m[4] - 4 * m[3] * mu + 6 * m[2] * mu**2 - 3 * mu**4
+    return float(mu), float(m[2] - mu**2), float(m4)
+
+
+UNIFORM_MEAN, UNIFORM_VAR, UNIFORM_M4 = _uniform_product_moments()
+
+
+def exercise_1_variances(raw: float, scaled: float, d: int, n: int, k: float,
+                         draws: Sequence[tuple[float, float]]) -> list[tuple[str, str]]:
+    """What Exercise 1's variances show when the raw one is far from d_k: [(mistake, what was measured)] where
+    exactly one of the variants below explains both numbers, else [].
+
+    draws: the grader's (raw, scaled) variances of np.random.seed's stream, as the lesson draws it; standard
+    deviations are compared with their square roots exactly, and otherwise, as the uniforms of np.random.rand,
+    within k standard errors.
+    """
+    tol = M.tolerance(np.float64)
+    se, se_u = variance_se(d, n), product_variance_se(d, n, UNIFORM_VAR, UNIFORM_M4)
+    exact_std = any(math.isclose(raw, math.sqrt(r), rel_tol=tol) and math.isclose(scaled, math.sqrt(s), rel_tol=tol)
+                    for r, s in draws)
+    fits = {
+        "standard_deviation": exact_std or (abs(raw**2 - d) <= k * se and abs(scaled**2 - 1) <= k * se / d),
+        "uniform_draws": abs(raw - d * UNIFORM_VAR) <= k * se_u and abs(scaled - UNIFORM_VAR) <= k * se_u / d,
+    }
+    named = [key for key, fit in fits.items() if fit]
+    if len(named) != 1:
+        return []
+    key, m = named[0], M.MISTAKES[named[0]]
+    said = {
+        "standard_deviation": f"measured: raw {number(raw, digits=4)} and scaled {number(scaled, digits=4)} are about "
+        f"the square roots of the expected variances, sqrt(d_k) = {number(math.sqrt(d), digits=4)} and 1"
+        + (" (exactly those of the grader's draw)" if exact_std else
+           f" (their squares, {number(raw**2, digits=4)} and {number(scaled**2, digits=4)}, are within {k:.2f} SE "
+           f"of d_k = {d} and 1)") + ": a standard deviation",
+        "uniform_draws": f"measured: raw variance {number(raw, digits=4)} and scaled {number(scaled, digits=4)}, "
+        f"within {k:.2f} SE of d_k * 7/144 = {number(d * UNIFORM_VAR, digits=4)} and 7/144 = "
+        f"{number(UNIFORM_VAR, digits=3)}: the variances of scores made of uniforms on [0, 1), whose products have "
+        "mean 1/4 and variance 7/144 each, where standard normals give d_k and 1",
+    }[key]
+    return [(key, f"{said}. Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")]
+
+
+def near_draw(raw: float, draws: Sequence[tuple[float, float]], n: int) -> str:
+    """How a raw variance that is not exactly the grader's draw still comes from it ("" where it does not): drawn
+    the same way and kept in float32, or divided by n - 1 (ddof=1) instead of the lesson's .var()'s n."""
+    for r, _ in draws:
+        if math.isclose(raw, r * n / (n - 1), rel_tol=M.tolerance(np.float64)):
+            return "the grader's draw with ddof=1 (divided by n_samples - 1, where the lesson's .var() divides by n)"
+        if math.isclose(raw, r, rel_tol=M.tolerance(np.float32)):
+            return "the grader's draw to float32 rounding"
+    return ""
 
 
 def _entropy_at(raw: np.ndarray, c: float) -> float:

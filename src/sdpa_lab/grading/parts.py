@@ -139,10 +139,11 @@ def why_unusable(name: str, o: Outcome, n_items: int | None) -> str | None:
     return None
 
 
-def dtype_note(part: Part, dtypes: list[str]) -> None:
-    """A note, never a fail, when float32 inputs come back in another dtype: the lesson never claims the dtype
-    is kept (its own `/ np.sqrt(d_k)` returns float64)."""
-    if dtypes and any(d != "float32" for d in dtypes):
+def dtype_note(part: Part, dtypes: list[str], lesson: list[str] | None = None) -> None:
+    """A note, never a fail, when float32 inputs come back in another dtype than float32 and than the lesson's own
+    code returns (`lesson`: its forward's `/ np.sqrt(d_k)` returns float64, so a forward that does the same is
+    not told about it): the lesson never claims the dtype is kept."""
+    if dtypes and any(d != "float32" for d in dtypes) and dtypes != lesson:
         m = M.NOT_CLAIMED["upcast"]
         part.notes.append(f"{m.title} ({', '.join(dtypes)}): {m.does}. {m.fix[0].upper() + m.fix[1:]}.")
 
