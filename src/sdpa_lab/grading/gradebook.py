@@ -80,8 +80,7 @@ def gradebook_rows(records: list[dict], table: Mapping[str, float] = RUBRIC) -> 
             rows += [{**base, "part": p["name"], "item": c["what"], "claim": c["claim"],
                       "verdict": "ok" if c["passed"] else "FAIL", "passed": int(c["passed"]), "points": None,
                       "max_points": None, "mistakes": "", "detail": c["detail"]} for c in p["checks"]]
-        total = "unusable" if r["exit_status"] == UNUSABLE else f"{r['passed']} of {len(r['parts'])} pass"
-        rows.append({**base, "part": "total", "item": "total", "claim": "", "verdict": total,
+        rows.append({**base, "part": "total", "item": "total", "claim": "", "verdict": s["verdict"],
                      "passed": int(r["exit_status"] == 0), "points": s["total"], "max_points": s["max"],
                      "mistakes": ";".join(dict.fromkeys(m for p in r["parts"] for m in p["mistakes"])),
                      "detail": r["unusable"]})
@@ -114,10 +113,9 @@ def learner_row(r: dict, table: Mapping[str, float], href: str = "") -> dict:
               "verdict": "unusable" if s["unusable"] else graded[name]["verdict"] if name in graded else "missing"}
              for name, worth in table.items()]
     mistakes = list(dict.fromkeys(mistake_title(m) for p in r["parts"] for m in p["mistakes"]))
-    status = (f"could not be graded: {s['unusable']}" if s["unusable"] else
-              f"{r['passed']} of {len(r['parts'])} pass")
     return {"learner": r["learner"], "file": r["file"], "href": href, "total": s["total"], "max": s["max"],
-            "parts": parts, "mistakes": mistakes, "status": status, "unusable": s["unusable"],
+            "parts": parts, "mistakes": mistakes, "status": s["line"], "verdict": s["verdict"],
+            "to_fix": s["to_fix"], "unusable": s["unusable"],
             "all_pass": r["exit_status"] == 0}
 
 

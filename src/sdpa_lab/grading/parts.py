@@ -109,6 +109,14 @@ def call_probes(call: Calls, probes, part: Part, **helpers) -> list[Outcome] | N
     return outcomes
 
 
+def softmax_note(name: str, failing: list[str], fixed: bool) -> str:
+    """What a part graded again with a correct softmax in place of the file's says: the checks the file's softmax
+    failed it on, and whether it is then right (it loses nothing for the softmax) or fails on its own."""
+    return (f"with your softmax, {len(failing)} check(s) fail ({'; '.join(failing)}); graded here with a correct "
+            "softmax in its place, " + (f"every check passes: your {name} is right, fix softmax (above); it loses "
+                                        "nothing for it" if fixed else "so only this function's own mistakes count"))
+
+
 def shape_text(a) -> str:
     """An array's shape as a learner reads it: (3, 7)."""
     return "(" + ", ".join(str(n) for n in a.shape) + ")"
