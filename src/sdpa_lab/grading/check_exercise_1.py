@@ -75,6 +75,7 @@ class _Exercise1Call:
     mistakes: list[str]
     diagnosis: list[str]
     near: str = ""  # how variances that are not exactly the grader's draw still come from it (near_draw), or ""
+    described: str = ""  # what the outputs show where no mistake is named
 
 
 def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k: float) -> _Exercise1Call | Outcome:
@@ -141,11 +142,13 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
         for key, text in exercise_1_scale(ratio, d, n):
             mistakes.append(key)
             diagnosis.append(text)
-    elif not checks[2].passed and not mistakes:  # a ratio over a wrong raw variance tells no scale apart
-        diagnosis.append(f"measured: raw / scaled = {number(ratio)} where it is d_k = {d}, and the raw variance "
-                         f"{number(raw, digits=4)} is not near d_k either: the ratio names a scale only where the "
-                         "raw variance is right, so fix the raw variance first")
-    return _Exercise1Call(n, checks, exact, mistakes, diagnosis, alike)
+    described = ""
+    if not checks[2].passed and not mistakes and exact is None and not checks[0].passed:
+        # A ratio over a wrong raw variance tells no scale apart (a standard deviation's is a d_k^(-1/4) scale's).
+        described = (f"measured: raw / scaled = {number(ratio)} where it is d_k = {d}, and the raw variance "
+                     f"{number(raw, digits=4)} is not near d_k either: the ratio names a scale only where the raw "
+                     "variance is right, so fix the raw variance first")
+    return _Exercise1Call(n, checks, exact, mistakes, diagnosis, alike, described)
 
 
 def _signed(z: float) -> str:
@@ -195,6 +198,8 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
             if key not in part.mistakes:
                 part.mistakes.append(key)
                 part.diagnosis.append(text)
+        if got.described and not part.diagnosis:  # said once, at the first call that shows it
+            part.diagnosis.append(got.described)
     note = (f"drawn: {'; '.join(drawn)}. Tolerance k = {_k(k)} SE, so a correct solution fails by chance less "
             f"than once in {number(1 / ALPHA_FAMILY, decimals=0)} grades")
     if ignored:

@@ -78,8 +78,8 @@ def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
                     (ref["unscaled"] / math.log(2), "bits", "the entropies are in bits (log2): the lesson uses the "
                      "natural log, np.log"),
                     (ref["unscaled"] / T, "entropy_mean", f"your entropies are the right ones divided by T = {T}: "
-                     f"a mean instead of a sum? {M.MISTAKES['entropy_mean'].fix[0].upper()}"
-                     f"{M.MISTAKES['entropy_mean'].fix[1:]}")):
+                     f"a mean instead of a sum? Mistake: {M.MISTAKES['entropy_mean'].title}. Fix: "
+                     f"{M.MISTAKES['entropy_mean'].fix}")):
                 if same_values(h, other, 1e-6):
                     part.mistakes.append(key)
                     part.diagnosis.append(f'measured: {says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
