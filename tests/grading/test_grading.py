@@ -350,8 +350,10 @@ def test_rows_hold_every_verdict_check_and_diagnosis(examples):
 def test_grade_rows_records_an_unusable_file_or_a_grader_failure_instead_of_raising(tmp_path, monkeypatch):
     from sdpa_lab.grading import grade as grade_module
 
-    [row] = grade_module.grade_rows(tmp_path / "missing.py")
+    row, total = grade_module.grade_rows(tmp_path / "missing.py")
     assert row["verdict"] == "unusable" and "no such file" in row["detail"]
+    assert (total["part"], total["verdict"], total["points"]) == ("total", "unusable", 0.0)
+    assert total["detail"].startswith("could not be graded: ") and total["detail"].endswith("0 of 10 points")
 
     def broken(*args, **kwargs):
         raise OSError("disk full")

@@ -230,4 +230,8 @@ def test_the_overview_lists_every_named_mistake_with_its_count(graded):
     o = gradebook.overview(records)
     assert {(m["key"], m["learners"]) for m in o["mistakes"]} == {("standard_deviation", 2), ("causal_mask", 1)}
     assert all(m["title"] == M.MISTAKES[m["key"]].title for m in o["mistakes"])
+    # A learner counts once for a mistake, however many of their parts show it (a scale in the forward and in
+    # Exercise 1).
+    twice = {**records[0], "parts": [{**p, "mistakes": ["causal_mask"]} for p in records[0]["parts"]]}
+    assert {m["key"]: m["learners"] for m in gradebook.overview([twice])["mistakes"]} == {"causal_mask": 1}
 

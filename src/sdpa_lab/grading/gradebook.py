@@ -147,7 +147,7 @@ def overview(records: list[dict], table: Mapping[str, float] = RUBRIC, page_href
     for name in table:
         graded = [p for r in usable for p in r["parts"] if p["name"] == name]
         rates.append({"part": name, "passed": sum(p["passed"] for p in graded), "of": len(graded)})
-    counts = Counter(m for r in records for p in r["parts"] for m in set(p["mistakes"]))
+    counts = Counter(m for r in records for m in {m for p in r["parts"] for m in p["mistakes"]})  # per learner
     common = [{"key": k, "title": mistake_title(k), "learners": n,
                "reread": M.MISTAKES[k].reread if k in M.MISTAKES else ""}
               for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
