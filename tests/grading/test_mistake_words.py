@@ -235,3 +235,21 @@ def test_the_overview_lists_every_named_mistake_with_its_count(graded):
     twice = {**records[0], "parts": [{**p, "mistakes": ["causal_mask"]} for p in records[0]["parts"]]}
     assert {m["key"]: m["learners"] for m in gradebook.overview([twice])["mistakes"]} == {"causal_mask": 1}
 
+
+
+class MaskedAfter:
+    """A forward that zeroes the weights above the diagonal after the softmax, without renormalizing (no variant
+    of the lesson's code does that), run in process."""
+
+    lost = None
+
+    def __call__(self, Q, K, V, **_):
+        w = M.Attention()(Q, K, V)[1] * np.tril(np.ones((Q.shape[-2], K.shape[-2])))
+        return Outcome("ok", (w @ V, w), True)
+
+
+def test_weights_zero_above_the_diagonal_are_described_where_no_variant_fits():
+    part = checks.grade_attention(MaskedAfter(), checks.Draw(7))
+    assert part.mistakes == []
+    text = " ".join(part.diagnosis)
+    assert "none of the classic mistakes" in text and "the weights above the diagonal are 0" in text

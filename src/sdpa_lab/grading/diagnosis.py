@@ -27,6 +27,20 @@ def _said(variant) -> str:
     return f"{variant.formula()} ({titles})" if hasattr(variant, "formula") else titles
 
 
+def _zero_above_diagonal(outcomes) -> int:
+    """How many outcomes returned (output, weights) whose weights are all 0 above the diagonal (where there is one
+    such entry at least), when every outcome that returned weights does; else 0."""
+    seen = 0
+    for o in outcomes:
+        if not (o.ok and len(o.values) == 2 and o.values[1].ndim >= 2 and min(o.values[1].shape[-2:]) > 1):
+            continue
+        w = o.values[1]
+        if np.any(w[..., np.triu(np.ones(w.shape[-2:], dtype=bool), k=1)] != 0):
+            return 0
+        seen += 1
+    return seen if seen >= 2 else 0
+
+
 def name_mistakes(part, variants: Sequence, probes, outcomes, reread: str = f'"{M.CANONICAL_FORWARD}"',
                   reading: S.Reading | None = None) -> None:
     """Name the mistakes that reproduce the learner's outputs, once some check of `part` failed.
@@ -59,8 +73,12 @@ def name_mistakes(part, variants: Sequence, probes, outcomes, reread: str = f'"{
                 "lesson's code is not compared for other mistakes: fix the scale, then grade again")
             part.diagnosis += [_mistake_line(key) for key in own]
             return
+        masked = _zero_above_diagonal(outcomes)
         part.diagnosis.append(f"none of the classic mistakes reproduces these outputs: compare your code with "
-                              f"{reread} line by line")
+                              f"{reread} line by line" + (
+                                  f"; measured: on all {masked} probes that returned weights, the weights above "
+                                  "the diagonal are 0, as a causal mask makes them, which this lesson's forward "
+                                  "does not have" if masked else ""))
         return
     if not d.mistakes:
         return
