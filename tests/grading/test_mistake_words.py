@@ -38,13 +38,13 @@ class Exercise1:
     """Stands in for runner.Calls: exercise_1 of np.random.seed's stream (or uniforms of another generator),
     returning what `returns` makes of the scores."""
 
-    def __init__(self, returns, draw="randn"):
-        self.returns, self.draw, self.lost = returns, draw, None
+    def __init__(self, returns, draw="randn", sweep=False):
+        self.returns, self.draw, self.sweep, self.lost = returns, draw, sweep, None
 
     def __call__(self, seed, n_samples, d_k):
         if self.draw == "randn":
             rs = np.random.RandomState(seed)
-            for d in [x for x in (4, 16, 64, 256) if x < d_k]:
+            for d in [x for x in (4, 16, 64, 256) if x < d_k or self.sweep]:  # sweep: a loop over [4, ..., 256, d_k]
                 rs.randn(n_samples, d), rs.randn(n_samples, d)
             Q, K = rs.randn(n_samples, d_k), rs.randn(n_samples, d_k)
         else:  # uniforms on [0, 1), from a generator the grader does not reproduce
@@ -170,6 +170,14 @@ def test_variances_with_ddof_1_are_told_so_not_asked_for_a_seed():
     assert part.passed
     text = " ".join(part.notes)
     assert "ddof=1" in text and "no seed" not in text and "without np.random.seed" not in text
+
+
+def test_a_seeded_loop_over_the_lessons_sweep_then_d_k_is_the_graders_draw_with_no_note():
+    part = checks.grade_exercise_1(Exercise1(lambda s, d: (s.var(), (s / np.sqrt(d)).var()), sweep=True),
+                                   checks.Draw(7, 2000))
+    assert part.passed
+    assert any("the lesson's d_k = 4, 16, 64, 256, then d_k" in c.detail for c in part.checks)
+    assert not any("not those of np.random.seed" in n or "no seed" in n for n in part.notes)
 
 
 class Softmax64:

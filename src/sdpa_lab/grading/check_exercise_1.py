@@ -27,21 +27,24 @@ EXERCISE1_D_K = 1024
 
 
 @cache
-def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool) -> tuple[float, float]:
+def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool | str) -> tuple[float, float]:
     """Exercise 1's raw and scaled variance at d_k after np.random.seed(seed).
 
-    continued: the lesson's d_k = 4, 16, 64, 256 smaller than d_k drawn first, in one stream
-    (the exercise as written); otherwise d_k alone.
+    continued: True, the lesson's d_k = 4, 16, 64, 256 smaller than d_k drawn first, in one stream
+    (the exercise as written); SWEEP, all four of them first, whatever d_k is (a loop over
+    [4, 16, 64, 256, d_k]); False, d_k alone.
     """
     rs = np.random.RandomState(seed)
     if continued:
         for d in A1_D_K:
-            if d < d_k:
+            if d < d_k or continued == SWEEP:
                 lesson_variance_scores(rs, n_samples, d)
     scores = lesson_variance_scores(rs, n_samples, d_k)
     return float(scores.var()), float((scores / np.sqrt(d_k)).var())
 
 
+SWEEP = "sweep"  # exercise1_reference's stream with all of the lesson's d_k drawn before d_k
+ORDERS = (True, False, SWEEP)  # the orders of a seeded stream the grader's draw is compared with, in that order
 QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs by default: an exact match with the grader's draw decides as much
 
 
@@ -97,8 +100,9 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     ratio = raw / scaled if scaled else float("inf")
     # The draw is judged on the raw variance alone: a wrong scale or axis is named below, not blamed on it.
     stream_of = {True: f"np.random.seed({seed}), the lesson's smaller d_k, then d_k = {d}, in one stream",
-                 False: f"np.random.seed({seed}), then d_k = {d} alone"}
-    exact = next((stream_of[c] for c in (True, False)
+                 False: f"np.random.seed({seed}), then d_k = {d} alone",
+                 SWEEP: f"np.random.seed({seed}), the lesson's d_k = 4, 16, 64, 256, then d_k = {d}, in one stream"}
+    exact = next((stream_of[c] for c in ORDERS
                   if same_values(v[:1], exercise1_reference(seed, n, d, c)[:1], tol)), None)
     mistakes, diagnosis = [], []
     if exact is None and abs(raw - d) > k * se:
@@ -114,7 +118,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
     # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
-    alike = near_draw(raw, [exercise1_reference(seed, n, d, c) for c in (True, False)], n) if exact is None else ""
+    alike = near_draw(raw, [exercise1_reference(seed, n, d, c) for c in ORDERS], n) if exact is None else ""
     near, z = abs(raw - d) <= k * se and raw != d, _signed((raw - d) / se)  # exactly d_k is no draw's variance
     drawn = f"your draws are {exact}" if exact else (
         (f"your variances are {alike}" if alike else f"not np.random.seed({seed})'s draw in the lesson's order "
@@ -135,7 +139,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     ]
     if exact is None and not checks[0].passed and not mistakes:  # what the variances are, if not d_k's
         for key, text in exercise_1_variances(raw, scaled, d, n, k,
-                                              [exercise1_reference(seed, n, d, c) for c in (True, False)]):
+                                              [exercise1_reference(seed, n, d, c) for c in ORDERS]):
             mistakes.append(key)
             diagnosis.append(text)
     if not checks[2].passed and (exact is not None or checks[0].passed):  # the scale, named by its value
