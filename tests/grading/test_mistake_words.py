@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from sdpa_lab import claims as C
+from sdpa_lab.cli import main
 from sdpa_lab.grading import checks, classroom, gradebook
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import UNIFORM_M4, UNIFORM_VAR, name_mistakes
@@ -261,3 +262,19 @@ def test_weights_zero_above_the_diagonal_are_described_where_no_variant_fits():
     assert part.mistakes == []
     text = " ".join(part.diagnosis)
     assert "none of the classic mistakes" in text and "the weights above the diagonal are 0" in text
+
+
+def test_grade_shows_the_points_of_the_class_config_and_refuses_a_bad_one_in_one_line(examples, tmp_path, capsys):
+    config = tmp_path / "class.yaml"
+    config.write_text("grading_points: {softmax: 1, exercise_3: 0}\n")
+    argv = ["grade", str(examples / "causal_mask.py"), "--seed", "7", "--n-samples", str(N_SAMPLES),
+            "--isolation", "none"]
+    assert main([*argv, "--configfile", str(config)]) == 1
+    # softmax 1, the forward 2 of its 4 statements of 2 points, the exercises 2, 2 and 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == "4 of 5 pass, 6 of 7 points; to fix: scaled_dot_product_attention"
+    config.write_text("grading_points: {softmx: 1}\n")
+    assert main([*argv, "--configfile", str(config)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["sdpa-lab grade: grading_points: unknown part 'softmx'; the parts are softmax, "
+                   "scaled_dot_product_attention, exercise_1, exercise_2, exercise_3"]
