@@ -165,8 +165,7 @@ def _charged_once(process, name: str, grader, draw, part, softmax) -> object:
     if name not in CALL_SOFTMAX or softmax.passed or part.passed or part.lost is not None:
         return part
     again = grader(_WithCorrectSoftmax(process, name), draw)
-    if again.lost is not None or [c.passed for c in again.checks] == [c.passed for c in part.checks] and \
-            len(again.checks) == len(part.checks):
+    if again.lost is not None or [c.passed for c in again.checks] == [c.passed for c in part.checks]:
         return part  # the softmax is not what it fails on
     again.notes.insert(0, checks.softmax_note(name, [c.what for c in part.checks if not c.passed], again.passed))
     return again
