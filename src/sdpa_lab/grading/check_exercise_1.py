@@ -44,7 +44,14 @@ def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool | s
 
 
 SWEEP = "sweep"  # exercise1_reference's stream with all of the lesson's d_k drawn before d_k
-ORDERS = (True, False, SWEEP)  # the orders of a seeded stream the grader's draw is compared with, in that order
+
+
+def orders(d_k: int) -> tuple:
+    """The orders of a seeded stream a learner's draw at d_k is compared with, in that order: the lesson's smaller
+    d_k first, d_k alone, and all of the lesson's d_k first where that is another stream (d_k <= 256)."""
+    return (True, False, *((SWEEP,) if any(d >= d_k for d in A1_D_K) else ()))
+
+
 QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs by default: an exact match with the grader's draw decides as much
 
 
@@ -102,7 +109,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     stream_of = {True: f"np.random.seed({seed}), the lesson's smaller d_k, then d_k = {d}, in one stream",
                  False: f"np.random.seed({seed}), then d_k = {d} alone",
                  SWEEP: f"np.random.seed({seed}), the lesson's d_k = 4, 16, 64, 256, then d_k = {d}, in one stream"}
-    exact = next((stream_of[c] for c in ORDERS
+    exact = next((stream_of[c] for c in orders(d)
                   if same_values(v[:1], exercise1_reference(seed, n, d, c)[:1], tol)), None)
     mistakes, diagnosis = [], []
     if exact is None and abs(raw - d) > k * se:
@@ -118,7 +125,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
     # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
-    alike = near_draw(raw, [exercise1_reference(seed, n, d, c) for c in ORDERS], n) if exact is None else ""
+    alike = near_draw(raw, [exercise1_reference(seed, n, d, c) for c in orders(d)], n) if exact is None else ""
     near, z = abs(raw - d) <= k * se and raw != d, _signed((raw - d) / se)  # exactly d_k is no draw's variance
     drawn = f"your draws are {exact}" if exact else (
         (f"your variances are {alike}" if alike else f"not np.random.seed({seed})'s draw in the lesson's order "
@@ -139,7 +146,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     ]
     if exact is None and not checks[0].passed and not mistakes:  # what the variances are, if not d_k's
         for key, text in exercise_1_variances(raw, scaled, d, n, k,
-                                              [exercise1_reference(seed, n, d, c) for c in ORDERS]):
+                                              [exercise1_reference(seed, n, d, c) for c in orders(d)]):
             mistakes.append(key)
             diagnosis.append(text)
     if not checks[2].passed and (exact is not None or checks[0].passed):  # the scale, named by its value
