@@ -194,19 +194,24 @@ def _stealer(tmp_path, stash: tuple) -> Path:
 @needs_sandbox
 def test_a_reader_of_main_finds_no_reference_softmax_in_the_sandbox(tmp_path):
     g, _ = sandboxed(_stealer(tmp_path, (".", "/dev/shm")))
-    verdict = {p.name: p for p in g.parts}
     assert g.exit_status == FAIL
-    for name in ("softmax", "exercise_2", "exercise_3"):  # every part that rests on softmax and is not graded
-        assert not verdict[name].passed, name  # again with a correct one
-    # the forward passes only as the grader grades it, with its softmax in the file's place, and says so
-    assert "graded here with a correct softmax in its place" in " ".join(verdict["scaled_dot_product_attention"].notes)
+    _nothing_stolen(g)
+
+
+def _nothing_stolen(g) -> None:
+    """The softmax fails, and every part that calls it fails with it: each passes only as the grader grades it
+    again, with its own correct softmax in the file's place, and says so."""
+    verdict = {p.name: p for p in g.parts}
+    assert not verdict["softmax"].passed
+    for name in ("scaled_dot_product_attention", "exercise_2", "exercise_3"):
+        notes = " ".join(verdict[name].notes)
+        assert "with your softmax" in notes and "graded here with a correct softmax in its place" in notes, name
 
 
 def test_a_reader_of_main_finds_no_reference_softmax_in_a_plain_process(tmp_path):
     # its working folder only: a plain process can write anywhere the user can, and nothing empties that
     g = grade(_stealer(tmp_path, (".",)), isolation="none", time_limit=20, n_samples=N_SAMPLES)
-    verdict = {p.name: p for p in g.parts}
-    assert not any(verdict[name].passed for name in ("softmax", "exercise_2", "exercise_3"))
+    _nothing_stolen(g)
 
 
 FORGER = textwrap.dedent('''\

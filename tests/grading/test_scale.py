@@ -15,6 +15,8 @@ from sdpa_lab.grading import scale as S
 from sdpa_lab.grading.runner import Outcome
 from sdpa_lab.numbers import number
 
+from tests.grading.test_grading import HIDING
+
 
 class Constant:
     """Stands in for runner.Calls: each call returns one array, `values(**kwargs)`."""
@@ -228,7 +230,7 @@ def test_the_measured_scale_keeps_every_variants_mistakes_named(variant):
         assert variant.scale in reading.scales and reading.where == variant.where
     d = M.diagnose(M.forward_variants(reading), [(args, kwargs) for _, args, kwargs in probes], outcomes)
     assert d.variant is not None
-    if "k_transpose" not in variant.mistakes() or len(variant.mistakes()) == 1:  # as test_grading's own test
+    if not HIDING & set(variant.mistakes()) or len(variant.mistakes()) == 1:  # as test_grading's own test
         assert set(d.mistakes) == set(variant.mistakes())
 
 

@@ -29,5 +29,6 @@ rule solutions:
         memory_mib=GRADING_MEMORY_MIB,
         n_samples=GRADING_N_SAMPLES,
         modules=GRADING_MODULES,
+        points=config.get("grading_points"),  # the rubric: the same points as the class's
     script:
         "../scripts/grade_solutions.py"

@@ -11,4 +11,5 @@ solutions_job(
     seed=snakemake.params.seed,  # noqa: F821
     n_samples=snakemake.params.n_samples,  # noqa: F821
     modules=tuple(snakemake.params.modules),  # noqa: F821
+    points=snakemake.params.points,  # noqa: F821
 )

@@ -24,6 +24,12 @@ def variance_se(d: float, n: int) -> float:
     return d * math.sqrt((2.0 + 6.0 / d) / n)
 
 
+def product_variance_se(d: float, n: int, var: float, m4: float) -> float:
+    """Standard error of the sample variance of n scores, each a sum of d independent products of variance `var`
+    and central fourth moment `m4`: Var(S) = d var, E (S - ES)^4 = d m4 + 3 d (d - 1) var^2."""
+    return math.sqrt((d * m4 + 3 * d * (d - 1) * var**2 - (d * var) ** 2) / n)
+
+
 def log_std_var(d: int, n: int) -> float:
     """Variance of log(sample std) of n scores: Var(log s^2) / 4 = (2 + 6/d) / (4n) (delta method)."""
     return (2.0 + 6.0 / d) / (4.0 * n)

@@ -21,6 +21,7 @@ from sdpa_lab.grading.parts import (
     first_error,
     from_failures,
     shape_text,
+    softmax_note,
     why_unusable,
 )
 from sdpa_lab.grading.runner import Calls, Outcome
@@ -127,18 +128,13 @@ def grade_attention(call: Calls, draw: Draw | None = None) -> Part:
         if again is None:
             return part
         if not _same_outcomes(outcomes, again):  # the forward calls the file's softmax, and it changed the outputs
-            failing = [c.what for c in part.checks if not c.passed]
             own, own_dtypes = _attention_checks(probes, again)
-            fixed = all(c.passed for c in own)
-            part.notes.append(
-                f"with your softmax, {len(failing)} check(s) fail ({'; '.join(failing)}); graded here with a "
-                "correct softmax in its place, " + (
-                    "every check passes: your scaled_dot_product_attention is right, fix softmax (above)" if fixed
-                    else "so only this function's own mistakes count"))
+            part.notes.append(softmax_note(part.name, [c.what for c in part.checks if not c.passed],
+                                           all(c.passed for c in own)))
             outcomes, part.checks, dtypes = again, own, own_dtypes
     names = [p[0] for p in probes]
     first_error(part, names, outcomes)
-    dtype_note(part, dtypes)
+    dtype_note(part, dtypes, lesson=[str(a.dtype) for a in M.Attention(upcast=True)(*probes[5][1])])
     reading = S.read(probes, outcomes)  # the scale, named by its measured value
     _diagnose(part, M.forward_variants(reading), probes, outcomes, reading=reading)
     return part

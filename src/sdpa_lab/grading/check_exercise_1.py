@@ -17,7 +17,7 @@ import numpy as np
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
 from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_normal_chunks, lesson_variance_scores
 from sdpa_lab.grading import mistakes as M
-from sdpa_lab.grading.diagnosis import exercise_1_scale
+from sdpa_lab.grading.diagnosis import exercise_1_scale, exercise_1_variances, near_draw
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.numbers import at_unit, listed, number
@@ -27,19 +27,29 @@ EXERCISE1_D_K = 1024
 
 
 @cache
-def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool) -> tuple[float, float]:
+def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool | str) -> tuple[float, float]:
     """Exercise 1's raw and scaled variance at d_k after np.random.seed(seed).
 
-    continued: the lesson's d_k = 4, 16, 64, 256 smaller than d_k drawn first, in one stream
-    (the exercise as written); otherwise d_k alone.
+    continued: True, the lesson's d_k = 4, 16, 64, 256 smaller than d_k drawn first, in one stream
+    (the exercise as written); SWEEP, all four of them first, whatever d_k is (a loop over
+    [4, 16, 64, 256, d_k]); False, d_k alone.
     """
     rs = np.random.RandomState(seed)
     if continued:
         for d in A1_D_K:
-            if d < d_k:
+            if d < d_k or continued == SWEEP:
                 lesson_variance_scores(rs, n_samples, d)
     scores = lesson_variance_scores(rs, n_samples, d_k)
     return float(scores.var()), float((scores / np.sqrt(d_k)).var())
+
+
+SWEEP = "sweep"  # exercise1_reference's stream with all of the lesson's d_k drawn before d_k
+
+
+def orders(d_k: int) -> tuple:
+    """The orders of a seeded stream a learner's draw at d_k is compared with, in that order: the lesson's smaller
+    d_k first, d_k alone, and all of the lesson's d_k first where that is another stream (d_k <= 256)."""
+    return (True, False, *((SWEEP,) if any(d >= d_k for d in A1_D_K) else ()))
 
 
 QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs by default: an exact match with the grader's draw decides as much
@@ -74,6 +84,8 @@ class _Exercise1Call:
     exact: str | None  # how its raw variance equals the grader's draw, or None
     mistakes: list[str]
     diagnosis: list[str]
+    near: str = ""  # how variances that are not exactly the grader's draw still come from it (near_draw), or ""
+    described: str = ""  # what the outputs show where no mistake is named
 
 
 def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k: float) -> _Exercise1Call | Outcome:
@@ -95,8 +107,9 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     ratio = raw / scaled if scaled else float("inf")
     # The draw is judged on the raw variance alone: a wrong scale or axis is named below, not blamed on it.
     stream_of = {True: f"np.random.seed({seed}), the lesson's smaller d_k, then d_k = {d}, in one stream",
-                 False: f"np.random.seed({seed}), then d_k = {d} alone"}
-    exact = next((stream_of[c] for c in (True, False)
+                 False: f"np.random.seed({seed}), then d_k = {d} alone",
+                 SWEEP: f"np.random.seed({seed}), the lesson's d_k = 4, 16, 64, 256, then d_k = {d}, in one stream"}
+    exact = next((stream_of[c] for c in orders(d)
                   if same_values(v[:1], exercise1_reference(seed, n, d, c)[:1], tol)), None)
     mistakes, diagnosis = [], []
     if exact is None and abs(raw - d) > k * se:
@@ -112,9 +125,12 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
     # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
+    alike = near_draw(raw, [exercise1_reference(seed, n, d, c) for c in orders(d)], n) if exact is None else ""
     near, z = abs(raw - d) <= k * se and raw != d, _signed((raw - d) / se)  # exactly d_k is no draw's variance
     drawn = f"your draws are {exact}" if exact else (
-        f"not np.random.seed({seed})'s stream (another generator, or no seed?): {z} SE from d_k, as a draw's"
+        (f"your variances are {alike}" if alike else f"not np.random.seed({seed})'s draw in the lesson's order "
+                                                      "(another generator, another order, or no seed?)")
+        + f": {z} SE from d_k, as a draw's"
         if near else "exactly d_k: no draw's variance is" if raw == d else
         f"neither np.random.seed({seed})'s draw nor within {_k(k)} SE of d_k ({z} SE)")
     checks = [
@@ -128,11 +144,22 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
                                       f"or another generator's within {_k(k)} SE of d_k"), exact is not None or near,
                       drawn),
     ]
-    if not checks[2].passed:  # the scale, named by its value
+    if exact is None and not checks[0].passed and not mistakes:  # what the variances are, if not d_k's
+        for key, text in exercise_1_variances(raw, scaled, d, n, k,
+                                              [exercise1_reference(seed, n, d, c) for c in orders(d)]):
+            mistakes.append(key)
+            diagnosis.append(text)
+    if not checks[2].passed and (exact is not None or checks[0].passed):  # the scale, named by its value
         for key, text in exercise_1_scale(ratio, d, n):
             mistakes.append(key)
             diagnosis.append(text)
-    return _Exercise1Call(n, checks, exact, mistakes, diagnosis)
+    described = ""
+    if not checks[2].passed and not mistakes and exact is None and not checks[0].passed:
+        # A ratio over a wrong raw variance tells no scale apart (a standard deviation's is a d_k^(-1/4) scale's).
+        described = (f"measured: raw / scaled = {number(ratio)} where it is d_k = {d}, and the raw variance "
+                     f"{number(raw, digits=4)} is not near d_k either: the ratio names a scale only where the raw "
+                     "variance is right, so fix the raw variance first")
+    return _Exercise1Call(n, checks, exact, mistakes, diagnosis, alike, described)
 
 
 def _signed(z: float) -> str:
@@ -157,7 +184,7 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
     part = Part("exercise_1", "exercise_1(seed=42, n_samples=100_000, d_k=1024) -> (raw variance, scaled variance)")
     k = bonferroni_k(2)  # two draws; raw and scaled are one piece of evidence each (the scaled is the raw / d_k)
     n_asked = draw.n_samples or QUICK_N_SAMPLES
-    drawn, escalated, exact, ignored = [], False, True, False
+    drawn, escalated, exact, ignored, near = [], False, True, False, set()
     for label, seed, d in (("the lesson's seed 42, d_k = 1024", LESSON_SEED, EXERCISE1_D_K),
                            (f"seed {draw.seed}, d_k = {draw.exercise_1_d_k}", draw.seed, draw.exercise_1_d_k)):
         got = _exercise_1_call(call, label, seed, d, n_asked, k)
@@ -176,11 +203,14 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
             return part
         part.checks += got.checks
         exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked and not escalated
+        near |= {got.near} if got.exact is None else set()
         drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {number(variance_se(d, got.n), digits=2)})")
         for key, text in zip(got.mistakes, got.diagnosis, strict=True):
             if key not in part.mistakes:
                 part.mistakes.append(key)
                 part.diagnosis.append(text)
+        if got.described and not part.diagnosis:  # said once, at the first call that shows it
+            part.diagnosis.append(got.described)
     note = (f"drawn: {'; '.join(drawn)}. Tolerance k = {_k(k)} SE, so a correct solution fails by chance less "
             f"than once in {number(1 / ALPHA_FAMILY, decimals=0)} grades")
     if ignored:
@@ -190,9 +220,12 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
         note += (f". The lesson draws {A1_N_SAMPLES:,} pairs; with your draws equal to the grader's, a "
                  f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
-    if not exact and part.passed:
-        part.notes.append("your variances are not those of np.random.seed's stream (np.random.default_rng, or "
-                          "np.random.randn without np.random.seed?): they verify the lesson's claim (B4), decided "
-                          "statistically; the lesson's printed digits need np.random.seed(42) and np.random.randn "
-                          "in the lesson's order")
+    if not exact and part.passed and "" not in near:  # each call's variances still come from the grader's draw
+        part.notes.append(f"your variances are {' and '.join(sorted(near))}: they verify the lesson's claim (B4)")
+    elif not exact and part.passed:
+        part.notes.append("your variances are not those of np.random.seed's draw in the lesson's order (Q, then K, "
+                          "= np.random.randn(n_samples, d_k), after the lesson's smaller d_k or alone): another "
+                          "generator, another order of the draws, or no seed? They verify the lesson's claim (B4), "
+                          "decided statistically; the lesson's printed digits need np.random.seed(42) and "
+                          "np.random.randn in the lesson's order")
     return part

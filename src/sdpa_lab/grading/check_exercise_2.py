@@ -76,11 +76,14 @@ def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
                      "the stream is reseeded before each d_k: seed once, before the loop, so the draws continue "
                      "as in the lesson"),
                     (ref["unscaled"] / math.log(2), "bits", "the entropies are in bits (log2): the lesson uses the "
-                     "natural log, np.log")):
+                     "natural log, np.log"),
+                    (ref["unscaled"] / T, "entropy_mean", f"your entropies are the right ones divided by T = {T}: "
+                     f"a mean instead of a sum? Mistake: {M.MISTAKES['entropy_mean'].title}. Fix: "
+                     f"{M.MISTAKES['entropy_mean'].fix}")):
                 if same_values(h, other, 1e-6):
                     part.mistakes.append(key)
                     part.diagnosis.append(f'measured: {says}. Reread "{M.EXERCISE_2}" and "{M.LARGE_SCORES}".')
-        if seed == LESSON_SEED and not part.mistakes and np.any(np.diff(h) > 0):  # only where it explains the draw
+        if seed == LESSON_SEED and same and np.any(np.diff(h) > 0):  # only where the entropies are the draw's
             part.notes.append("the entropy does not fall at every step: one draw need not (B5's caveat; the "
                               "lesson's own draw rises from d_k = 4 to 16). B5 is decided on the mean over many "
                               "draws")

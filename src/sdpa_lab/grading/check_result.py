@@ -65,12 +65,11 @@ def part_lines(p, points: float, worth: float) -> list[Line]:
     return out
 
 
-def summary(parts: list, points: dict) -> Line:
-    """The verdict on every part: how many pass, the points, and what to fix."""
-    to_fix = ", ".join(p.name for p in parts if not p.passed)
-    return Line("verdict", f"{sum(p.passed for p in parts)} of {len(parts)} pass, {points['total']:g} of "
-                           f"{points['max']:g} points" + (f"; to fix: {to_fix}" if to_fix else ""),
-                "fail" if to_fix else "pass")
+def summary(points: dict) -> Line:
+    """The verdict on every part, as `sdpa-lab grade` says it (sdpa_lab.grading.points.score): how many pass,
+    the points, and what to fix."""
+    to_fix = ", ".join(points["to_fix"])
+    return Line("verdict", points["line"] + (f"; to fix: {to_fix}" if to_fix else ""), "fail" if to_fix else "pass")
 
 
 class CheckResult:
@@ -110,7 +109,7 @@ class CheckResult:
                     *[Line("text", f"note: {n}", "quiet") for n in g.notes], self._how()]
         points = _points(g)
         shown = [p for p in g.parts if self.part in (None, p.name)]
-        out = [] if self.part is not None else [summary(shown, points), *[
+        out = [] if self.part is not None else [summary(points), *[
             Line("text", f"note: {n}", "quiet") for n in g.notes]]
         for p in shown:
             out += part_lines(p, points["parts"][p.name], RUBRIC.get(p.name, 0.0))

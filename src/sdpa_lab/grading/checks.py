@@ -22,11 +22,11 @@ from sdpa_lab.grading.check_exercise_1 import (
 from sdpa_lab.grading.check_exercise_2 import EXERCISE2_D_K, EXERCISE2_T, exercise2_reference, grade_exercise_2
 from sdpa_lab.grading.check_exercise_3 import exercise3_reference, grade_exercise_3
 from sdpa_lab.grading.check_softmax import SOFTMAX_SECTION, grade_softmax, softmax_probes
-from sdpa_lab.grading.parts import LOST, Draw, Part, SolutionCheck, fresh_seed
+from sdpa_lab.grading.parts import LOST, Draw, Part, SolutionCheck, fresh_seed, softmax_note
 
 __all__ = [
     "EXERCISE1_D_K", "EXERCISE2_D_K", "EXERCISE2_T", "LOST", "QUICK_N_SAMPLES", "SOFTMAX_SECTION", "Draw", "Part",
     "SolutionCheck", "attention_probes", "exercise1_over_samples", "exercise1_reference", "exercise2_reference",
     "exercise3_reference", "fresh_seed", "grade_attention", "grade_exercise_1", "grade_exercise_2",
-    "grade_exercise_3", "grade_softmax", "softmax_probes",
+    "grade_exercise_3", "grade_softmax", "softmax_note", "softmax_probes",
 ]

@@ -44,14 +44,34 @@ def grade(args: argparse.Namespace) -> int:
 
     modules = tuple(dict.fromkeys((*COURSE_MODULES, *args.module)))
     try:
+        table = class_rubric(args.configfile)
+    except ValueError as exc:  # ConfigError, RubricError: one line naming the file or the setting
+        print(f"sdpa-lab grade: {exc}", file=sys.stderr)
+        return UNUSABLE
+    try:
         site_entries(modules)
         g = run(args.file, time_limit=args.time_limit, memory_mib=args.memory_limit, n_samples=args.n_samples,
                 seed=args.seed, isolation=args.isolation, modules=modules)
     except (SandboxUnavailable, ModulesError) as exc:
         print(f"sdpa-lab grade: {exc}".replace("config setting grading_modules", "--module"), file=sys.stderr)
         return UNUSABLE
-    print(format_grade(g))
+    print(format_grade(g, table))
     return g.exit_status
+
+
+def class_rubric(configfiles) -> dict[str, float]:
+    """The rubric of the config files a class is graded with (their `grading_points`, later files first, as
+    Snakemake merges them), so that a learner's own grade shows the class's points; the default without any."""
+    from sdpa_lab.config_file import ConfigError, read_config_file
+    from sdpa_lab.grading.points import SETTING, rubric
+
+    points = {}
+    for path in configfiles or ():
+        value = read_config_file(path).get(SETTING, {})
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: {SETTING} must be a mapping of part to points, got {type(value).__name__}")
+        points.update(value)
+    return rubric(points)
 
 
 def regrade(args: argparse.Namespace) -> int:
@@ -104,6 +124,9 @@ def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     g.add_argument("--module", action="append", default=[], metavar="NAME",
                    help="a module your code may import beyond numpy and matplotlib, as a class's config "
                         "grading_modules (repeat for more)")
+    g.add_argument("--configfile", action="append", default=[], metavar="FILE",
+                   help="a config file the class is graded with: its grading_points give the points (repeatable; "
+                        "default: the rubric of sdpa_lab.grading.points)")
     g.add_argument("--isolation", choices=ISOLATIONS, default="auto",
                    help="auto: in a bubblewrap sandbox where one starts, else a plain process (default); sandbox: "
                         "only in a sandbox; none: a plain process")

@@ -14,8 +14,10 @@ from sdpa_lab.grading.assignment import none_defined, not_defined
 from sdpa_lab.grading.files import read_bytes
 from sdpa_lab.grading.limits import UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
+from sdpa_lab.grading.points import RUBRIC, rubric, score
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 from sdpa_lab.grading.source import prepare
+from sdpa_lab.numbers import num
 
 # One set of limits for every grade, self-graded or in a class (sdpa_lab.grading.limits says why).
 DEFAULT_TIME_LIMIT = limits.TIME_LIMIT
@@ -31,6 +33,9 @@ GRADERS = (
     ("exercise_2", checks.grade_exercise_2),
     ("exercise_3", checks.grade_exercise_3),
 )
+# The parts whose lesson code calls the file's softmax, graded again with a correct one where both fail, so that a
+# softmax's mistake is charged once (the forward does it probe by probe: check_attention).
+CALL_SOFTMAX = ("exercise_2", "exercise_3")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -138,6 +143,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
                 notes.append(f"Your file stopped with an error: {_last_line(load.message)}; as with Jupyter's Run "
                              "All, the functions defined before it are graded, and none after it")
             parts = [grader(Calls(process, name), draw) for name, grader in GRADERS]
+            parts = [_charged_once(process, name, grader, draw, part, parts[0]) for (name, grader), part
+                     in zip(GRADERS, parts, strict=True)]
             for p in parts:  # a function the file lacks: the one the grader calls, and where to start
                 if p.lost is not None and p.lost.status == "missing":
                     p.lost = Outcome("missing", message=not_defined(p.name))
@@ -145,6 +152,26 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
     finally:
         if box is not None:
             box.close()
+
+
+class _WithCorrectSoftmax(Calls):
+    """Calls of one function with a correct softmax in place of the file's (runner.REFERENCE_SOFTMAX)."""
+
+    def __call__(self, *args, **kwargs) -> Outcome:
+        return super().__call__(*args, reference_softmax=True, **kwargs)
+
+
+def _charged_once(process, name: str, grader, draw, part, softmax) -> object:
+    """`part`, or where it and the softmax fail, the part graded again with a correct softmax in place of the
+    file's, when that changes its verdicts: a part that fails only through the softmax passes, with a note, and
+    one that fails on its own is blamed for that alone."""
+    if name not in CALL_SOFTMAX or softmax.passed or part.passed or part.lost is not None:
+        return part
+    again = grader(_WithCorrectSoftmax(process, name), draw)
+    if again.lost is not None or [c.passed for c in again.checks] == [c.passed for c in part.checks]:
+        return part  # the softmax is not what it fails on
+    again.notes.insert(0, checks.softmax_note(name, [c.what for c in part.checks if not c.passed], again.passed))
+    return again
 
 
 def _last_line(traceback: str) -> str:
@@ -159,8 +186,16 @@ def _wrap(text: str, indent: str) -> str:
                      for line in text.splitlines())
 
 
-def format_grade(g: Grade) -> str:
-    """The verdicts as the terminal shows them."""
+def grade_score(g: Grade, table=RUBRIC) -> dict:
+    """The grade's parts passed and points (points.score on its record: one count, whoever shows it)."""
+    from sdpa_lab.grading.classroom import grade_record
+
+    return score(grade_record(g, g.path.stem), table)
+
+
+def format_grade(g: Grade, table=RUBRIC) -> str:
+    """The verdicts as the terminal shows them, with the points of the rubric `table`."""
+    s = grade_score(g, table)
     if g.isolation == "bubblewrap sandbox":
         where = (f"a bubblewrap sandbox (no network, nothing of the project); each call limited to {g.time_limit:g} s, "
                  f"all its processes together to {g.memory_mib} MiB")
@@ -175,13 +210,13 @@ def format_grade(g: Grade) -> str:
                 "died": "a crash while importing it",
                 "unusable": "a reply that breaks the grader's protocol"}.get(g.load.status, "")
         lines = [head, "", f"The file cannot be used{': ' + what if what else ''}.", _wrap(g.load.message, "    ")]
-        return "\n".join(lines + [_wrap(f"note: {note}", "    ") for note in g.notes])
+        return "\n".join(lines + [_wrap(f"note: {note}", "    ") for note in g.notes] + ["", s["line"]])
     lines = [head, ""]
     for note in g.notes:
         lines += [_wrap(f"note: {note}", ""), ""]
     width = max(len(p.signature) for p in g.parts) + 2
     for p in g.parts:
-        lines.append(f"{p.signature:<{width}}{p.verdict}")
+        lines.append(f"{p.signature:<{width}}{p.verdict}, {_points(s, table, p.name)}")
         if p.lost is not None:
             lines.append(_wrap(p.lost.message, "    "))
         for c in p.checks:
@@ -195,25 +230,33 @@ def format_grade(g: Grade) -> str:
         for d in p.diagnosis:
             lines.append(_wrap(d, "    "))
         lines.append("")
-    passed = sum(p.passed for p in g.parts)
-    to_fix = ", ".join(p.name for p in g.parts if not p.passed)
-    lines.append(f"{passed} of {len(g.parts)} pass" + (f"; to fix: {to_fix}" if to_fix else ""))
+    lines.append(s["line"] + (f"; to fix: {', '.join(s['to_fix'])}" if s["to_fix"] else ""))
     return "\n".join(lines)
+
+
+def _points(s: dict, table, part: str) -> str:
+    return f"{num(s['parts'][part])} of {num(table[part])} points"
 
 
 # -- results/solutions.csv ----------------------------------------------------------
 
-COLUMNS = ("part", "item", "claim", "verdict", "detail")
+COLUMNS = ("part", "item", "claim", "verdict", "points", "max_points", "detail")
+TOTAL = "total"  # the part and item of results/solutions.csv's last row: the parts passed and the points
 
 
-def rows(g: Grade) -> list[dict]:
-    """The verdicts as table rows (results/solutions.csv): per part its verdict, then its checks, notes,
-    the learner's error and the diagnosis; a file that cannot be used is one row."""
+def rows(g: Grade, table=RUBRIC) -> list[dict]:
+    """The verdicts as table rows (results/solutions.csv): per part its verdict (with its points of the rubric
+    `table`), then its checks, notes, the learner's error and the diagnosis; a file that cannot be used is one
+    row; last, the total: the parts that pass and the points (grade_score, as `sdpa-lab grade` says them)."""
+    s = grade_score(g, table)
+    total = {"part": TOTAL, "item": TOTAL, "claim": "", "verdict": s["verdict"], "points": s["total"],
+             "max_points": s["max"], "detail": s["line"]}
     if not g.usable:
-        return [{"part": "file", "item": "load", "claim": "", "verdict": "unusable", "detail": g.load.message}]
+        return [{"part": "file", "item": "load", "claim": "", "verdict": "unusable", "detail": g.load.message}, total]
     out = [{"part": "file", "item": "note", "claim": "", "verdict": "", "detail": n} for n in g.notes]
     for p in g.parts:
         out.append({"part": p.name, "item": "verdict", "claim": "", "verdict": p.verdict,
+                    "points": s["parts"][p.name], "max_points": table[p.name],
                     "detail": p.lost.message if p.lost is not None else ";".join(p.mistakes)})
         out += [{"part": p.name, "item": c.what, "claim": c.claim, "verdict": "ok" if c.passed else "FAIL",
                  "detail": c.detail} for c in p.checks]
@@ -221,23 +264,25 @@ def rows(g: Grade) -> list[dict]:
         if p.error:
             out.append({"part": p.name, "item": "error", "claim": "", "verdict": "", "detail": p.error})
         out += [{"part": p.name, "item": "diagnosis", "claim": "", "verdict": "", "detail": d} for d in p.diagnosis]
-    return out
+    return [{c: row.get(c, "") for c in COLUMNS} for row in [*out, total]]
 
 
-def grade_rows(path: str | os.PathLike, **limits) -> list[dict]:
-    """rows(grade(path, **limits)), and never raises: a failure of the grader itself is a row too."""
+def grade_rows(path: str | os.PathLike, table=RUBRIC, **limits) -> list[dict]:
+    """rows(grade(path, **limits), table), and never raises: a failure of the grader itself is a row too."""
     try:
-        return rows(grade(path, **limits))
+        return rows(grade(path, **limits), table)
     except Exception as exc:  # noqa: BLE001 - recorded, so a bad solutions file never breaks a pipeline
-        return [{"part": "file", "item": "grader", "claim": "", "verdict": "unusable",
+        return [{"part": "file", "item": "grader", "claim": "", "verdict": "unusable", "points": "", "max_points": "",
                  "detail": f"the grader could not run: {type(exc).__name__}: {exc}"}]
 
 
 def solutions_job(solutions: str | os.PathLike, out: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT,
                   memory_mib: int = DEFAULT_MEMORY_MIB, log_path: str | None = None, seed: int | None = None,
-                  n_samples: int | None = limits.N_SAMPLES, modules: tuple[str, ...] = COURSE_MODULES) -> None:
+                  n_samples: int | None = limits.N_SAMPLES, modules: tuple[str, ...] = COURSE_MODULES,
+                  points: dict | None = None) -> None:
     """The workflow's job: grade `solutions` and write the verdicts to `out` (results/solutions.csv), with the
-    class's settings (seed, limits, modules): a file graded here and in a class gets one grade.
+    class's settings (seed, limits, modules, the rubric of config `grading_points`): a file graded here and in a
+    class gets one grade and the same points.
 
     Whatever the file does, the verdicts are written and the job succeeds: a bad
     solutions file never breaks the rest of the pipeline.
@@ -246,8 +291,8 @@ def solutions_job(solutions: str | os.PathLike, out: str | os.PathLike, time_lim
     from sdpa_lab.joblog import job_log
 
     with job_log("solutions", log_path) as logger:
-        table = grade_rows(solutions, time_limit=time_limit, memory_mib=memory_mib, seed=seed, n_samples=n_samples,
-                           modules=tuple(modules))
+        table = grade_rows(solutions, rubric(points), time_limit=time_limit, memory_mib=memory_mib, seed=seed,
+                           n_samples=n_samples, modules=tuple(modules))
         write_csv(table, out)
-        verdicts = [f"{r['part']}: {r['verdict']}" for r in table if r["item"] in ("verdict", "load", "grader")]
+        verdicts = [f"{r['part']}: {r['verdict']}" for r in table if r["item"] in ("verdict", "load", "grader", TOTAL)]
         logger.info("solutions %s: %s; wrote %s", solutions, "; ".join(verdicts), out)

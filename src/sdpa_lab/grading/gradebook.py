@@ -83,8 +83,7 @@ def gradebook_rows(records: list[dict], table: Mapping[str, float] = RUBRIC) -> 
             rows += [{**base, "part": p["name"], "item": c["what"], "claim": c["claim"],
                       "verdict": "ok" if c["passed"] else "FAIL", "passed": int(c["passed"]), "points": None,
                       "max_points": None, "mistakes": "", "detail": c["detail"]} for c in p["checks"]]
-        total = "unusable" if r["exit_status"] == UNUSABLE else f"{r['passed']} of {len(r['parts'])} pass"
-        rows.append({**base, "part": "total", "item": "total", "claim": "", "verdict": total,
+        rows.append({**base, "part": "total", "item": "total", "claim": "", "verdict": s["verdict"],
                      "passed": int(r["exit_status"] == 0), "points": s["total"], "max_points": s["max"],
                      "mistakes": ";".join(dict.fromkeys(m for p in r["parts"] for m in p["mistakes"])),
                      "detail": r["unusable"]})
@@ -119,11 +118,10 @@ def learner_row(r: dict, table: Mapping[str, float], href: str = "") -> dict:
               "overridden": name in by_hand, "comment": by_hand.get(name, {}).get("comment", "")}
              for name, worth in table.items()]
     mistakes = list(dict.fromkeys(mistake_title(m) for p in r["parts"] for m in p["mistakes"]))
-    status = (s["unusable"] if r.get("absent") else f"could not be graded: {s['unusable']}" if s["unusable"] else
-              f"{r['passed']} of {len(r['parts'])} pass")
+    status = s["unusable"] if r.get("absent") else s["line"]
     return {"learner": r["learner"], "file": r["file"], "href": href, "total": s["total"], "max": s["max"],
-            "parts": parts, "mistakes": mistakes, "status": status, "unusable": s["unusable"],
-            "all_pass": r["exit_status"] == 0, "name": ""}
+            "parts": parts, "mistakes": mistakes, "status": status, "verdict": s["verdict"],
+            "to_fix": s["to_fix"], "unusable": s["unusable"], "all_pass": r["exit_status"] == 0, "name": ""}
 
 
 def check_rates(records: list[dict]) -> list[dict]:
@@ -154,7 +152,7 @@ def overview(records: list[dict], table: Mapping[str, float] = RUBRIC, page_href
     for name in table:
         graded = [p for r in usable for p in r["parts"] if p["name"] == name]
         rates.append({"part": name, "passed": sum(p["passed"] for p in graded), "of": len(graded)})
-    counts = Counter(m for r in records for p in r["parts"] for m in set(p["mistakes"]))
+    counts = Counter(m for r in records for m in {m for p in r["parts"] for m in p["mistakes"]})  # per learner
     common = [{"key": k, "title": mistake_title(k), "learners": n,
                "reread": M.MISTAKES[k].reread if k in M.MISTAKES else ""}
               for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]

@@ -109,6 +109,14 @@ def call_probes(call: Calls, probes, part: Part, **helpers) -> list[Outcome] | N
     return outcomes
 
 
+def softmax_note(name: str, failing: list[str], fixed: bool) -> str:
+    """What a part graded again with a correct softmax in place of the file's says: the checks the file's softmax
+    failed it on, and whether it is then right (it loses nothing for the softmax) or fails on its own."""
+    return (f"with your softmax, {len(failing)} check(s) fail ({'; '.join(failing)}); graded here with a correct "
+            "softmax in its place, " + (f"every check passes: your {name} is right, fix softmax (above); it loses "
+                                        "nothing for it" if fixed else "so only this function's own mistakes count"))
+
+
 def shape_text(a) -> str:
     """An array's shape as a learner reads it: (3, 7)."""
     return "(" + ", ".join(str(n) for n in a.shape) + ")"
@@ -139,10 +147,11 @@ def why_unusable(name: str, o: Outcome, n_items: int | None) -> str | None:
     return None
 
 
-def dtype_note(part: Part, dtypes: list[str]) -> None:
-    """A note, never a fail, when float32 inputs come back in another dtype: the lesson never claims the dtype
-    is kept (its own `/ np.sqrt(d_k)` returns float64)."""
-    if dtypes and any(d != "float32" for d in dtypes):
+def dtype_note(part: Part, dtypes: list[str], lesson: list[str] | None = None) -> None:
+    """A note, never a fail, when float32 inputs come back in another dtype than float32 and than the lesson's own
+    code returns (`lesson`: its forward's `/ np.sqrt(d_k)` returns float64, so a forward that does the same is
+    not told about it): the lesson never claims the dtype is kept."""
+    if dtypes and any(d != "float32" for d in dtypes) and dtypes != lesson:
         m = M.NOT_CLAIMED["upcast"]
         part.notes.append(f"{m.title} ({', '.join(dtypes)}): {m.does}. {m.fix[0].upper() + m.fix[1:]}.")
 

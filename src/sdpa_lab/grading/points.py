@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sdpa_lab.grading.limits import UNUSABLE
+from sdpa_lab.numbers import num
 
 # The rubric: points per part, in the order the grader checks them (sdpa_lab.grading.grade.GRADERS).
 # Each part counts the same by default: the lesson asks for each of them.
@@ -74,10 +75,13 @@ def part_points(part: Mapping, worth: float) -> float:
     return round(worth * sum(s["passed"] for s in said) / len(said), 2)
 
 
-def score(record: Mapping, table: Mapping[str, float]) -> dict:
-    """A learner's score from their grade record (sdpa_lab.grading.classroom.grade_record):
+def score(record: Mapping, table: Mapping[str, float] = RUBRIC) -> dict:
+    """A learner's score from their grade record (sdpa_lab.grading.classroom.grade_record), the one place a grade
+    is counted and said (`sdpa-lab grade`, results/solutions.csv, the report, the class's tables and pages):
 
-    {"total", "max", "parts": {part: points}, "statements": {part: [held, of]}, "unusable": reason or ""};
+    {"total", "max", "parts": {part: points}, "statements": {part: [held, of]}, "unusable": reason or "",
+    "passed", "of": the rubric's parts that pass, of all of them, "to_fix": the others, "verdict": "4 of 5
+    pass" (or "unusable"), "line": the verdict with the points, "4 of 5 pass, 8 of 10 points"};
     a part the record lacks earns 0, and an unusable file 0 in all; a part the instructor overrode
     (sdpa_lab.grading.overrides, the record's "overrides") earns what they gave, whatever the grade says.
     """
@@ -91,5 +95,12 @@ def score(record: Mapping, table: Mapping[str, float]) -> dict:
             parts[name] = round(float(record["overrides"][name]["points"]), 2)
         held = statements(p) if p is not None else []
         said[name] = [sum(s["passed"] for s in held), len(held)]
-    return {"total": round(sum(parts.values()), 2), "max": round(sum(table.values()), 2), "parts": parts,
-            "statements": said, "unusable": "" if usable else (record.get("unusable") or "could not be used")}
+    total, most = round(sum(parts.values()), 2), round(sum(table.values()), 2)
+    passed = [name for name in table if usable and graded.get(name, {}).get("passed")]
+    verdict = f"{len(passed)} of {len(table)} pass" if usable else "unusable"
+    why = "" if usable else (record.get("unusable") or "could not be used")
+    line = (f"{verdict}, {num(total)} of {num(most)} points" if usable else
+            f"could not be graded: {why}; {num(total)} of {num(most)} points")
+    return {"total": total, "max": most, "parts": parts, "statements": said, "unusable": why,
+            "passed": len(passed), "of": len(table), "to_fix": [name for name in table if name not in passed],
+            "verdict": verdict, "line": line}

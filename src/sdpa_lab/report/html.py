@@ -242,18 +242,26 @@ def part_badge(verdict: str) -> tuple[str, str]:
     return BADGES[FAILS]
 
 
+def _points(cell: str | None) -> float | None:
+    """A points cell of results/solutions.csv (empty on the rows that hold none, absent from older files)."""
+    return float(cell) if cell else None
+
+
 def solutions_view(path: str | Path) -> list[dict]:
     """results/solutions.csv (sdpa_lab.grading) grouped by part: its verdict, checks, notes, error and diagnosis."""
     parts: dict[str, dict] = {}
     with open(path, newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
             part = parts.setdefault(row["part"], {"name": row["part"], "verdict": "", "passed": False, "detail": "",
-                                                  "badge": BADGES[NOT_MEASURED], "named": [],
+                                                  "badge": BADGES[NOT_MEASURED], "named": [], "graded": False,
+                                                  "points": None, "max_points": None,
                                                   "checks": [], "notes": [], "error": "", "diagnosis": []})
             item, verdict, detail = row["item"], row["verdict"], row["detail"]
-            if item in ("verdict", "load", "grader"):
+            if item in ("verdict", "load", "grader", "total"):
                 part.update(verdict=verdict, passed=verdict == "pass", detail=detail, badge=part_badge(verdict),
-                            named=named_mistakes(detail) if item == "verdict" and verdict != "pass" else [])
+                            named=named_mistakes(detail) if item == "verdict" and verdict != "pass" else [],
+                            graded=item == "verdict", points=_points(row.get("points")),
+                            max_points=_points(row.get("max_points")))
             elif item in ("note", "diagnosis"):
                 part["notes" if item == "note" else "diagnosis"].append(detail)
             elif item == "error":
@@ -285,14 +293,15 @@ def regrade_command(path: str, seed: int | None) -> str:
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
                   calibration: Mapping | None = None, class_overview: Mapping | None = None,
-                  graded: Mapping | None = None) -> str:
+                  graded: Mapping | None = None, solutions_total: Mapping | None = None) -> str:
     """The report's HTML: summary (with a line on a class if graded, sdpa_lab.grading.gradebook.overview, and a
     link to its own page), one section per claim (registry order), a learner's solutions if graded
     (solutions_view), further figures, provenance.
 
     `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
     quoted with a link to reports/calibration.html; None when no study has been run. `graded`: the learner's file
-    and the command that grades it again ({"file", "command"}), named in the learner's section.
+    and the command that grades it again ({"file", "command"}), named in the learner's section. `solutions_total`:
+    the last row of results/solutions.csv, the parts that pass and the points, as `sdpa-lab grade` says them.
     """
     claims = list(claims if claims is not None else registry().values())
     figures = figure_views(pngs, decision.k, [c.id for c in claims])
@@ -304,7 +313,7 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
         per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
         solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views},
         claim_verdicts={cv.claim.id: cv.verdict for cv in views}, calibration=calibration,
-        class_overview=class_overview, graded=graded)
+        class_overview=class_overview, graded=graded, solutions_total=solutions_total)
 
 
 def recorded_seeds(results: Results) -> dict[str, list[int]]:
@@ -334,6 +343,8 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
             for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
     prov = provenance(config, benchmarks, repo_dir, recorded_seeds(results))
     parts = solutions_view(solutions) if solutions is not None else None
+    total = next((p for p in parts or [] if p["name"] == "total"), None)
+    parts = [p for p in parts if p is not total] if parts is not None else None
     graded = None
     if parts is not None and config.get("solutions"):
         seed = config.get("grading_seed", graded_seed(parts))
@@ -347,5 +358,5 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
 
         class_overview = overview(read_records(grades), rubric(config.get("grading_points")))
     write_text(render_report(decision, pngs, prov, solutions=parts, calibration=calibration,
-                             class_overview=class_overview, graded=graded), out)
+                             class_overview=class_overview, graded=graded, solutions_total=total), out)
     return decision
