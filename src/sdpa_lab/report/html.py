@@ -31,10 +31,13 @@ from sdpa_lab.claims.model import (
 )
 from sdpa_lab.claims.registry import registry
 from sdpa_lab.claims.verdicts import (
+    VERDICT_KINDS,
     claim_verdict,
     closeness,
+    counted,
     describe,
     expected_text,
+    margin_rule,
     measured_unit,
     why_condition_not_met,
     why_not_here,
@@ -68,7 +71,7 @@ BADGES = {
     CONDITION_NOT_MET: ("missing", "∅"),
 }
 # The order in which the summary lists the verdicts, worst first.
-VERDICT_ORDER = (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED, CONDITION_NOT_MET, HOLDS)
+VERDICT_ORDER = tuple(reversed(VERDICT_KINDS))
 RELATION_WORDS = {
     "equals": "= expected exactly",
     "within": "|measured − expected| ≤ tolerance",
@@ -167,6 +170,8 @@ class ClaimView:
     opening: dict = field(default_factory=dict)  # the lesson's words, this run's number, the verdict (claim_text)
     reason: tuple[str, str | None] = ("", None)  # its own derivation, and the claim whose shared one it refers to
     notes: list[str] = field(default_factory=list)  # notes of many rows, said once beneath the table
+    checks: list[Check] = field(default_factory=list)  # as decided, in the table's order
+    margin_rule: str = ""  # the margin's meaning, true for every row of its table (claim_text.margin_rule)
 
 
 def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
@@ -191,10 +196,10 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
     claims = list(claims)
     views, reasons = [], shared_derivations(claims)
     for claim in claims:
-        checks = [c for c in decision.checks if c.claim == claim.id]
-        verdict = claim_verdict(checks) if checks else NOT_MEASURED
+        made = [c for c in decision.checks if c.claim == claim.id]  # in the order the claim decides them
+        verdict = claim_verdict(made) if made else NOT_MEASURED
         # closest to failing first, those whose verdict is the claim's before the others (verdicts.shown_first)
-        checks.sort(key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
+        checks = sorted(made, key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
         rows = [check_row(c, decision.k) for c in checks]
         notes = repeated_notes([r.note for r in rows])
         rows = [replace(r, note="") if note_key(r.note) in notes else r for r in rows]
@@ -209,20 +214,20 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
             " ".join(filter(None, (
                 {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(
                     verdict, lambda _: "")(checks), why_condition_not_met(checks)))),
-            opening(claim, verdict, checks), reasons[claim.id], notes))
+            opening(claim, verdict, made), reasons[claim.id], notes, checks, margin_rule(checks)))
     return views
 
 
 def summary(views: Sequence[ClaimView]) -> dict:
-    """Counts of claims per verdict; the failing claims, and apart from them the claims that hold with a
-    caveat (inconclusive, on average only, not at this config as theory predicts, not measured), worst first."""
+    """The summary's headline, a count per verdict kind (the claims that hold first, then the others, the failing
+    last), and the claims of every kind but "holds" listed under their own kind, worst first, with the margin's
+    meaning in one sentence true for every check they show (the closest, where no reason in words stands)."""
     counts = {v: sum(cv.verdict == v for cv in views) for v in VERDICT_ORDER}
-    failing = [cv for cv in views if cv.verdict == FAILS]
-    caveats = [cv for v in VERDICT_ORDER if v not in (HOLDS, FAILS) for cv in views if cv.verdict == v]
-    heading = "Claims that hold with a caveat" + (", or do not hold here, as theory predicts" if counts[NOT_HERE]
-                                                  else "")
-    return {"n_claims": len(views), "counts": counts, "failing": failing, "caveats": caveats, "caveat_heading": heading,
-            "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
+    headline = [(v, counted(v, counts[v])) for v in VERDICT_KINDS if counts[v]]
+    groups = [(v, [cv for cv in views if cv.verdict == v]) for v in VERDICT_ORDER if v != HOLDS and counts[v]]
+    shown = [cv.checks[0] for _, group in groups for cv in group if cv.checks and not cv.why]
+    return {"n_claims": len(views), "counts": counts, "headline": headline, "groups": groups,
+            "margin_rule": margin_rule(shown), "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
 
 
 def named_mistakes(detail: str) -> list[str]:
