@@ -53,7 +53,7 @@ from sdpa_lab.report.claim_text import (
 )
 from sdpa_lab.report.provenance import provenance
 from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, margin, num, number
-from sdpa_lab.report.specs import FIGURES, FigureSpec
+from sdpa_lab.report.specs import FIGURES, FigureSpec, figure_files
 from sdpa_lab.results import Results
 
 # Checks shown before the rest are folded into <details> (closest to failing first).
@@ -150,6 +150,7 @@ class FigureView:
     first_claim: str | None
     width: int  # CSS pixels: the figure's size in inches at 96 px per inch (the PNG has DPI px per inch)
     height: int
+    narrow: tuple[str, int, int] | None = None  # the phone's variant: its data URI, width and height (CSS px)
 
 
 @dataclass
@@ -174,8 +175,11 @@ class ClaimView:
     margin_rule: str = ""  # the margin's meaning, true for every row of its table (claim_text.margin_rule)
 
 
-def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
-    """Number the figures in the order the claims first use them (unclaimed figures last)."""
+def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str],
+                 narrow: Mapping[str, bytes] | None = None) -> dict[str, FigureView]:
+    """Number the figures in the order the claims first use them (unclaimed figures last), each with its phone's
+    variant where `narrow` has one."""
+    narrow = narrow or {}
     order: list[FigureSpec] = []
     for cid in claim_ids:
         order += [f for f in FIGURES.values() if cid in f.claims and f not in order]
@@ -186,8 +190,9 @@ def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence
             continue
         first = next((cid for cid in claim_ids if cid in spec.claims), None)
         png = pngs[spec.name]
+        small = narrow.get(spec.name)
         views[spec.name] = FigureView(len(views) + 1, spec.name, spec.caption_for(k), data_uri(png), first,
-                                      *css_size(png))
+                                      *css_size(png), (data_uri(small), *css_size(small)) if small else None)
     return views
 
 
@@ -290,17 +295,18 @@ def regrade_command(path: str, seed: int | None) -> str:
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
                   calibration: Mapping | None = None, class_overview: Mapping | None = None,
-                  graded: Mapping | None = None) -> str:
+                  graded: Mapping | None = None, narrow: Mapping[str, bytes] | None = None) -> str:
     """The report's HTML: summary (with a line on a class if graded, sdpa_lab.grading.gradebook.overview, and a
     link to its own page), one section per claim (registry order), a learner's solutions if graded
     (solutions_view), further figures, provenance.
 
     `calibration`: the calibration study's headline numbers (sdpa_lab.calibration.summary.main_report_summary),
     quoted with a link to reports/calibration.html; None when no study has been run. `graded`: the learner's file
-    and the command that grades it again ({"file", "command"}), named in the learner's section.
+    and the command that grades it again ({"file", "command"}), named in the learner's section. `narrow`: the
+    figures' phone's variants (PNG bytes by name), shown on a narrow screen in their place.
     """
     claims = list(claims if claims is not None else registry().values())
-    figures = figure_views(pngs, decision.k, [c.id for c in claims])
+    figures = figure_views(pngs, decision.k, [c.id for c in claims], narrow)
     views = claim_views(decision, claims, figures)
     unclaimed = [f for f in figures.values() if f.first_claim is None]
     return environment().get_template("report.html.j2").render(
@@ -335,8 +341,9 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     results = Results(results_dir)
     refuse_stale(results, dict(config))
     decision = read_claims(results.dir / "claims.csv")
-    pngs = {name: (Path(figures_dir) / f"{name}.png").read_bytes()
-            for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
+    files = {name: figure_files(name, str(figures_dir)) for name in FIGURES}
+    pngs, narrow = ({name: Path(f[kind]).read_bytes() for name, f in files.items() if Path(f[kind]).is_file()}
+                    for kind in ("png", "narrow"))
     prov = provenance(config, benchmarks, repo_dir, recorded_seeds(results))
     parts = solutions_view(solutions) if solutions is not None else None
     graded = None
@@ -352,5 +359,5 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
 
         class_overview = overview(read_records(grades), rubric(config.get("grading_points")))
     write_text(render_report(decision, pngs, prov, solutions=parts, calibration=calibration,
-                             class_overview=class_overview, graded=graded), out)
+                             class_overview=class_overview, graded=graded, narrow=narrow), out)
     return decision
