@@ -401,3 +401,27 @@ def test_the_learners_verdicts_open_the_summary_and_link_their_section(decision,
     assert "softmax divides by the whole array&#39;s sum. Fix: divide by each row&#39;s own sum" in yours
     assert '<span class="badge missing"><span aria-hidden="true">–</span> not written yet' in yours  # grey
     assert 'id="your-softmax"' in html and 'id="your-exercise_1"' in html
+
+
+@WHOLE_RUN
+def test_an_inconclusive_claim_is_counted_and_listed_as_inconclusive_never_under_hold(decision, tmp_path):
+    """B5 made inconclusive (its last fall within the noise, as with entropy_sweep.trials: 1000): the headline counts
+    it as inconclusive, not among the claims that hold; it stands under its own kind's heading, and the margin
+    sentence under the summary says what an inconclusive margin is."""
+    from dataclasses import replace
+
+    falls = [c for c in decision.checks if c.claim == "B5" and c.relation == "above"]
+    last = falls[-1]
+    weak = replace(last, measured=last.expected + 0.5 * last.tolerance)
+    assert weak.verdict == C.INCONCLUSIVE
+    checks = tuple(weak if c is last else c for c in decision.checks)
+    html = H.render_report(replace(decision, checks=checks), {}, P.provenance(REPORT_CONFIG, [], tmp_path))
+    summary = section(html, "summary")
+    headline = re.sub(r"<[^>]+>", "", re.search(r'<p class="headline">(.*?)</p>', summary, re.S).group(1))
+    verdicts = [H.claim_verdict([c for c in checks if c.claim == cid]) for cid in C.registry()]
+    assert verdicts.count(C.INCONCLUSIVE) == 1 and f" {verdicts.count(C.HOLDS)} hold · 1 inconclusive" in headline
+    assert 'href="#B5"' in group(summary, "inconclusive")
+    assert all('href="#B5"' not in box for box in re.split(r'<div class="(?:caveats|attention)">', summary)[1:]
+               if "inconclusive" not in box.split("</h3>")[0])
+    rule = summary.split('<p class="margin-rule">')[1].split("</p>")[0]
+    assert "between −1 and 1: inconclusive" in rule and "never a failure" not in rule  # no per-draw row shown
