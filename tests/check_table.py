@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from sdpa_lab.claims.verdicts import CLAIM_WIDTH, COUNT_WIDTH, TEXT_START, VERDICT_WIDTH
+from sdpa_lab.claims.verdicts import CHECK_INDENT, CLAIM_WIDTH, COUNT_WIDTH, MARGIN_HEADER
 
 
 def table_rows(text: str) -> list[tuple[str, str, str, str]]:
-    """(claim, checks, verdict, text) per row of the table (the lines before its first blank line), each
-    column's wrapped lines joined again; a row starts where its text column's line is not indented."""
+    """(claim, checks, verdict, text) per row of the table (the lines before its first blank line), each wrapped
+    row's lines joined again: a claim's row (its columns placed by the header line), and beneath it a check in
+    full ("  verdict: line", as ("", "", verdict, line)) or why it is not decided (("", "", "why", text))."""
+    lines = text.split("\n\n")[0].splitlines()
+    v0, t0 = CLAIM_WIDTH + 1 + COUNT_WIDTH + 2, lines[0].index(MARGIN_HEADER)
     rows: list[list[str]] = []
-    v0 = CLAIM_WIDTH + 1 + COUNT_WIDTH + 2
-    for line in text.split("\n\n")[0].splitlines():
-        cells = [line[:CLAIM_WIDTH], line[CLAIM_WIDTH + 1:CLAIM_WIDTH + 1 + COUNT_WIDTH],
-                 line[v0:v0 + VERDICT_WIDTH], line[TEXT_START:]]
-        if cells[3] and not cells[3].startswith("  "):
-            rows.append([c.strip() for c in cells])
-        else:
-            for i, c in enumerate(cells):
-                if c.strip():
-                    rows[-1][i] = f"{rows[-1][i]} {c.strip()}".strip()
+    for line in lines:
+        indent = len(line) - len(line.lstrip())
+        if indent == 0:  # a claim's row (or the header) starts
+            rows.append([line[:CLAIM_WIDTH].strip(), line[CLAIM_WIDTH + 1:v0].strip(), line[v0:t0].strip(),
+                         line[t0:].strip()])
+        elif indent == len(CHECK_INDENT):  # a check, or why, beneath its claim
+            label, _, rest = line.strip().partition(": ")
+            rows.append(["", "", label, rest])
+        elif indent == 2 * len(CHECK_INDENT):  # a check's line, continued
+            rows[-1][3] = f"{rows[-1][3]} {line.strip()}"
+        else:  # a claim's row, continued: its verdict inside its column, its margin's words after
+            rows[-1][2] = f"{rows[-1][2]} {line[v0:t0].strip()}".strip()
+            rows[-1][3] = f"{rows[-1][3]} {line[t0:].strip()}".strip()
     return [tuple(r) for r in rows]

@@ -8,6 +8,7 @@ import hashlib
 import os
 import pickle
 import shutil
+import subprocess
 from collections.abc import Collection
 from pathlib import Path
 
@@ -35,14 +36,27 @@ TINY_CHANGES = {
 TINY_CONFIG = check_config(TINY_CHANGES)
 
 
+def slurm_controller_answers(timeout: float = 3.0) -> bool:
+    """Whether a SLURM controller answers `scontrol ping` within `timeout` seconds (False without scontrol, on a
+    timeout, or when the ping reports the controller down)."""
+    exe = shutil.which("scontrol")
+    if exe is None:
+        return False
+    try:
+        ping = subprocess.run([exe, "ping"], capture_output=True, text=True, timeout=timeout, check=False)
+    except (subprocess.TimeoutExpired, OSError):
+        return False
+    return ping.returncode == 0 and "DOWN" not in ping.stdout
+
+
 def pytest_xdist_auto_num_workers(config) -> int:
-    """How many workers `-n auto` starts: one per core, and one more where the SLURM tests run (the pipeline tests
-    selected, SLURM installed). Their worker mostly waits while the cluster's jobs, which are not its processes,
-    compute and sit between status checks; the extra worker keeps both cores busy then. Without them, a worker per
-    core is fastest (an extra one costs its start and contention, as in the fast lane)."""
-    cores = len(os.sched_getaffinity(0))
-    slurm = "not pipeline" not in (config.option.markexpr or "") and shutil.which("sbatch") is not None
-    return cores + 1 if slurm else cores
+    """How many workers `-n auto` starts: one per CPU this process may use, and one more only when the pipeline
+    tests are selected and a SLURM controller answers. The SLURM tests' worker mostly waits while the cluster's
+    jobs, which are not its processes, compute; the extra worker keeps the CPUs busy then. Without a controller
+    answering, a worker per CPU is fastest (an extra one costs its start and contention)."""
+    cpus = len(os.sched_getaffinity(0))
+    selected = "not pipeline" not in (config.option.markexpr or "")
+    return cpus + 1 if selected and slurm_controller_answers() else cpus
 
 
 @pytest.hookimpl(trylast=True)

@@ -299,20 +299,44 @@ def test_a_section_the_config_leaves_out_is_bounded_by_the_widest_config():
     assert partial["gradient.csv"] == widest["gradient.csv"]
 
 
-def test_check_all_fits_100_columns_and_lists_every_check_with_its_verdict(results, capsys):
-    """`sdpa-lab check --all` wraps inside its columns: no line over 100 characters, and read back, its rows are
-    each claim's closest check then every check of the run, each with its verdict and its line unchanged."""
+@pytest.mark.parametrize("columns", ["60", "80", "132"])
+def test_check_all_fits_the_terminal_and_lists_every_check_under_its_claim(results, capsys, monkeypatch, columns):
+    """`sdpa-lab check --all` lays out for the terminal's width (COLUMNS, as shutil reads it): no line wider; read
+    back, each claim's row then every check of that claim beneath it, each with its verdict and its line whole."""
     from sdpa_lab.claims import claim_verdict, decide_checked, describe, registry
 
     from tests.check_table import table_rows
 
+    monkeypatch.setenv("COLUMNS", columns)
     main(["check", str(results), "--no-config", "--all"])
     out = capsys.readouterr().out
-    assert max(len(line) for line in out.splitlines()) <= 100
+    assert max(len(line) for line in out.splitlines()) <= int(columns)
     decision = decide_checked(results, None)
     rows = table_rows(out)[1:]
-    listed = [(r[2], r[3]) for r in rows if not r[0]]
-    assert sorted(listed) == sorted((c.verdict, describe(c, rule=False)) for c in decision.checks)
+    grouped, claim = [], None
+    for r in rows:
+        claim = r[0] or claim
+        if not r[0]:
+            grouped.append((claim, r[2], r[3]))
+    assert grouped == [(c.claim, c.verdict, describe(c, rule=False))
+                       for cid in registry() for c in decision.checks if c.claim == cid]
     claims = {cid for cid in registry() if any(c.claim == cid for c in decision.checks)}
     assert {(r[0], r[2]) for r in rows if r[0]} == {
         (cid, claim_verdict([c for c in decision.checks if c.claim == cid])) for cid in claims}
+
+
+def test_check_fits_one_80_by_24_screen_when_not_a_terminal(results, capsys, monkeypatch):
+    """Piped (not a terminal, no COLUMNS), `sdpa-lab check` lays out for 80 columns: a row per claim and the totals
+    fit one 24-line screen (no claim fails in the tiny run, so nothing more is listed beneath a claim)."""
+    from sdpa_lab.claims import registry
+
+    def not_a_terminal(fd=None):
+        raise OSError("not a terminal")
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(os, "get_terminal_size", not_a_terminal)  # as on a pipe, whatever runs the tests
+    assert main(["check", str(results), "--no-config"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 80 and len(lines) <= 24
+    assert [line.split()[0] for line in lines[1:len(registry()) + 1]] == list(registry())
+    assert lines[-1].startswith(f"{len(registry())} claims: ")

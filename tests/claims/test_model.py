@@ -253,29 +253,46 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     claims = [M.Claim(cid, "t", "s", "l", "sec", (), "r", decide=lambda R, c=checks: list(c))
               for cid, checks in (("B1", b1), ("B5", b5), ("B3", b3), ("A1", a1))]
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
-    text = V.summary(d)
+    text = V.summary(d, width=100)
     lines = text.splitlines()
-    assert max(map(len, lines)) <= V.LINE
+    assert max(map(len, lines)) <= 100
     rows = table_rows(text)
-    assert rows[0] == ("claim", "checks", "verdict", "closest check (margin: how far toward failing, in "
-                       "tolerances; above 1 it fails)")
+    assert rows[0] == ("claim", "checks", "verdict", "closest margin")
     assert [r[0] for r in rows[1:] if r[0]] == ["A1", "B1", "B3", "B5"]
     b1_row = next(r for r in rows if r[0] == "B1")
-    assert b1_row[1:3] == ("3", M.FAILS)
-    assert [r for r in rows if not r[0]] == [("", "", M.FAILS, V.describe(d.checks[2], rule=False))]
+    b1_shown = V.shown_first([c for c in d.checks if c.claim == "B1"])
+    assert b1_row[1:] == ("3", M.FAILS, V.margin(b1_shown.margin)) and b1_shown.verdict == M.FAILS
+    # beneath their claims, in full: B1's two failing checks, B5's inconclusive one (the lesson's direction unseen)
+    assert [r for r in rows if not r[0]] == [("", "", M.FAILS, V.describe(d.checks[i], rule=False)) for i in (1, 2)] \
+        + [("", "", M.INCONCLUSIVE, V.describe(d.checks[3], rule=False))]
     footer = text.split("\n\n")[1]
-    assert " ".join(footer.splitlines()[:-1]) == (
+    assert " ".join(footer.splitlines()[:2]) == (
         "statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
         "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")
-    assert lines[-1] == f"1 of 4 claims hold; 1 {M.INCONCLUSIVE}; 1 {M.NOT_MEASURED}; FAILING: B1"
+    assert lines[-1] == f"4 claims: 1 holds, 1 {M.INCONCLUSIVE}, 1 {M.NOT_MEASURED}, 1 fails; FAILING: B1"
     b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
     b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2))
     two = D.decide(Results("mem", {}), claims=[claims[0], b2_claim], k=3.0)
-    assert V.summary(two).splitlines()[-1] == "0 of 2 claims hold; FAILING: B1, B2"
+    assert V.summary(two).splitlines()[-1] == "2 claims: 2 fail; FAILING: B1, B2"
     fine = D.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
-    assert V.summary(fine).splitlines()[-1] == "1 of 1 claims hold"
-    # show_all lists every check (6) under its claim, instead of only the failing ones not already shown (1)
-    assert len(table_rows(V.summary(d, show_all=True))) == len(rows) + 5
+    assert V.summary(fine).splitlines()[-1] == "1 claim: 1 holds"
+    # show_all lists every check (6) under its claim, instead of only the failing and inconclusive ones (3)
+    assert len(table_rows(V.summary(d, show_all=True))) == len(rows) + 3
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 132])
+def test_the_checkers_table_fits_the_width_and_breaks_no_number_or_word(width):
+    """Every line within `width`; read back (its wrapped lines joined by a space), every check's line is exactly as
+    describe() wrote it, so no number or word was broken, at every width a terminal may have."""
+    checks = [M.statistical("B1", "variance of raw scores", f"d_k={d}, n=100000", d * 1.0021, d, d * 0.0045,
+                            "within", "variance.csv") for d in (4, 16, 64, 256, 1024)]
+    checks.append(M.statistical("B1", "a tiny gap", "d_k=4", 2.2e-5, 0.0, 6e-6, "within", "variance.csv"))
+    claims = [M.Claim("B1", "t", "s", "l", "sec", (), "r", decide=lambda R: list(checks))]
+    d = D.decide(Results("mem", {}), claims=claims, k=3.0)
+    text = V.summary(d, show_all=True, width=width)
+    assert max(map(len, text.splitlines())) <= width
+    listed = [r[3] for r in table_rows(text) if not r[0]]
+    assert listed == [V.describe(c, rule=False) for c in d.checks]
 
 
 @pytest.mark.parametrize("factor, verdict", [(0.0, M.NOT_HERE), (0.99, M.NOT_HERE), (-0.99, M.NOT_HERE),
@@ -300,10 +317,11 @@ def test_the_summary_says_where_the_sentence_does_not_hold_and_why():
     d = D.decide(Results("mem", {}), claims=[M.Claim("B7", "t", "s", "l", "sec", (), "r",
                                                      decide=lambda R: [holds, here])], k=3.0)
     text = V.summary(d)
-    row = table_rows(text)[1]
-    assert row[:3] == ("B7", "2", M.NOT_HERE) and "[d_k=4->16, T=1024]" in row[3]
+    row, beneath = table_rows(text)[1:]
+    assert row[:3] == ("B7", "2", M.NOT_HERE) and beneath == ("", "", M.NOT_HERE, V.describe(d.checks[1], rule=False))
     footer = text.split("\n\n")[1]
-    assert f"0 of 1 claims hold; 1 {M.NOT_HERE}\n'{M.NOT_HERE}': at this config theory says the lesson's" in footer
+    assert f"'{M.NOT_HERE}': at this config theory says the lesson's" in " ".join(footer.split())
+    assert footer.splitlines()[-1] == f"1 claim: 1 {M.NOT_HERE}"
     assert not d.failed
 
 

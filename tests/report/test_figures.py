@@ -15,6 +15,7 @@ from sdpa_lab.io import write_csv
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import jobs as J
 from sdpa_lab.report.rendering import png_size
+from sdpa_lab.report.specs import figure_files
 from sdpa_lab.results import Results, read_table
 
 from tests.claims.tables import lesson_tables, variance_table
@@ -93,8 +94,8 @@ def test_no_figure_modifies_the_tables_it_reads(results_dir, drawn):
 
 def test_a_figure_job_draws_exactly_its_figures(results_dir, drawn, tmp_path):
     J.figures_job(results_dir, tmp_path / "part", names=PLAIN)
-    assert sorted(p.name for p in (tmp_path / "part").iterdir()) == sorted(
-        f"{name}.{fmt}" for name in PLAIN for fmt in F.FORMATS)
+    assert sorted(str(p) for p in (tmp_path / "part").rglob("*") if p.is_file()) == sorted(
+        path for name in PLAIN for path in figure_files(name, str(tmp_path / "part")).values())
     for name in PLAIN:  # the bytes of the figure drawn and rendered on its own
         for fmt in F.FORMATS:
             assert (tmp_path / "part" / f"{name}.{fmt}").read_bytes() == drawn[1][name][fmt], (name, fmt)

@@ -13,7 +13,7 @@ import pytest
 from sdpa_lab import claims as C
 from sdpa_lab.report import figures as F
 from sdpa_lab.report import jobs as J
-from sdpa_lab.report.specs import FIGURE_JOBS
+from sdpa_lab.report.specs import FIGURE_JOBS, figure_files
 from sdpa_lab.results import Results, read_table
 
 # On one test worker (pytest-xdist, --dist loadgroup): the report run (tests/report/conftest.py), made once.
@@ -68,10 +68,10 @@ def test_each_figure_drawn_alone_from_the_csvs_it_waits_for_gives_the_jobs_bytes
     that read another CSV could run before it exists. Drawn alone, from fresh tables, each figure has the bytes of the
     job that drew them all from tables read once (and of a second run of the same code)."""
     for name in F.FIGURES:
-        assert sorted(p.name for p in (drawn_alone / name).iterdir()) == [f"{name}.{fmt}" for fmt in sorted(F.FORMATS)]
-        for fmt in F.FORMATS:
-            written = (job_figures / f"{name}.{fmt}").read_bytes()
-            assert written == (drawn_alone / name / f"{name}.{fmt}").read_bytes(), (name, fmt)
+        alone = figure_files(name, str(drawn_alone / name))
+        assert sorted(str(p) for p in (drawn_alone / name).rglob("*") if p.is_file()) == sorted(alone.values())
+        for kind, path in figure_files(name, str(job_figures)).items():
+            assert Path(path).read_bytes() == Path(alone[kind]).read_bytes(), (name, kind)
 
 
 @WHOLE_RUN
@@ -93,10 +93,12 @@ def test_the_figure_jobs_split_the_figures_by_whether_they_need_k():
 def test_a_figure_job_draws_exactly_its_figures(results_dir, job_figures, tmp_path):
     names = ["softmax_collapse", "forward_heatmap", "learning_success", "learning_curves"]
     J.figures_job(results_dir, tmp_path / "part", names=names)
-    assert sorted(p.name for p in (tmp_path / "part").iterdir()) == sorted(
-        f"{name}.{fmt}" for name in names for fmt in F.FORMATS)
-    for path in (tmp_path / "part").iterdir():  # the same bytes as when one job draws them all
-        assert path.read_bytes() == (job_figures / path.name).read_bytes(), path.name
+    drawn = [p for p in (tmp_path / "part").rglob("*") if p.is_file()]
+    assert sorted(map(str, drawn)) == sorted(
+        path for name in names for path in figure_files(name, str(tmp_path / "part")).values())
+    for path in drawn:  # the same bytes as when one job draws them all
+        rel = path.relative_to(tmp_path / "part")
+        assert path.read_bytes() == (job_figures / rel).read_bytes(), rel
     with pytest.raises(ValueError, match="unknown figures \\['heatmap'\\]"):
         J.figures_job(results_dir, tmp_path / "bad", names=["heatmap"])
     assert not (tmp_path / "bad").exists()

@@ -1,5 +1,5 @@
-"""One legend, kept: "above 1 it fails" in the summary, and a row whose margin is not that failure margin says
-what its margin is, in that row."""
+"""One legend, true for every row under it: "above 1 it fails" above each checks table, with the exceptions its rows
+have, and a row whose margin is not that failure margin says what its margin is, in that row."""
 
 from __future__ import annotations
 
@@ -38,4 +38,9 @@ def test_every_row_whose_margin_above_1_is_no_failure_says_what_it_is(decision, 
         assert row.margin_kind, (c.claim, c.check)
         cell = f'{row.margin}<div class="why">{row.margin_kind}</div>'
         assert cell in section(report_html, c.claim), (c.claim, c.check)
-    assert "Above 1 it fails" in section(report_html, "summary")
+    for cid in {c.claim for c in odd}:  # above such a table, the margin's sentence names their exception
+        rule = section(report_html, cid).split('<p class="margin-rule">')[1].split("</p>")[0]
+        checks = [c for c in decision.checks if c.claim == cid]
+        assert "above 1 it fails" in rule, cid
+        assert ("never a failure" in rule) == any(c.literal for c in checks), cid
+        assert ("holds only below −1" in rule) == any(c.relation in ("above", "below") for c in checks), cid

@@ -7,7 +7,7 @@ from sdpa_lab.report import html as H
 from sdpa_lab.report import provenance as P
 
 from tests.report.conftest import REPORT_CONFIG
-from tests.report.test_html import section
+from tests.report.test_html import group, section
 
 
 def test_where_theory_says_the_sentence_is_false_the_report_says_so_in_words(tmp_path):
@@ -23,10 +23,9 @@ def test_where_theory_says_the_sentence_is_false_the_report_says_so_in_words(tmp
     decision = C.Decision((holds, here), 4.0, 2, statements={"B7": "s"})
     html = H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path))
     summary = section(html, "summary")
-    assert 'class="attention"' not in summary and "Claims that hold with a caveat, or do not hold here, as theory " \
-        "predicts" in summary
-    caveats = summary.split('class="caveats"')[1].split("</div>")[0]
-    assert 'href="#B7"' in caveats and '<span class="badge not-here">' in caveats
+    assert 'class="attention"' not in summary
+    caveats = group(summary, "not-here")  # under a heading naming its kind
+    assert 'href="#B7"' in caveats and "theory says it should not" in caveats
     why = ("At this config theory says the lesson's sentence “The scale is what keeps softmax in its responsive, "
            "high-gradient regime as the model grows wide.” is false at 1 point, and the measurements agree with "
            "theory (mean scaled minus unscaled Jacobian norm at the widest head [d_k=64, T=1024]: measured −0.177, "

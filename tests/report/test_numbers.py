@@ -98,11 +98,12 @@ def test_the_terminal_writes_numbers_the_one_way_and_never_breaks_one_across_lin
     c = C.Check("B7", "gap", "d_k=4", "within", -1.5e-5, 2.2e-5, "statistical", "v.csv", tolerance=3.1e-5, se=6e-6)
     line = C.describe(c, rule=False)
     assert "e-0" not in line and "-" not in line.replace("d_k", "") and "2.20 × 10⁻⁵" in line
-    for pad in range(V.TEXT_WIDTH):
-        rows = V.table_row("B7", "1", C.HOLDS, "x" * pad + " " + line)
-        assert max(map(len, rows)) <= V.LINE
-        assert not any(r.endswith(("×", " 10")) or r.lstrip().startswith(("×", "10⁻")) for r in rows), rows
-        assert " ".join(r[V.TEXT_START:].strip() for r in rows).endswith(line)
+    layout = V.Layout.for_width(80, [C.HOLDS])
+    for pad in range(80 - 2 * len(V.CHECK_INDENT)):  # every place the line may wrap at (a word that fits a line)
+        rows = V.check_lines(layout, C.HOLDS, "x" * pad + " " + line)
+        assert max(map(len, rows)) <= 80
+        assert not any(r.endswith(("×", " 10", "±")) or r.lstrip().startswith(("×", "10⁻")) for r in rows), rows
+        assert " ".join(r.strip() for r in rows).endswith(line)
 
 
 def test_every_note_of_a_run_is_written_the_one_way_where_it_is_made(decision):

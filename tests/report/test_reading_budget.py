@@ -7,7 +7,6 @@ import re
 from html import unescape
 
 from sdpa_lab import claims as C
-from sdpa_lab.claims.verdicts import shown_first
 from sdpa_lab.numbers import at_unit
 from sdpa_lab.report import claim_text as T
 from sdpa_lab.report import html as H
@@ -27,13 +26,26 @@ def words_before_details(body: str) -> int:
     return len(re.sub(r"<[^>]+>", " ", head).split())
 
 
-def test_each_claim_opens_in_plain_words_within_the_reading_budget(decision, report_html):
+def lead(html: str, cid: str) -> str:
+    """The HTML of a claim's lead, <article id="lead-CID"> of the leads section."""
+    match = re.search(rf'<article[^>]*\bid="lead-{re.escape(cid)}"[^>]*>(.*?)</article>', html, re.S)
+    assert match, f"no lead of {cid}"
+    return match.group(1)
+
+
+def test_each_claim_is_led_in_plain_words_and_detailed_below(decision, report_html):
+    """The leads come right after the summary, in the registry's order, each a heading and its plain words with a
+    link to its section; each section shows figures and checks before the derivation, its prose within budget."""
+    leads = section(report_html, "leads")
+    assert report_html.index('id="summary"') < report_html.index('id="leads"') < report_html.index('id="A1"')
+    assert re.findall(r'<article[^>]*id="lead-([A-Z]+\d+)"', leads) == list(C.registry())
     for claim in C.registry().values():
+        head = lead(report_html, claim.id)
+        assert head.lstrip().startswith("<h3>") and head.split("</h3>")[1].lstrip().startswith('<p class="plain">')
+        assert f'href="#{claim.id}"' in head.split("</h3>")[1], claim.id  # its figures and checks: one tap
         body = section(report_html, claim.id)
         assert words_before_details(body) < BUDGET, (claim.id, words_before_details(body))
-        first = body.split("</h2>")[1].lstrip()
-        assert first.startswith('<p class="plain">'), claim.id  # the plain words come first
-        assert body.index('class="plain"') < body.index("<figure") if "<figure" in body else True
+        assert body.index("<figure") < body.index("<table") if "<figure" in body else True
         assert body.index("<table") < body.index('<details class="derivation"'), claim.id
         derivation = body.split('<details class="derivation"')[1]
         assert 'class="statement"' in derivation and 'class="tolerance"' in derivation, claim.id
@@ -44,6 +56,8 @@ def test_each_claim_opens_in_plain_words_within_the_reading_budget(decision, rep
 SAYS = {C.HOLDS: "It holds", C.FAILS: "It fails", C.NOT_PER_DRAW: "on average", C.NOT_HERE: "does not hold",
         C.INCONCLUSIVE: "Not decided", C.NOT_MEASURED: "could not"}
 STATISTICS = ("standard error", "Bonferroni", "Cornish", "cumulant", "quantile", "Monte Carlo", " SE ")
+# How a lead once read, quoting the closest check against what "the claim expects": never again.
+CHECKER_WORDS = ("expects at most", "expects exactly", "the claim expects")
 
 
 def page_text(html_fragment: str) -> str:
@@ -51,21 +65,27 @@ def page_text(html_fragment: str) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", html_fragment)).split())
 
 
-def test_the_page_opens_each_claim_with_the_lesson_the_measurement_and_the_verdict(decision, report_html):
-    """Read off the rendered page: each claim's plain opening is within the budget on its own, quotes the lesson's
-    words, gives the number of the check shown first, says the verdict this run's checks give, and no statistics."""
+def test_the_page_leads_each_claim_with_the_lesson_its_own_numbers_and_the_verdict(decision, report_html):
+    """Read off the rendered page: each claim's lead is within the budget, quotes the lesson's words, gives every
+    measured number of the checks the claim declares its own (Claim.lead; each series short enough to list), says
+    the verdict this run's checks give, and no statistics nor the checker's words."""
     for cid, claim in C.registry().items():
         checks = [c for c in decision.checks if c.claim == cid]
-        opening = re.search(r'<p class="plain">(.*?)</p>', section(report_html, cid), re.S)
-        assert opening, cid
-        text = page_text(opening.group(1))
+        text = page_text(re.search(r'<p class="plain">(.*?)</p>', lead(report_html, cid), re.S).group(1))
         assert len(text.split()) < BUDGET, (cid, len(text.split()))
         assert page_text(claim.lesson_says) in text, cid
-        first = shown_first(checks)
-        if first.verdict != C.NOT_MEASURED:
-            assert f": {at_unit(first.measured, H.measured_unit(first))}," in text, (cid, text)
+        own = [c for c in checks if c.check in claim.lead and c.verdict != C.NOT_MEASURED]
+        assert own, cid  # every claim declares checks of its own that the run made
+        for name in dict.fromkeys(c.check for c in own):
+            series = [c for c in own if c.check == name]
+            said = re.split(rf"(?:measured |; ){re.escape(name)}: ", text)[1]
+            values = [at_unit(c.measured, H.measured_unit(c)) for c in series]
+            if len(series) <= 6 and len(set(values)) > 1:
+                assert said.startswith(", ".join(values)), (cid, name, values, said[:200])
+            else:
+                assert any(v in said.split(";")[0] for v in values), (cid, name, values, said[:200])
         assert SAYS[C.claim_verdict(checks)] in text, (cid, text)
-        assert not [w for w in STATISTICS if w in text], (cid, text)
+        assert not [w for w in STATISTICS + CHECKER_WORDS if w in text], (cid, text)
 
 
 def test_a_shared_derivation_is_written_once_and_referred_to():

@@ -138,7 +138,8 @@ def figure_inputs(job):
 
 
 def figure_outputs(job):
-    """A figure job's PNGs (flagged for `snakemake --report`, with their captions) and SVGs, named <figure>_<format>."""
+    """A figure job's PNGs (flagged for `snakemake --report`, with their captions), SVGs and the phone's variants,
+    named <figure>_<format> (<figure>_narrow)."""
     outputs = {}
     for name in FIGURE_JOBS[job]:
         files = figure_files(name)
@@ -150,6 +151,7 @@ def figure_outputs(job):
             subcategory=", ".join(FIGURES[name].claims),
         )
         outputs[f"{name}_svg"] = files["svg"]
+        outputs[f"{name}_narrow"] = files["narrow"]
     return outputs
 
 
@@ -159,7 +161,8 @@ def figure_captions(job):
 
 
 def figure_pngs():
-    return [figure_files(name)["png"] for name in FIGURES]
+    """The PNGs the report embeds: each figure, and its phone's variant."""
+    return [figure_files(name)[kind] for name in FIGURES for kind in ("png", "narrow")]
 
 
 REPORT_HTML = "reports/report.html"

@@ -3,11 +3,12 @@
 from pathlib import Path
 
 from sdpa_lab.report.jobs import figures_job
+from sdpa_lab.report.specs import FIGURE_JOBS
 
-pngs = [Path(p) for p in snakemake.output if p.endswith(".png")]  # noqa: F821 (injected by Snakemake)
+names = FIGURE_JOBS[snakemake.rule]  # noqa: F821 (injected by Snakemake)
 figures_job(
     Path(snakemake.input.results[0]).parent,  # noqa: F821
-    pngs[0].parent,
+    Path(getattr(snakemake.output, f"{names[0]}_png")).parent,  # noqa: F821
     snakemake.log[0],  # noqa: F821
-    names=[p.stem for p in pngs],
+    names=names,
 )

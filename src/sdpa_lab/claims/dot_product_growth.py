@@ -156,7 +156,7 @@ B1 = Claim(
     "at every d_k of the sweep.",
     "the score has variance d_k", "Why a Dot Product Grows With Dimension", ("variance.csv",),
     SE_VARIANCE + ". The mean's SE is sqrt(d / n) exactly, its law symmetric with excess kurtosis 6 / (d n)",
-    decide_b1, sentences={MEAN: _MEAN, VARIANCE: _VARIANCE}, page=PAGE)
+    decide_b1, sentences={MEAN: _MEAN, VARIANCE: _VARIANCE}, page=PAGE, lead=(VARIANCE,))
 
 B2 = Claim(
     "B2", "Dividing by sqrt(d_k) brings the variance back to 1",
@@ -165,7 +165,7 @@ B2 = Claim(
     "Why a Dot Product Grows With Dimension", ("variance.csv",),
     SE_VARIANCE + ". The scaled variance is B1's raw variance divided by d_k, and so is its SE: the same evidence, "
     "not counted again in the Bonferroni split",
-    decide_b2, sentences={SCALED_VARIANCE: _SCALED_VARIANCE}, page=PAGE)
+    decide_b2, sentences={SCALED_VARIANCE: _SCALED_VARIANCE}, page=PAGE, lead=(SCALED_VARIANCE,))
 
 B3 = Claim(
     "B3", "Score magnitude grows like sqrt(d_k)",
@@ -175,7 +175,7 @@ B3 = Claim(
     "four-fold", "Why a Dot Product Grows With Dimension", ("variance.csv",),
     "k standard errors from the delta method: Var(log s) = (2 + 6/d) / (4n) per d_k, independent across d_k. The "
     "skewness of log s, and of a ratio's exponential, widens the long side by Cornish-Fisher",
-    decide_b3, sentences={SLOPE: _SPREAD, RATIO: _SPREAD}, page=PAGE)
+    decide_b3, sentences={SLOPE: _SPREAD, RATIO: _SPREAD}, page=PAGE, lead=(RATIO,))
 
 B4 = Claim(
     "B4", "Exercise 1: d_k = 1024",
@@ -188,7 +188,7 @@ B4 = Claim(
     "so they are independent too. The scaled variances and the configured sweep's d_k = 1024 repeat evidence "
     "already counted (the exercise's raw variance, B1's): not counted again in the Bonferroni split",
     decide_b4, sentences=dict.fromkeys((EXERCISE_RAW, EXERCISE_SCALED, SWEEP_RAW, SWEEP_SCALED), _EXERCISE1),
-    page=PAGE)
+    page=PAGE, lead=(EXERCISE_RAW, EXERCISE_SCALED))
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B1, B2, B3, B4)

@@ -107,7 +107,8 @@ B9 = Claim(
     "within a worst-case rounding bound of a float64 reference written apart from the attention (Higham's gamma_n "
     "for each sum of n terms), from the largest |q| |k| and |v| measured",
     decide_b9, sentences={WEIGHTS_AXES: _SHAPES, OUTPUT_AXES: _SHAPES, NON_NEGATIVE: _ROWS, ROW_SUM: _ROWS,
-                          OUTPUT: _FORMULA}, page=PAGE)
+                          OUTPUT: _FORMULA}, page=PAGE,
+    lead=(ROW_SUM, NON_NEGATIVE))
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B9,)

@@ -124,7 +124,8 @@ B10 = Claim(
     "runs only one head learns. The gap's trend is its OLS slope against log d_k over the wide heads (d_k >= 4), "
     "where the scale separates the two heads by more than the learning-rate grid's steps. A check that needs the "
     "scaled head at its grid's edge is not decided",
-    decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS}, page=PAGE)
+    decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS}, page=PAGE,
+    lead=(WIDEST_GAP,))
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B10,)

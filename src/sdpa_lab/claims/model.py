@@ -161,6 +161,9 @@ class Claim:
     # same one its decide function makes the check with): a check decides that sentence and nothing more
     sentences: Mapping[str, str] = field(default_factory=dict, repr=False)
     page: str = ""  # its derivation in full: a page of docs/, from the repository's root
+    # the checks (by name, keys of `sentences`) whose measured numbers the report's lead quotes: the claim's own
+    # series; empty, or none of them made in a run: its first check's
+    lead: tuple[str, ...] = ()
 
     def sentence(self, check: str) -> str:
         """The lesson's sentence the check named `check` decides; KeyError if the claim makes no such check."""

@@ -49,7 +49,7 @@ B6 = Claim(
     "confirm that the unscaled and scaled softmax weights produce the same argsort", "Exercise 3",
     ("lesson_softmax_collapse.csv", "ranking_invariance.csv"),
     "Exact: the lesson's draw, and counts of trials, at any size",
-    decide_b6, sentences={LESSON_DRAW: _EXERCISE3, DISAGREEMENTS: _EXERCISE3}, page=PAGE)
+    decide_b6, sentences={LESSON_DRAW: _EXERCISE3, DISAGREEMENTS: _EXERCISE3}, page=PAGE, lead=(DISAGREEMENTS,))
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B6,)

@@ -104,7 +104,8 @@ A1 = Claim(
     "Proving It: Score Variance Tracks d_k", ("lesson_variance.csv",),
     "The lesson's printed precision: half a unit in the last printed digit. The lesson's own seeds and sizes are "
     "used, so no config reaches it",
-    decide_a1, sentences={RAW_VARIANCE: _PRINTED_VARIANCE, SCALED_VARIANCE: _PRINTED_VARIANCE}, page=PAGE)
+    decide_a1, sentences={RAW_VARIANCE: _PRINTED_VARIANCE, SCALED_VARIANCE: _PRINTED_VARIANCE}, page=PAGE,
+    lead=(RAW_VARIANCE, SCALED_VARIANCE))
 
 A2 = Claim(
     "A2", "The lesson's softmax collapse at d_k = 256, reproduced",
@@ -116,7 +117,8 @@ A2 = Claim(
     "The lesson's printed precision: half a unit in the last printed digit; the one-hot position exactly",
     decide_a2, sentences={**dict.fromkeys((RAW_SCORE, SCALED_SCORE, UNSCALED_WEIGHT, SCALED_WEIGHT, ONE_HOT),
                                           _PRINTED_SCORES),
-                          **dict.fromkeys(COLLAPSE.values(), _PRINTED_COLLAPSE)}, page=PAGE)
+                          **dict.fromkeys(COLLAPSE.values(), _PRINTED_COLLAPSE)}, page=PAGE,
+    lead=tuple(COLLAPSE.values())[:4])
 
 A3 = Claim(
     "A3", "The lesson's forward on (1, 6, 16), reproduced",
@@ -127,7 +129,7 @@ A3 = Claim(
     "The Canonical Forward in NumPy", ("lesson_forward.csv",),
     "Shapes and strongest links exactly; weights and row sums at the lesson's printed precision",
     decide_a3, sentences={**dict.fromkeys((*AXES.values(), ROW_SUM), _FORWARD), WEIGHT: _STRONGEST,
-                          STRONGEST: _STRONGEST}, page=PAGE)
+                          STRONGEST: _STRONGEST}, page=PAGE, lead=(ROW_SUM, STRONGEST))
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (A1, A2, A3)

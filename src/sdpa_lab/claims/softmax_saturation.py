@@ -363,7 +363,8 @@ B5 = Claim(
     "Cornish-Fisher with theory's skewness and kurtosis. The scaled entropy is held to its exact finite-d_k value, "
     "whose Monte Carlo error is bounded as a bias. The literal exercise takes the worst-case binomial SE "
     "sqrt(1/4 / n)",
-    decide_b5, sentences={ENTROPY_FALL: _EXERCISE2, SCALED_ENTROPY: _SCALED_ENTROPY, LITERAL: _EXERCISE2}, page=PAGE)
+    decide_b5, sentences={ENTROPY_FALL: _EXERCISE2, SCALED_ENTROPY: _SCALED_ENTROPY, LITERAL: _EXERCISE2}, page=PAGE,
+    lead=(ENTROPY_FALL,))
 
 B7 = Claim(
     "B7", "A saturated softmax passes almost no gradient",
@@ -383,7 +384,7 @@ B7 = Claim(
     "is not yet saturated, a claimed fall is shown against theory's value and not decided",
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
-                          SCALED_NORM: _DERIVATIVE}, page=PAGE)
+                          SCALED_NORM: _DERIVATIVE}, page=PAGE, lead=(NORM_FALL,))
 
 B8 = Claim(
     "B8", "Divide by sqrt(d_k), not by d_k",
@@ -394,7 +395,8 @@ B8 = Claim(
     SE_VARIANCE + ". The variance under 1/d_k is B1's raw variance divided by d_k^2: not counted again in the "
     "Bonferroni split. Entropy differences between d_k values: root-sum-square SEs; between two scales on the same "
     "trials: the SE of the per-trial difference",
-    decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE)
+    decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE,
+    lead=(OVER_D_K_VARIANCE, OVER_D_K_RISE))
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B5, B7, B8)

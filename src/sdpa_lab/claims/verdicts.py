@@ -5,8 +5,8 @@ table. `sdpa-lab check` and the report both use these.
 from __future__ import annotations
 
 import math
-import textwrap
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from sdpa_lab.claims.model import (
     CONDITION_NOT_MET,
@@ -21,6 +21,7 @@ from sdpa_lab.claims.model import (
 )
 from sdpa_lab.claims.registry import registry
 from sdpa_lab.numbers import at_unit, margin, number
+from sdpa_lab.terminal import columns, wrap
 
 
 def unit_of(c: Check) -> float:
@@ -122,6 +123,10 @@ def shown_first(checks: Sequence[Check]) -> Check:
     return max(checks, key=lambda c: (c.verdict == verdict, closeness(c)))
 
 
+# Every verdict kind, best first: the order the totals count them in (the report's summary lists them worst first).
+VERDICT_KINDS = (HOLDS, NOT_PER_DRAW, NOT_HERE, CONDITION_NOT_MET, INCONCLUSIVE, NOT_MEASURED, FAILS)
+
+
 def claim_verdict(checks: Sequence[Check]) -> str:
     """A claim's verdict: its worst check's (FAILS, then INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED), else
     HOLDS; the checks whose premise is not met count for nothing (CONDITION_NOT_MET only if every check is one)."""
@@ -134,67 +139,127 @@ def claim_verdict(checks: Sequence[Check]) -> str:
     return HOLDS
 
 
-# The terminal table fits LINE columns; a verdict wraps inside VERDICT_WIDTH, a check's line inside the rest.
-LINE = 100
-VERDICT_WIDTH = 18
+def margin_rule(checks: Iterable[Check]) -> str:
+    """The margin's meaning in one sentence, true for each of `checks` (those whose margins are shown under it): the
+    failing line at 1, and only where such checks are shown, a claimed rise or fall's line at −1, a per-draw check's
+    shortfall that never fails, a point not decided; "" where none of them shows a margin."""
+    checks = [c for c in checks if c.verdict != NOT_MEASURED]
+    if not checks:
+        return ""
+    literal = any(c.literal for c in checks)
+    direction = any(c.relation in ("above", "below") and c.tolerance > 0 and c.decides for c in checks)
+    undecided = any(not c.decides for c in checks)
+    rule = "Margin: how far a check went toward failing, in units of its tolerance; above 1 it fails"
+    if literal:
+        rule += (", except a per-draw check (Exercise 2, literal), whose margin is how far single draws fall short "
+                 "of “every draw” and never a failure")
+    if direction:
+        rule += "; a claimed rise or fall holds only below −1 (between −1 and 1: inconclusive)"
+    if undecided:
+        rule += "; n/a: a point not decided, with no margin"
+    return rule + "."
+
+
+def counted(verdict: str, n: int) -> str:
+    """"n verdict", the verdict's verb agreeing with n ("1 holds", "12 hold", "2 do not hold here ...")."""
+    if n == 1:
+        return f"1 {verdict}"
+    first, _, rest = verdict.partition(" ")
+    plural = {"holds": "hold", "fails": "fail", "does": "do"}.get(first, first)
+    return f"{n} {plural}{' ' + rest if rest else ''}"
+
+
+
+# The checker's table: a claim's id, its number of checks, its verdict (wrapped inside its column), the margin of its
+# closest check; beneath a claim, checks in full, each its verdict and its line, wrapped under it.
 CLAIM_WIDTH, COUNT_WIDTH = 5, 6
-TEXT_START = CLAIM_WIDTH + COUNT_WIDTH + VERDICT_WIDTH + 4  # the four spaces between the columns
-TEXT_WIDTH = LINE - TEXT_START
-NO_BREAK = "\u00a0"
+MARGIN_HEADER = "closest margin"
+CHECK_INDENT, WHY = "  ", "why"
 
 
-def table_row(claim: str, count: str, verdict: str, text: str) -> list[str]:
-    """One row of the checker's table, its verdict and its text each wrapped inside its own column (the text's
-    continuation lines indented two spaces, so a row's first line stands out)."""
-    verdicts = textwrap.wrap(verdict, VERDICT_WIDTH) or [""]
-    # a number m × 10ⁿ stays on one line: its spaces held unbreakable while wrapping
-    texts = [t.replace(NO_BREAK, " ") for t in textwrap.wrap(text.replace(" × ", f"{NO_BREAK}×{NO_BREAK}"),
-                                                            TEXT_WIDTH, subsequent_indent="  ",
-                                                            break_on_hyphens=False)] or [""]
+@dataclass(frozen=True)
+class Layout:
+    """Where the checker's columns stand for a terminal `width` wide and the verdicts it shows."""
+
+    width: int
+    verdict_width: int
+
+    @property
+    def text_start(self) -> int:
+        return CLAIM_WIDTH + 1 + COUNT_WIDTH + 2 + self.verdict_width + 1
+
+    @classmethod
+    def for_width(cls, width: int, verdicts: Sequence[str]) -> Layout:
+        """The verdict column as wide as the longest verdict shown, leaving the margin's words room (a verdict
+        wraps inside its column only on a terminal too narrow for it)."""
+        room = width - (CLAIM_WIDTH + 1 + COUNT_WIDTH + 2 + 1) - len(MARGIN_HEADER)
+        return cls(width, max(len("verdict"), min(max(map(len, verdicts), default=0), room)))
+
+
+def table_row(layout: Layout, claim: str, count: str, verdict: str, text: str) -> list[str]:
+    """A claim's row: its verdict wrapped inside its column, `text` (its closest margin) inside the rest."""
+    verdicts = wrap(verdict, layout.verdict_width, subsequent="") if verdict else [""]
+    texts = wrap(text, layout.width - layout.text_start, subsequent="") if text else [""]
     lines = []
     for i in range(max(len(verdicts), len(texts))):
         v = verdicts[i] if i < len(verdicts) else ""
         t = texts[i] if i < len(texts) else ""
         first = i == 0
         lines.append(f"{claim if first else '':<{CLAIM_WIDTH}} {count if first else '':>{COUNT_WIDTH}}  "
-                     f"{v:<{VERDICT_WIDTH}} {t}".rstrip())
+                     f"{v:<{layout.verdict_width}} {t}".rstrip())
     return lines
 
 
-def summary(decision: Decision, show_all: bool = False) -> str:
-    """The compact table: per claim, its verdict and its closest check (every failing check, and every check where
-    theory says the lesson's sentence does not hold, in full); then, where the sentence does not hold, why. Every
-    line fits LINE columns."""
-    lines = table_row("claim", "checks", "verdict", "closest check (margin: how far toward failing, in tolerances; "
-                      "above 1 it fails)")
+def check_lines(layout: Layout, label: str, text: str) -> list[str]:
+    """A check in full beneath its claim ("  verdict: line"), or why it is not decided ("  why: ..."), wrapped to
+    the terminal with its continuation lines indented under it."""
+    return wrap(f"{label}: {text}", layout.width, CHECK_INDENT, CHECK_INDENT * 2)
+
+
+def margin_words(c: Check) -> str:
+    """The closest check's margin in a few words, with what it is where "above 1 it fails" does not say it."""
+    if c.verdict == NOT_MEASURED:
+        return "not measured"
+    if c.literal:
+        return f"{margin(c.margin)}, a per-draw shortfall"
+    if c.relation in ("above", "below") and c.tolerance > 0 and c.decides:
+        return f"{margin(c.margin)}, holds below −1"
+    return margin(c.margin)
+
+
+def summary(decision: Decision, show_all: bool = False, width: int | None = None) -> str:
+    """The checker's table, `width` columns wide (default: the terminal's, sdpa_lab.terminal): per claim a row (its
+    verdict and its closest check's margin), beneath it in full the checks that fail, that theory says do not hold
+    here, or whose premise is not met (with `show_all`, every check), grouped by claim; then the statistics, the
+    margin's meaning, the totals per verdict kind and what the rarer verdicts mean. No word or number is broken."""
+    width = columns() if width is None else width
     by_claim: dict[str, list[Check]] = {}
     for c in decision.checks:
         by_claim.setdefault(c.claim, []).append(c)
-    for cid in registry():
-        checks = by_claim.get(cid, [])
-        if not checks:
-            continue
+    claims = [cid for cid in registry() if by_claim.get(cid)]
+    verdicts = {cid: claim_verdict(by_claim[cid]) for cid in claims}
+    layout = Layout.for_width(width, list(verdicts.values()))
+    lines = table_row(layout, "claim", "checks", "verdict", MARGIN_HEADER)
+    margins: list[Check] = []
+    for cid in claims:
+        checks = by_claim[cid]
         worst = shown_first(checks)
-        lines += table_row(cid, str(len(checks)), claim_verdict(checks), describe(worst, rule=False))
-        if worst.verdict == INCONCLUSIVE and worst.note:  # why it is not decided, in words
-            lines += table_row("", "", "", f"why: {worst.note}")
-        shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, NOT_HERE, CONDITION_NOT_MET)
-                                         and c is not worst]
+        margins.append(worst)
+        lines += table_row(layout, cid, str(len(checks)), verdicts[cid], margin_words(worst))
+        shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, INCONCLUSIVE, NOT_HERE,
+                                                                               CONDITION_NOT_MET)]
         for c in shown:
-            lines += table_row("", "", c.verdict, describe(c, rule=False))
-    verdicts = {cid: claim_verdict(checks) for cid, checks in by_claim.items()}
-    others = [f"{sum(v == o for v in verdicts.values())} {o}"
-              for o in (INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED, CONDITION_NOT_MET)
-              if o in verdicts.values()]
-    failing = [cid for cid, v in verdicts.items() if v == FAILS]
+            lines += check_lines(layout, c.verdict, describe(c, rule=False))
+            if c.verdict == INCONCLUSIVE and c.note:  # why it is not decided, in words
+                lines += check_lines(layout, WHY, c.note)
+        margins += shown
+    counts = {v: sum(x == v for x in verdicts.values()) for v in VERDICT_KINDS}
     k, runs = number(decision.k, decimals=3, integers=False), number(1 / decision.alpha_family, decimals=0)
     footer = [f"statistical checks: {number(decision.n_statistical)}, each within k = {k} standard errors, "
               "more on the long side of a skewed statistic "
               f"(Bonferroni: a correct run fails by chance less than once in {runs})",
-              f"{sum(v == HOLDS for v in verdicts.values())} of {len(verdicts)} claims hold"
-              + "".join(f"; {o}" for o in others)
-              + (f"; FAILING: {', '.join(failing)}" if failing else "")]
-    if any(v == NOT_HERE for v in verdicts.values()):
+              margin_rule(margins)]
+    if counts[NOT_HERE]:
         footer.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
                       "agrees with theory (the pipeline is right; not a failure, exit 0); a measurement that departs "
                       "from theory there fails")
@@ -203,7 +268,11 @@ def summary(decision: Decision, show_all: bool = False) -> str:
         footer.append(f"'{CONDITION_NOT_MET}' ({unmet} check{'s' if unmet > 1 else ''}): the lesson's premise does not "
                       "hold at that point (e.g. an unscaled softmax not yet saturated), so the sentence does not speak "
                       "there; shown, counted neither for nor against its claim")
+    failing = [cid for cid, v in verdicts.items() if v == FAILS]
+    totals = ", ".join(counted(v, counts[v]) for v in VERDICT_KINDS if counts[v])
+    footer.append(f"{len(claims)} claim{'s' if len(claims) != 1 else ''}: {totals}"
+                  + (f"; FAILING: {', '.join(failing)}" if failing else ""))
     lines.append("")
-    for paragraph in footer:
-        lines += textwrap.wrap(paragraph, LINE, break_on_hyphens=False)
+    for paragraph in filter(None, footer):
+        lines += wrap(paragraph, width, subsequent="")
     return "\n".join(lines)

@@ -41,6 +41,7 @@ def grade(args: argparse.Namespace) -> int:
     from sdpa_lab.grading.grade import UNUSABLE, SandboxUnavailable, format_grade
     from sdpa_lab.grading.grade import grade as run
     from sdpa_lab.grading.modules import COURSE_MODULES, ModulesError, site_entries
+    from sdpa_lab.terminal import fit
 
     modules = tuple(dict.fromkeys((*COURSE_MODULES, *args.module)))
     try:
@@ -55,7 +56,7 @@ def grade(args: argparse.Namespace) -> int:
     except (SandboxUnavailable, ModulesError) as exc:
         print(f"sdpa-lab grade: {exc}".replace("config setting grading_modules", "--module"), file=sys.stderr)
         return UNUSABLE
-    print(format_grade(g, table))
+    print(fit(format_grade(g, table)))  # every line to the terminal's width (sdpa_lab.terminal)
     return g.exit_status
 
 

@@ -18,6 +18,7 @@ from sdpa_lab.grading.points import RUBRIC, rubric, score
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 from sdpa_lab.grading.source import prepare
 from sdpa_lab.numbers import num
+from sdpa_lab.terminal import columns, wrap
 
 # One set of limits for every grade, self-graded or in a class (sdpa_lab.grading.limits says why).
 DEFAULT_TIME_LIMIT = limits.TIME_LIMIT
@@ -182,8 +183,7 @@ def _last_line(traceback: str) -> str:
 
 
 def _wrap(text: str, indent: str) -> str:
-    return "\n".join(textwrap.fill(line, 110, initial_indent=indent, subsequent_indent=indent + "  ")
-                     for line in text.splitlines())
+    return "\n".join("\n".join(wrap(line, columns(), indent)) for line in text.splitlines())
 
 
 def grade_score(g: Grade, table=RUBRIC) -> dict:

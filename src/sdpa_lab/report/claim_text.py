@@ -14,13 +14,13 @@ from sdpa_lab.claims.model import (
     HOLDS,
     INCONCLUSIVE,
     NOT_HERE,
-    NOT_MEASURED,
     NOT_PER_DRAW,
     Check,
     Claim,
 )
-from sdpa_lab.claims.verdicts import expected_text, measured_unit, unit_of
+from sdpa_lab.claims.verdicts import unit_of
 from sdpa_lab.numbers import at_unit, number
+from sdpa_lab.report.leads import lead_sentence
 
 # A shared derivation is referred to, not repeated, when it runs to at least this many words.
 SHARED_WORDS = 25
@@ -69,26 +69,11 @@ def why_not_per_draw(checks: Sequence[Check]) -> str:
             "average does.")
 
 
-# The expected value in words, by how a check compares (model.RELATIONS).
-EXPECTS = {"equals": "exactly ", "within": "", "not above": "at most ", "not below": "at least ",
-           "above": "more than ", "below": "less than "}
-
-
-def measured_sentence(c: Check) -> str:
-    """What this run measured, at the check closest to no longer holding: its number against the expected one."""
-    if c.verdict == NOT_MEASURED:
-        return f"This run could not measure {c.check} (its row below says why)."
-    against = "the lesson printed " if c.basis == "printed" else f"the claim expects {EXPECTS[c.relation]}"
-    where = f" at {c.parameters}" if c.parameters else ""
-    return (f"This run measured {c.check}{where}: {at_unit(c.measured, measured_unit(c))}, where {against}"
-            f"{expected_text(c)}.")
-
-
 def verdict_sentence(verdict: str, checks: Sequence[Check]) -> str:
     """Whether the claim holds, in a sentence without statistics."""
     n = len(checks)
     if verdict == HOLDS:
-        return f"It holds: all {n} checks agree with it." if n > 1 else "It holds."
+        return f"It holds (all {n} checks)." if n > 1 else "It holds."
     if verdict == FAILS:
         return f"It fails: {sum(c.verdict == FAILS for c in checks)} of {n} checks are beyond what chance allows."
     if verdict == NOT_PER_DRAW:
@@ -110,9 +95,9 @@ def verdict_sentence(verdict: str, checks: Sequence[Check]) -> str:
 
 
 def opening(claim: Claim, verdict: str, checks: Sequence[Check]) -> dict[str, str]:
-    """A claim's plain opening: the lesson's words, this run's closest number, the verdict in words."""
-    return {"lesson": claim.lesson_says, "section": claim.lesson_section,
-            "measured": measured_sentence(checks[0]) if checks else "This run made no check of it.",
+    """A claim's plain opening: the lesson's words, this run's numbers of the claim (leads.lead_sentence), the
+    verdict in words."""
+    return {"lesson": claim.lesson_says, "section": claim.lesson_section, "measured": lead_sentence(claim, checks),
             "verdict": verdict_sentence(verdict, checks)}
 
 
@@ -159,3 +144,4 @@ def repeated_notes(notes: Sequence[str]) -> list[str]:
     """The notes that stand on most rows of a claim's checks (more than half, and more than one), each without the
     points it names (note_key): said once beneath its table. A note on a few rows (one sweep point's) stays."""
     return [key for key, n in Counter(note_key(n) for n in notes if n).items() if n > 1 and 2 * n > len(notes)]
+

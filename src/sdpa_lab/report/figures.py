@@ -1,35 +1,45 @@
 """The report's figures: one short function per figure, from the result CSVs to a matplotlib Figure.
 
 Every function takes the run's `Results` and `k`, the run's number of standard
-errors for the intervals it draws (None: 95% intervals; see `band_z`), and returns a Figure; `save_figure`
-writes it as PNG and SVG with fixed fonts, size and dpi and without
-timestamps or version strings, so the same CSVs give the same bytes.
+errors for the intervals it draws (None: 95% intervals; see `band_z`), and returns a Figure made by
+`sdpa_lab.report.canvas` (fixed fonts, size and dpi; the phone's variant within `narrow()`), whose `save_figure`
+writes it as PNG and SVG without timestamps or version strings, so the same CSVs give the same bytes.
 Nothing here needs Snakemake or pyplot's global state. What each figure is (name, CSVs,
 claims, caption) lives in `sdpa_lab.report.specs`, which the Snakefile imports without matplotlib.
 """
 
 from __future__ import annotations
 
-import functools
-import io
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from sdpa_lab.claims.standard_errors import variance_se
-from sdpa_lab.io import write_bytes
 from sdpa_lab.rates import wilson
+from sdpa_lab.report.canvas import (  # noqa: F401 (re-exported: the calibration report and the tests use them)
+    METADATA,
+    STYLE,
+    fix_layout,
+    is_narrow,
+    narrow,
+    narrow_size,
+    new_figure,
+    render,
+    save_figure,
+    style,
+    styled,
+    wrap_labels,
+)
 from sdpa_lab.report.specs import (  # noqa: F401 (re-exported)
     DPI,
     FIGURES,
     FORMATS,
     HEIGHT,
+    NARROW_DIR,
     WIDTH,
     FigureSpec,
     band_words,
@@ -37,64 +47,12 @@ from sdpa_lab.report.specs import (  # noqa: F401 (re-exported)
 )
 from sdpa_lab.results import Results
 
-# Fixed look: same fonts, sizes and hash salt on every machine that has matplotlib's bundled DejaVu fonts.
-STYLE = {
-    "font.family": "DejaVu Sans",
-    "font.size": 11,
-    "axes.titlesize": 12,
-    "axes.labelsize": 11,
-    "legend.fontsize": 10,
-    "xtick.labelsize": 10,
-    "ytick.labelsize": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.grid": True,
-    "grid.alpha": 0.3,
-    "grid.linewidth": 0.6,
-    "lines.linewidth": 1.8,
-    "lines.markersize": 5,
-    "svg.hashsalt": "sdpa-lab",
-    "svg.fonttype": "path",
-    "path.simplify": False,
-    "savefig.dpi": 150,
-}
-# No software version or date inside the files.
-METADATA = {
-    "png": {"Software": None},
-    "svg": {"Date": None, "Creator": None},
-}
-
 # Okabe-Ito colours (readable with colour-vision deficiencies), one per scale of the scores.
 COLOURS = {"none": "#D55E00", "inv_sqrt_dk": "#0072B2", "inv_dk": "#009E73",
            "unit_variance_reference": "#6F6F6F"}
 LABELS = {"none": "unscaled (q·k)", "inv_sqrt_dk": "scaled, ÷ √d_k", "inv_dk": "÷ d_k (over-shrunk)",
           "unit_variance_reference": "unit-variance scores (the d_k → ∞ limit of scaled)"}
 Z95 = 1.959963984540054  # two-sided 95% normal quantile
-
-
-@contextmanager
-def style() -> Iterator[None]:
-    """The report's fixed matplotlib settings, applied for the duration of the block."""
-    with matplotlib.rc_context(STYLE):
-        yield
-
-
-def styled(draw: Callable[..., Figure]) -> Callable[..., Figure]:
-    """Run a figure function under the report's fixed style, whoever calls it."""
-    @functools.wraps(draw)
-    def wrapper(*args, **kwargs) -> Figure:
-        with style():
-            return draw(*args, **kwargs)
-    return wrapper
-
-
-def new_figure(ncols: int = 1, width: float = WIDTH, height: float = HEIGHT) -> tuple[Figure, list]:
-    """A Figure of the report's fixed size with `ncols` side-by-side axes (no pyplot)."""
-    with style():
-        fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(1, ncols, squeeze=False)[0]
-    return fig, list(axes)
 
 
 def band_z(k: float | None) -> float:
@@ -180,7 +138,7 @@ def forward_heatmap_figure(R: Results, k: float | None = None) -> Figure:
     for i in range(n_q):
         for j in range(n_k):
             bold = j == int(np.argmax(m[i]))
-            ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", fontsize=11,
+            ax.text(j, i, f"{m[i, j]:.3f}", ha="center", va="center", fontsize=8.5 if is_narrow() else 11,
                     fontweight="bold" if bold else "normal", color="white" if m[i, j] > 0.3 else "black")
     ax.set_xticks(range(n_k), [str(j) for j in range(n_k)])
     ax.set_yticks(range(n_q), [str(i) for i in range(n_q)])
@@ -199,7 +157,7 @@ def entropy_figure(R: Results, k: float | None = None) -> Figure:
     e = t[t.quantity == "entropy"]
     T = int(t["T"].iloc[0])
     z = band_z(k)
-    fig, (ax,) = new_figure(1)
+    fig, (ax,) = new_figure(1, below=1.5)
     ds = np.array(sorted(e.d_k.unique()), dtype=float)
     for scale in ("none", "inv_sqrt_dk", "inv_dk", "unit_variance_reference"):
         s = e[e.scale == scale]
@@ -217,7 +175,10 @@ def entropy_figure(R: Results, k: float | None = None) -> Figure:
     ax.set_ylim(bottom=0)
     ax.set_ylabel("mean softmax entropy (nats)")
     ax.set_title(f"Entropy of one query's weights over T = {T} keys")
-    ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.45), frameon=True, framealpha=0.9, fontsize=9)
+    if is_narrow():  # no room beside the curves: the legend below the axes, in the room new_figure left there
+        fig.legend(loc="outside lower center", frameon=False, fontsize=9)
+    else:
+        ax.legend(loc="center right", bbox_to_anchor=(1.0, 0.45), frameon=True, framealpha=0.9, fontsize=9)
     return fig
 
 
@@ -353,44 +314,13 @@ def draw(name: str, R: Results, k: float | None = None) -> Figure:
     return DRAW[name](R, k)
 
 
-def fix_layout(fig: Figure) -> Figure:
-    """Solve `fig`'s constrained layout once, with the Agg renderer's text metrics, and keep those positions.
-
-    Left on, the layout engine is solved again in every savefig, behind an extra draw pass, and once per
-    format with that format's own metrics (the costliest part of saving). Solved here, every format is
-    drawn once, at the same positions: the PNG is unchanged, the SVG's axes move by under 0.2 pt.
-    Idempotent; a figure without a layout engine is left as it is.
-    """
-    engine = fig.get_layout_engine()
-    if engine is not None:
-        with style(), matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
-            engine.execute(fig)
-            fig.set_layout_engine(None)  # positions stay; savefig no longer lays out (nor pre-draws)
-    return fig
-
-
-def render(fig: Figure, fmt: str) -> bytes:
-    """The bytes of `fig` as `fmt` ("png" or "svg"), free of dates and version strings."""
-    fix_layout(fig)
-    buf = io.BytesIO()
-    with style():
-        fig.savefig(buf, format=fmt, dpi=DPI, metadata=METADATA[fmt])
-    return buf.getvalue()
-
-
-def save_figure(fig: Figure, stem: str | Path, formats=FORMATS) -> list[Path]:
-    """Write `fig` to stem.png / stem.svg (atomically); returns the paths written."""
-    paths = []
-    for fmt in formats:
-        path = Path(f"{stem}.{fmt}")
-        write_bytes(render(fig, fmt), path)
-        paths.append(path)
-    return paths
-
-
 def make_figure(name: str, results: Results | str | Path, stem: str | Path, k: float | None = None) -> list[Path]:
-    """Draw figure `name` from the CSVs in `results` and save it under `stem`."""
+    """Draw figure `name` from the CSVs in `results` and save it under `stem` (PNG and SVG), and its phone's
+    variant as a PNG in the folder NARROW_DIR beside them (specs.figure_files)."""
     R = results if isinstance(results, Results) else Results(results)
     with style():
         fig = draw(name, R, k)
-    return save_figure(fig, stem)
+        with narrow():
+            small = wrap_labels(draw(name, R, k))
+    stem = Path(stem)
+    return save_figure(fig, stem) + save_figure(small, stem.parent / NARROW_DIR / stem.name, formats=("png",))

@@ -31,10 +31,13 @@ from sdpa_lab.claims.model import (
 )
 from sdpa_lab.claims.registry import registry
 from sdpa_lab.claims.verdicts import (
+    VERDICT_KINDS,
     claim_verdict,
     closeness,
+    counted,
     describe,
     expected_text,
+    margin_rule,
     measured_unit,
     why_condition_not_met,
     why_not_here,
@@ -50,7 +53,7 @@ from sdpa_lab.report.claim_text import (
 )
 from sdpa_lab.report.provenance import provenance
 from sdpa_lab.report.rendering import at_unit, css_size, data_uri, environment, margin, num, number
-from sdpa_lab.report.specs import FIGURES, FigureSpec
+from sdpa_lab.report.specs import FIGURES, FigureSpec, figure_files
 from sdpa_lab.results import Results
 
 # Checks shown before the rest are folded into <details> (closest to failing first).
@@ -68,7 +71,7 @@ BADGES = {
     CONDITION_NOT_MET: ("missing", "∅"),
 }
 # The order in which the summary lists the verdicts, worst first.
-VERDICT_ORDER = (FAILS, INCONCLUSIVE, NOT_PER_DRAW, NOT_HERE, NOT_MEASURED, CONDITION_NOT_MET, HOLDS)
+VERDICT_ORDER = tuple(reversed(VERDICT_KINDS))
 RELATION_WORDS = {
     "equals": "= expected exactly",
     "within": "|measured − expected| ≤ tolerance",
@@ -147,6 +150,7 @@ class FigureView:
     first_claim: str | None
     width: int  # CSS pixels: the figure's size in inches at 96 px per inch (the PNG has DPI px per inch)
     height: int
+    narrow: tuple[str, int, int] | None = None  # the phone's variant: its data URI, width and height (CSS px)
 
 
 @dataclass
@@ -167,10 +171,15 @@ class ClaimView:
     opening: dict = field(default_factory=dict)  # the lesson's words, this run's number, the verdict (claim_text)
     reason: tuple[str, str | None] = ("", None)  # its own derivation, and the claim whose shared one it refers to
     notes: list[str] = field(default_factory=list)  # notes of many rows, said once beneath the table
+    checks: list[Check] = field(default_factory=list)  # as decided, in the table's order
+    margin_rule: str = ""  # the margin's meaning, true for every row of its table (claim_text.margin_rule)
 
 
-def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str]) -> dict[str, FigureView]:
-    """Number the figures in the order the claims first use them (unclaimed figures last)."""
+def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str],
+                 narrow: Mapping[str, bytes] | None = None) -> dict[str, FigureView]:
+    """Number the figures in the order the claims first use them (unclaimed figures last), each with its phone's
+    variant where `narrow` has one."""
+    narrow = narrow or {}
     order: list[FigureSpec] = []
     for cid in claim_ids:
         order += [f for f in FIGURES.values() if cid in f.claims and f not in order]
@@ -181,8 +190,9 @@ def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence
             continue
         first = next((cid for cid in claim_ids if cid in spec.claims), None)
         png = pngs[spec.name]
+        small = narrow.get(spec.name)
         views[spec.name] = FigureView(len(views) + 1, spec.name, spec.caption_for(k), data_uri(png), first,
-                                      *css_size(png))
+                                      *css_size(png), (data_uri(small), *css_size(small)) if small else None)
     return views
 
 
@@ -191,10 +201,10 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
     claims = list(claims)
     views, reasons = [], shared_derivations(claims)
     for claim in claims:
-        checks = [c for c in decision.checks if c.claim == claim.id]
-        verdict = claim_verdict(checks) if checks else NOT_MEASURED
+        made = [c for c in decision.checks if c.claim == claim.id]  # in the order the claim decides them
+        verdict = claim_verdict(made) if made else NOT_MEASURED
         # closest to failing first, those whose verdict is the claim's before the others (verdicts.shown_first)
-        checks.sort(key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
+        checks = sorted(made, key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
         rows = [check_row(c, decision.k) for c in checks]
         notes = repeated_notes([r.note for r in rows])
         rows = [replace(r, note="") if note_key(r.note) in notes else r for r in rows]
@@ -209,20 +219,20 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
             " ".join(filter(None, (
                 {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(
                     verdict, lambda _: "")(checks), why_condition_not_met(checks)))),
-            opening(claim, verdict, checks), reasons[claim.id], notes))
+            opening(claim, verdict, made), reasons[claim.id], notes, checks, margin_rule(checks)))
     return views
 
 
 def summary(views: Sequence[ClaimView]) -> dict:
-    """Counts of claims per verdict; the failing claims, and apart from them the claims that hold with a
-    caveat (inconclusive, on average only, not at this config as theory predicts, not measured), worst first."""
+    """The summary's headline, a count per verdict kind (the claims that hold first, then the others, the failing
+    last), and the claims of every kind but "holds" listed under their own kind, worst first, with the margin's
+    meaning in one sentence true for every check they show (the closest, where no reason in words stands)."""
     counts = {v: sum(cv.verdict == v for cv in views) for v in VERDICT_ORDER}
-    failing = [cv for cv in views if cv.verdict == FAILS]
-    caveats = [cv for v in VERDICT_ORDER if v not in (HOLDS, FAILS) for cv in views if cv.verdict == v]
-    heading = "Claims that hold with a caveat" + (", or do not hold here, as theory predicts" if counts[NOT_HERE]
-                                                  else "")
-    return {"n_claims": len(views), "counts": counts, "failing": failing, "caveats": caveats, "caveat_heading": heading,
-            "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
+    headline = [(v, counted(v, counts[v])) for v in VERDICT_KINDS if counts[v]]
+    groups = [(v, [cv for cv in views if cv.verdict == v]) for v in VERDICT_ORDER if v != HOLDS and counts[v]]
+    shown = [cv.checks[0] for _, group in groups for cv in group if cv.checks and not cv.why]
+    return {"n_claims": len(views), "counts": counts, "headline": headline, "groups": groups,
+            "margin_rule": margin_rule(shown), "n_checks": sum(len(cv.shown) + len(cv.folded) for cv in views)}
 
 
 def named_mistakes(detail: str) -> list[str]:
@@ -293,7 +303,8 @@ def regrade_command(path: str, seed: int | None) -> str:
 def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
                   claims: Iterable[Claim] | None = None, solutions: Sequence[dict] | None = None,
                   calibration: Mapping | None = None, class_overview: Mapping | None = None,
-                  graded: Mapping | None = None, solutions_total: Mapping | None = None) -> str:
+                  graded: Mapping | None = None, solutions_total: Mapping | None = None,
+                  narrow: Mapping[str, bytes] | None = None) -> str:
     """The report's HTML: summary (with a line on a class if graded, sdpa_lab.grading.gradebook.overview, and a
     link to its own page), one section per claim (registry order), a learner's solutions if graded
     (solutions_view), further figures, provenance.
@@ -302,9 +313,10 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
     quoted with a link to reports/calibration.html; None when no study has been run. `graded`: the learner's file
     and the command that grades it again ({"file", "command"}), named in the learner's section. `solutions_total`:
     the last row of results/solutions.csv, the parts that pass and the points, as `sdpa-lab grade` says them.
+    `narrow`: the figures' phone's variants (PNG bytes by name), shown on a narrow screen in their place.
     """
     claims = list(claims if claims is not None else registry().values())
-    figures = figure_views(pngs, decision.k, [c.id for c in claims])
+    figures = figure_views(pngs, decision.k, [c.id for c in claims], narrow)
     views = claim_views(decision, claims, figures)
     unclaimed = [f for f in figures.values() if f.first_claim is None]
     return environment().get_template("report.html.j2").render(
@@ -339,8 +351,9 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
     results = Results(results_dir)
     refuse_stale(results, dict(config))
     decision = read_claims(results.dir / "claims.csv")
-    pngs = {name: (Path(figures_dir) / f"{name}.png").read_bytes()
-            for name in FIGURES if (Path(figures_dir) / f"{name}.png").is_file()}
+    files = {name: figure_files(name, str(figures_dir)) for name in FIGURES}
+    pngs, narrow = ({name: Path(f[kind]).read_bytes() for name, f in files.items() if Path(f[kind]).is_file()}
+                    for kind in ("png", "narrow"))
     prov = provenance(config, benchmarks, repo_dir, recorded_seeds(results))
     parts = solutions_view(solutions) if solutions is not None else None
     total = next((p for p in parts or [] if p["name"] == "total"), None)
@@ -358,5 +371,6 @@ def build_report(results_dir: str | Path, figures_dir: str | Path, config: Mappi
 
         class_overview = overview(read_records(grades), rubric(config.get("grading_points")))
     write_text(render_report(decision, pngs, prov, solutions=parts, calibration=calibration,
-                             class_overview=class_overview, graded=graded, solutions_total=total), out)
+                             class_overview=class_overview, graded=graded, solutions_total=total,
+                             narrow=narrow), out)
     return decision

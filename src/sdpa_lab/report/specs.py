@@ -15,6 +15,9 @@ from sdpa_lab.numbers import number
 FIGURES_DIR = "reports/figures"
 FORMATS = ("png", "svg")
 WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 px (the report sizes them from DPI)
+# The phone's variant of each figure (a PNG in NARROW_DIR beside the others): NARROW_WIDTH inches wide, its panels
+# stacked, each between NARROW_PANEL's heights, so its smallest type (8.5 pt) reads at 9 px or more at 390 px.
+NARROW_DIR, NARROW_WIDTH, NARROW_PANEL = "narrow", 4.2, (3.0, 3.6)
 
 
 def band_words(k: float | None) -> str:
@@ -104,5 +107,6 @@ def figures_for(claim_id: str) -> list[FigureSpec]:
 
 
 def figure_files(name: str, folder: str = FIGURES_DIR) -> dict[str, str]:
-    """A figure's files: {"png": <folder>/<name>.png, "svg": <folder>/<name>.svg}."""
-    return {fmt: f"{folder}/{name}.{fmt}" for fmt in FORMATS}
+    """A figure's files: {"png": <folder>/<name>.png, "svg": <folder>/<name>.svg, "narrow":
+    <folder>/narrow/<name>.png (the phone's variant)}."""
+    return {**{fmt: f"{folder}/{name}.{fmt}" for fmt in FORMATS}, "narrow": f"{folder}/{NARROW_DIR}/{name}.png"}
