@@ -18,6 +18,8 @@ What the learner's process sees and may do (`Sandbox.command`):
   that not even /proc/1/environ holds the grader's);
 - an unprivileged user (uid 65534 in its own user namespace) with no capabilities, so it
   can mount nothing and cannot leave its cgroup;
+- a seccomp filter (sdpa_lab.grading.seccomp) refusing the calls that reach kernel state no
+  namespace isolates: the keyrings first, which would carry a key from one grade to the next;
 - one memory limit for all its processes together: a cgroup (v1 memory controller, or a
   v2 leaf with memory.max) created per grade; bwrap joins it before it starts, so every
   process the learner forks is charged to it, tmpfs pages included; when the sum passes
@@ -43,6 +45,7 @@ from functools import cache
 from pathlib import Path
 
 from sdpa_lab.grading.modules import COURSE_MODULES, site_entries
+from sdpa_lab.grading.seccomp import program_fd
 
 HARNESS = Path(__file__).with_name("child.py")
 SCRATCH = "/scratch"
@@ -230,14 +233,17 @@ class Sandbox:
         self.site = site_entries(tuple(modules))  # before the cgroup: a bad list leaves nothing behind
         self.cgroup = Cgroup.create(self.memory_mib * 2**20)
 
-    def command(self, harness_args: list[str], helpers: Path | None = None) -> list[str]:
-        """bwrap ... python -I -S /opt/harness/child.py ARGS: the learner's process, sandboxed."""
+    def command(self, harness_args: list[str], helpers: Path | None = None, seccomp_fd: int | None = None) -> list[str]:
+        """bwrap ... python -I -S /opt/harness/child.py ARGS: the learner's process, sandboxed (with the seccomp
+        filter read from `seccomp_fd`, sdpa_lab.grading.seccomp)."""
         exe, prefix = python_runtime()
         stdlib = prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
         # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
         # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
         cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
                "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1", "--proc", "/proc", "--dev", "/dev"]
+        if seccomp_fd is not None:
+            cmd += ["--seccomp", str(seccomp_fd)]
         for path in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/bin", "/usr/bin"):
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]
@@ -258,9 +264,13 @@ class Sandbox:
 
     def popen(self, harness_args: list[str], helpers: Path | None = None) -> subprocess.Popen:
         """Start the learner's process in the sandbox, its stdin and stdout the grader's pipes."""
-        return subprocess.Popen(self.command(harness_args, helpers), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=dict(ENV), preexec_fn=self.cgroup.join,
-                                start_new_session=True)
+        fd = program_fd()
+        try:
+            return subprocess.Popen(self.command(harness_args, helpers, fd), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(ENV),
+                                    preexec_fn=self.cgroup.join, start_new_session=True, pass_fds=(fd,))
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         self.cgroup.remove()
@@ -276,13 +286,19 @@ def unavailable() -> str | None:
     except OSError as exc:
         return f"no memory cgroup can be created here ({exc.strerror or exc}): run as root, or with a delegated cgroup"
     try:
-        cmd = box.command([])
+        fd = program_fd()
+    except (OSError, RuntimeError) as exc:
+        box.close()
+        return f"no seccomp filter can be built here ({exc}): apt-get install libseccomp2"
+    try:
+        cmd = box.command([], seccomp_fd=fd)
         probe = [*cmd[:cmd.index("--") + 1], python_runtime()[0].as_posix(), "-I", "-S", "-c", "pass"]
         done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, env=dict(ENV),
-                              preexec_fn=box.cgroup.join, timeout=60)
+                              preexec_fn=box.cgroup.join, timeout=60, pass_fds=(fd,))
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap cannot start: {exc}"
     finally:
+        os.close(fd)
         box.close()
     if done.returncode != 0:
         last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]

@@ -1,0 +1,121 @@
+"""What the sandbox keeps of the kernel from the learner: the keyrings (and the other calls the seccomp filter refuses),
+and the host's paths in /proc/self/mountinfo.
+
+Each probe is a learner's function run in a real sandbox (bubblewrap, the seccomp filter, a memory cgroup) through the
+grader's own LearnerProcess; it reports what it saw in the message of an exception, which the grader relays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import textwrap
+import uuid
+
+import pytest
+
+from sdpa_lab.grading import sandbox
+from sdpa_lab.grading.runner import LearnerProcess
+from sdpa_lab.grading.seccomp import REFUSED
+
+pytestmark = pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox here: {sandbox.unavailable()}")
+
+MEMORY_MIB = 300
+KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING = -4, -3
+KEYCTL_SEARCH, KEYCTL_UNLINK, KEYCTL_READ = 10, 9, 11
+
+
+def numbers() -> dict[str, int]:
+    """{system call: its number on this machine}, from libseccomp (the numbers differ between architectures)."""
+    import pyseccomp
+
+    return {name: pyseccomp.resolve_syscall(pyseccomp.system_arch(), name) for name in REFUSED}
+
+
+def seen(body: str) -> dict:
+    """Run `body` (the body of a learner's exercise_3, which puts what it saw in `seen`) in a sandbox, and return
+    `seen` as the grader received it."""
+    code = "def exercise_3(seed=42, d_k=256, T=8):\n    import ctypes, json\n    seen = {}\n" + \
+        textwrap.indent(textwrap.dedent(body), "    ") + "    raise RuntimeError('SEEN ' + json.dumps(seen))\n"
+    box = sandbox.Sandbox(MEMORY_MIB)
+    try:
+        with LearnerProcess("probe.py", code, 60, MEMORY_MIB, box) as process:
+            assert process.start().status == "ready"
+            outcome = process.call("exercise_3")
+    finally:
+        box.close()
+    assert outcome.status == "error", outcome.message
+    return json.loads(outcome.message.rsplit("SEEN ", 1)[1].splitlines()[0])
+
+
+def _keyctl():
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = numbers()
+    return libc, nr
+
+
+def host_key(description: str) -> int:
+    """The serial of the key `description` in the grader's user keyring, or -errno."""
+    libc, nr = _keyctl()
+    ctypes.set_errno(0)
+    serial = libc.syscall(nr["keyctl"], KEYCTL_SEARCH, ctypes.c_long(KEY_SPEC_USER_KEYRING), b"user",
+                          description.encode(), 0)
+    return serial if serial >= 0 else -ctypes.get_errno()
+
+
+def test_every_refused_call_fails_with_eperm_in_the_sandbox():
+    calls = json.dumps(numbers())
+    got = seen(f"""\
+        libc = ctypes.CDLL(None, use_errno=True)
+        for name, nr in json.loads({calls!r}).items():
+            ctypes.set_errno(0)
+            seen[name] = [libc.syscall(nr, 0, 0, 0, 0, 0), ctypes.get_errno()]
+        """)
+    assert got == {name: [-1, errno.EPERM] for name in REFUSED}
+
+
+def test_a_key_added_by_a_grade_neither_outlives_it_nor_reaches_the_next():
+    description = f"sdpa-lab-probe-{uuid.uuid4().hex}"
+    nr = json.dumps(numbers())
+    got = seen(f"""\
+        libc = ctypes.CDLL(None, use_errno=True)
+        nr = json.loads({nr!r})
+        for keyring in ({KEY_SPEC_USER_KEYRING}, {KEY_SPEC_SESSION_KEYRING}):
+            ctypes.set_errno(0)
+            serial = libc.syscall(nr["add_key"], b"user", {description.encode()!r}, b"the reference", 13,
+                                  ctypes.c_long(keyring))
+            seen[str(keyring)] = [serial, ctypes.get_errno()]
+        """)
+    assert got == {str(KEY_SPEC_USER_KEYRING): [-1, errno.EPERM], str(KEY_SPEC_SESSION_KEYRING): [-1, errno.EPERM]}
+    assert host_key(description) == -errno.ENOKEY  # nothing in the grader's keyring after the grade
+
+
+def test_a_grade_cannot_read_or_find_a_key_of_the_graders_user():
+    """A key in the grader user's keyring (one a grade could have planted, were add_key allowed) is out of reach."""
+    libc, nr = _keyctl()
+    description = f"sdpa-lab-planted-{uuid.uuid4().hex}"
+    serial = libc.syscall(nr["add_key"], b"user", description.encode(), b"softmax of the reference", 24,
+                          ctypes.c_long(KEY_SPEC_USER_KEYRING))
+    if serial < 0:
+        pytest.skip(f"this machine refuses keys to the tests too ({os.strerror(ctypes.get_errno())})")
+    try:
+        assert host_key(description) == serial  # the test's own search finds it: the probe below could too
+        got = seen(f"""\
+            libc = ctypes.CDLL(None, use_errno=True)
+            nr = json.loads({json.dumps(nr)!r})
+            ctypes.set_errno(0)
+            found = libc.syscall(nr["keyctl"], {KEYCTL_SEARCH}, ctypes.c_long({KEY_SPEC_USER_KEYRING}), b"user",
+                                 {description.encode()!r}, 0)
+            seen["search"] = [found, ctypes.get_errno()]
+            buffer = ctypes.create_string_buffer(64)
+            ctypes.set_errno(0)
+            seen["read"] = [libc.syscall(nr["keyctl"], {KEYCTL_READ}, {serial}, buffer, 64), ctypes.get_errno()]
+            ctypes.set_errno(0)
+            seen["request"] = [libc.syscall(nr["request_key"], b"user", {description.encode()!r}, None, 0),
+                               ctypes.get_errno()]
+            """)
+        assert got == {"search": [-1, errno.EPERM], "read": [-1, errno.EPERM], "request": [-1, errno.EPERM]}
+    finally:
+        libc.syscall(nr["keyctl"], KEYCTL_UNLINK, serial, ctypes.c_long(KEY_SPEC_USER_KEYRING))
