@@ -85,7 +85,8 @@ def load(source: str, name: str):
     except SyntaxError as exc:  # IndentationError is one too
         return None, {"status": "syntax", "line": exc.lineno or 0, "message": f"{type(exc).__name__}: {exc.msg}",
                       "text": (exc.text or "").rstrip()[:200]}
-    linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks show its lines
+    # tracebacks show its lines, split as Python splits code (only at "\n": not at a form feed, as splitlines does)
+    linecache.cache[name] = (len(source), None, io.StringIO(source, newline="\n").readlines(), name)
     module = type(sys)("solutions")
     module.__file__ = name
     sys.modules["solutions"] = module

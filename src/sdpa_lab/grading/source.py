@@ -75,10 +75,14 @@ class Prepared:
         return missing_module_hint(text, self.modules)
 
 
+def newlines(text: str) -> str:
+    """Code's line ends as Python reads them: CRLF, a lone CR (old Macs) and LF, mixed or not, each one line end."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def decode(data: bytes) -> str:
     """A file's text: UTF-8 (undecodable bytes replaced), a leading byte-order mark dropped, newlines as \\n."""
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return newlines(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
 
 
 def read_cells(path: Path, data: bytes | None = None) -> list[Cell]:
@@ -97,7 +101,8 @@ def read_cells(path: Path, data: bytes | None = None) -> list[Cell]:
     for cell in (c for c in nb.cells if c.get("cell_type") == "code"):
         count = cell.get("execution_count")
         shown = f", In [{count}]" if isinstance(count, int) and not isinstance(count, bool) else ""
-        cells.append(Cell(f"{path.name}, cell {len(cells) + 1}{shown}", str(cell.get("source", "")).lstrip("\ufeff")))
+        code = newlines(str(cell.get("source", "")).lstrip("\ufeff"))
+        cells.append(Cell(f"{path.name}, cell {len(cells) + 1}{shown}", code))
     return cells
 
 
