@@ -90,15 +90,19 @@ def shown_name(path: str | os.PathLike) -> str:
 
 def refusal(path: str | os.PathLike) -> str:
     """Why a class's file is not read ("" if it is read): a symbolic link (its target, outside the folder maybe, is
-    never followed), or anything that is not a regular file."""
+    never followed), a hard link (a file with another name, which may be outside the folder), or anything that is not
+    a regular file."""
     try:
-        mode = os.lstat(path).st_mode
+        status = os.lstat(path)
     except OSError as exc:
         return f"it cannot be read ({exc.strerror})"
-    if stat.S_ISLNK(mode):
+    if stat.S_ISLNK(status.st_mode):
         return "it is a symbolic link, not a file: a class's links are never followed, so it was not read"
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(status.st_mode):
         return "it is not a regular file, so it was not read"
+    if status.st_nlink > 1:
+        return (f"it is a hard link (the file has {status.st_nlink} names, one maybe outside the class folder): a "
+                "class's links are never followed, so it was not read")
     return ""
 
 

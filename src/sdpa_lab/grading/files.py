@@ -11,7 +11,8 @@ from pathlib import Path
 
 def read_bytes(path: str | os.PathLike, follow_links: bool = True) -> bytes:
     """A file's bytes; follow_links=False: never through a symbolic link (O_NOFOLLOW: a link put in its place after
-    it was listed too), and only from a regular file (ValueError otherwise, naming neither target nor content)."""
+    it was listed too), and only from a regular file with one name (no hard link: another name of a file that may lie
+    outside the folder); ValueError otherwise, naming neither target nor content."""
     path = Path(path)
     if follow_links:
         return path.read_bytes()
@@ -22,8 +23,11 @@ def read_bytes(path: str | os.PathLike, follow_links: bool = True) -> bytes:
             raise ValueError(f"{path.name} is a symbolic link: not read") from None
         raise
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
             raise ValueError(f"{path.name} is not a regular file: not read")
+        if status.st_nlink > 1:  # checked on the file opened: a link made after it was listed is caught too
+            raise ValueError(f"{path.name} is a hard link (a file with {status.st_nlink} names): not read")
         return f.read()
 
 
