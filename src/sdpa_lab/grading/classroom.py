@@ -21,6 +21,7 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sdpa_lab.grading.learner_text import file_name
 from sdpa_lab.grading.limits import MEMORY_MIB, N_SAMPLES, TIME_LIMIT, UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
 
@@ -83,9 +84,9 @@ def _hashed_id(name: str, digits: int) -> str:
 
 
 def shown_name(path: str | os.PathLike) -> str:
-    """A file's name as pages and the gradebook show it: its text, bytes that are not UTF-8 replaced by U+FFFD
-    (pages and CSV escape it further)."""
-    return os.fsencode(Path(path).name).decode("utf-8", "replace")
+    """A file's name as pages and the gradebook show it: its text, bytes that are not UTF-8 replaced by U+FFFD, its
+    control characters escaped (sdpa_lab.grading.learner_text; pages and CSV escape it further)."""
+    return file_name(path)
 
 
 def refusal(path: str | os.PathLike) -> str:

@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from sdpa_lab.grading.learner_text import file_name
+
 
 def read_bytes(path: str | os.PathLike, follow_links: bool = True) -> bytes:
     """A file's bytes; follow_links=False: never through a symbolic link (O_NOFOLLOW: a link put in its place after
@@ -20,14 +22,14 @@ def read_bytes(path: str | os.PathLike, follow_links: bool = True) -> bytes:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # O_NONBLOCK: a FIFO does not hang the open
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ValueError(f"{path.name} is a symbolic link: not read") from None
+            raise ValueError(f"{file_name(path)} is a symbolic link: not read") from None
         raise
     with os.fdopen(fd, "rb") as f:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
-            raise ValueError(f"{path.name} is not a regular file: not read")
+            raise ValueError(f"{file_name(path)} is not a regular file: not read")
         if status.st_nlink > 1:  # checked on the file opened: a link made after it was listed is caught too
-            raise ValueError(f"{path.name} is a hard link (a file with {status.st_nlink} names): not read")
+            raise ValueError(f"{file_name(path)} is a hard link (a file with {status.st_nlink} names): not read")
         return f.read()
 
 

@@ -1,7 +1,7 @@
 """The grader's checks on what the learner's process sends (sdpa_lab.grading.runner reads it).
 
 Every reply is validated against the protocol (child.py): its status and fields, its text
-(control characters dropped, length capped), the .npz of its arrays (numbers only, no pickles,
+(control characters escaped, length capped), the .npz of its arrays (numbers only, no pickles,
 bounded sizes). A reply that breaks it raises Forged, whose message is the one line the grade
 shows.
 """
@@ -15,11 +15,11 @@ import zipfile
 import numpy as np
 
 from sdpa_lab.grading import child
+from sdpa_lab.grading.learner_text import MAX_TEXT, shown
 
 OK = "ok"
 MAX_PAYLOAD = child.MAX_PAYLOAD  # bytes of one reply's arrays (the probes' answers are kilobytes)
 MAX_ITEMS = 8  # arrays in one reply
-MAX_TEXT = 4000  # characters of a message (a traceback) kept
 CALL_STATUSES = {"ok", "error", "memory", "not_written", "missing", "died"}
 LOAD_STATUSES = {"ready", "syntax", "error", "memory", "not_written", "died"}
 
@@ -29,10 +29,11 @@ class Forged(Exception):
 
 
 def text(value, what: str) -> str:
-    """A string field of a reply, its control characters (but newlines) dropped and its length capped."""
+    """A string field of a reply, its control characters (but newlines and tabs) escaped and its length capped, the
+    cut marked (sdpa_lab.grading.learner_text)."""
     if not isinstance(value, str):
         raise Forged(f"{what} is not text")
-    return "".join(c for c in value if c == "\n" or c.isprintable())[:MAX_TEXT]
+    return shown(value, MAX_TEXT)
 
 
 def check_load_reply(reply: dict) -> dict:

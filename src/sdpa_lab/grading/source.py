@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdpa_lab.grading.child import FUNCTIONS
+from sdpa_lab.grading.learner_text import file_name, shown
 from sdpa_lab.grading.modules import COURSE_MODULES, missing_module_hint
 
 MAX_CODE = 2_000_000  # characters of code read from a submission (a lesson's solutions are a few thousand)
@@ -90,19 +91,19 @@ def read_cells(path: Path, data: bytes | None = None) -> list[Cell]:
     bytes, where the caller read them (else read here)."""
     text = decode(path.read_bytes() if data is None else data)
     if path.suffix != ".ipynb":
-        return [Cell(path.name, text)]
+        return [Cell(file_name(path), text)]
     import nbformat
 
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # noqa: BLE001 - nbformat's many errors on a file that is not a notebook
-        raise ValueError(f"{path.name} is not a readable Jupyter notebook ({type(exc).__name__})") from None
+        raise ValueError(f"{file_name(path)} is not a readable Jupyter notebook ({type(exc).__name__})") from None
     cells = []
     for cell in (c for c in nb.cells if c.get("cell_type") == "code"):
         count = cell.get("execution_count")
         shown = f", In [{count}]" if isinstance(count, int) and not isinstance(count, bool) else ""
         code = newlines(str(cell.get("source", "")).lstrip("\ufeff"))
-        cells.append(Cell(f"{path.name}, cell {len(cells) + 1}{shown}", code))
+        cells.append(Cell(f"{file_name(path)}, cell {len(cells) + 1}{shown}", code))
     return cells
 
 
@@ -149,9 +150,9 @@ def syntax_error(cell: Cell) -> str:
     try:
         ast.parse(cell.text)
     except SyntaxError as exc:
-        text = (exc.text or "").strip()[:200]
+        text = shown((exc.text or "").strip(), 200, one_line=True)
         where = f"{cell.label}, line {exc.lineno or 0}"
-        return f"{where}: {type(exc).__name__}: {exc.msg}" + (f"\n    {text}" if text else "")
+        return f"{where}: {type(exc).__name__}: {shown(exc.msg, one_line=True)}" + (f"\n    {text}" if text else "")
     except (ValueError, RecursionError, MemoryError) as exc:  # a null byte, absurd nesting
         return f"{cell.label}: cannot be read as Python ({type(exc).__name__})"
     return ""
@@ -294,8 +295,8 @@ def _listing(items: list[str]) -> str:
 
 
 def _quote(code: str) -> str:
-    line = "".join(c for c in code.strip().split("\n")[0] if c.isprintable())
-    return f"`{line[:60]}{'...' if len(line) > 60 else ''}`"
+    line = code.strip().split("\n")[0]
+    return f"`{shown(line[:60], one_line=True)}{'...' if len(line) > 60 else ''}`"
 
 
 def prepare(path: Path, modules: tuple = COURSE_MODULES, data: bytes | None = None) -> Prepared:
@@ -303,7 +304,7 @@ def prepare(path: Path, modules: tuple = COURSE_MODULES, data: bytes | None = No
     readable notebook, or too long)."""
     cells = read_cells(path, data)
     if sum(len(c.text) for c in cells) > MAX_CODE:  # before any work that grows with it
-        raise ValueError(f"{path.name} holds more than {MAX_CODE:,} characters of code: not a lesson's solutions")
+        raise ValueError(f"{file_name(path)} holds more than {MAX_CODE:,} characters of code: not a lesson's solutions")
     cells = [strip_magics(c) for c in cells]
     stop = ""
     for i, cell in enumerate(cells):
@@ -333,7 +334,7 @@ def prepare(path: Path, modules: tuple = COURSE_MODULES, data: bytes | None = No
         notes.append(f"Top-level code not run: the grader runs your definitions and the imports and assignments "
                      f"your functions need, then calls the functions itself; {len(skipped)} statement"
                      f"{'s' if len(skipped) > 1 else ''} left out{where}: " + _listing(items))
-    return Prepared(path.name, source, notes, stop, places, tuple(modules))
+    return Prepared(file_name(path), source, notes, stop, places, tuple(modules))
 
 
 def _short(place: tuple[str, int]) -> str:
