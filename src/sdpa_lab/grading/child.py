@@ -54,13 +54,17 @@ MAX_HEADER = 64 * 1024  # bytes of one reply's JSON line (the grader's limit too
 MAX_PAYLOAD = 2**20  # bytes of one reply's arrays (the probes' answers are kilobytes: this bounds the grader's memory)
 ANSWER_FD = 4  # where a call's process writes its answer
 LOG = "learner_output.txt"  # what the learner's code prints, in the scratch folder
+SCRATCH_MIB = 64  # bytes the learner may write, printing included: the sandbox's scratch size, and any file's
 
 
 def limit_memory(mebibytes: int) -> None:
-    """Cap this process's address space: an allocation past it raises MemoryError."""
+    """Cap this process's address space (an allocation past it raises MemoryError), and each file it writes just
+    past SCRATCH_MIB (a write past it fails with EFBIG): outside the sandbox, where the scratch folder is on the
+    disk, that bounds what one file of the learner's takes there (in the sandbox the scratch folder fills first)."""
     if mebibytes > 0:
         limit = mebibytes * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_FSIZE, ((SCRATCH_MIB + 1) * 2**20, (SCRATCH_MIB + 1) * 2**20))
 
 
 def learner_traceback(exc: BaseException, name: str) -> str:

@@ -44,12 +44,13 @@ import time
 from functools import cache
 from pathlib import Path
 
+from sdpa_lab.grading import child
 from sdpa_lab.grading.modules import COURSE_MODULES, site_entries
 from sdpa_lab.grading.seccomp import program_fd
 
 HARNESS = Path(__file__).with_name("child.py")
 SCRATCH = "/scratch"
-SCRATCH_MIB = 64  # bytes the learner may write, printing included
+SCRATCH_MIB = child.SCRATCH_MIB  # bytes the learner may write, printing included
 SHM_MIB = 8  # bytes the learner may write to /dev/shm (the only other writable place)
 SITE = "/opt/site"  # where the course's modules are mounted
 HARNESS_IN = "/opt/harness/child.py"
