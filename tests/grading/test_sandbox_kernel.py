@@ -119,3 +119,38 @@ def test_a_grade_cannot_read_or_find_a_key_of_the_graders_user():
         assert got == {"search": [-1, errno.EPERM], "read": [-1, errno.EPERM], "request": [-1, errno.EPERM]}
     finally:
         libc.syscall(nr["keyctl"], KEYCTL_UNLINK, serial, ctypes.c_long(KEY_SPEC_USER_KEYRING))
+
+
+def test_no_nested_user_namespace_can_be_made():
+    got = seen("""\
+        libc = ctypes.CDLL(None, use_errno=True)
+        seen["unshare"] = [libc.unshare(0x10000000), ctypes.get_errno() != 0]  # CLONE_NEWUSER
+        """)
+    assert got == {"unshare": [-1, True]}
+
+
+MOUNTS = """\
+    fields = [line.split() for line in open("/proc/self/mountinfo")]
+    seen["rw"] = sorted([f[4], f[f.index("-") + 1], f[f.index("-") + 3]] for f in fields if f[5].startswith("rw"))
+    seen["roots"] = sorted({f[3] for f in fields})
+    """
+
+
+def test_mountinfo_shows_no_path_of_the_project_and_every_writable_mount_stores_in_memory():
+    """The learner writes to memory only (tmpfs, charged to the grade's memory cgroup), never to the class's disk:
+    every writable mount is /proc, a device, or one of the two capped tmpfs. The harness is a copy, not a mount of
+    the project's file; the paths still shown are the Python runtime's and the course modules' (see
+    docs/grading.md)."""
+    from pathlib import Path
+
+    got = seen(MOUNTS)
+    project = str(Path(__file__).resolve().parents[2] / "src")
+    assert not [root for root in got["roots"] if root.startswith(project)]
+    writable = {(where, kind) for where, kind, _ in got["rw"]}
+    devices = {(w, k) for w, k in writable if w.startswith("/dev/") and k in ("devtmpfs", "devpts", "tmpfs")
+               and w not in ("/dev", "/dev/shm")}
+    assert writable - devices == {("/proc", "proc"), ("/scratch", "tmpfs"), ("/dev/shm", "tmpfs")}
+    sizes = {where: options for where, kind, options in got["rw"] if kind == "tmpfs" and where in ("/scratch",
+                                                                                                    "/dev/shm")}
+    assert f"size={sandbox.SCRATCH_MIB * 1024}k" in sizes["/scratch"]
+    assert f"size={sandbox.SHM_MIB * 1024}k" in sizes["/dev/shm"]

@@ -234,15 +234,18 @@ class Sandbox:
         self.site = site_entries(tuple(modules))  # before the cgroup: a bad list leaves nothing behind
         self.cgroup = Cgroup.create(self.memory_mib * 2**20)
 
-    def command(self, harness_args: list[str], helpers: Path | None = None, seccomp_fd: int | None = None) -> list[str]:
+    def command(self, harness_args: list[str], helpers: Path | None = None, seccomp_fd: int | None = None,
+                harness_fd: int | None = None) -> list[str]:
         """bwrap ... python -I -S /opt/harness/child.py ARGS: the learner's process, sandboxed (with the seccomp
-        filter read from `seccomp_fd`, sdpa_lab.grading.seccomp)."""
+        filter read from `seccomp_fd`, sdpa_lab.grading.seccomp; the harness copied from `harness_fd`, else
+        mounted from the project)."""
         exe, prefix = python_runtime()
         stdlib = prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
         # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
         # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
         cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-               "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1", "--proc", "/proc", "--dev", "/dev"]
+               "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1", "--proc", "/proc", "--dev", "/dev",
+               "--disable-userns"]  # no nested user namespace: its capabilities would reach far more of the kernel
         if seccomp_fd is not None:
             cmd += ["--seccomp", str(seccomp_fd)]
         for path in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/bin", "/usr/bin"):
@@ -254,7 +257,10 @@ class Sandbox:
         cmd += ["--dir", SITE]
         for entry in self.site:  # exactly the course's distributions, file by file and folder by folder
             cmd += ["--ro-bind", str(entry), f"{SITE}/{entry.name}"]
-        cmd += ["--ro-bind", str(HARNESS), HARNESS_IN]
+        if harness_fd is not None:  # a copy: a bind mount would show the project's path in /proc/self/mountinfo
+            cmd += ["--ro-bind-data", str(harness_fd), HARNESS_IN]
+        else:
+            cmd += ["--ro-bind", str(HARNESS), HARNESS_IN]
         if helpers is not None:  # self-grading: the learner's own folder, read-only, for their helper modules
             cmd += ["--ro-bind", str(helpers), "/opt/learner"]
         cmd += ["--size", str(SCRATCH_MIB * 2**20), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
@@ -265,16 +271,25 @@ class Sandbox:
 
     def popen(self, harness_args: list[str], helpers: Path | None = None) -> subprocess.Popen:
         """Start the learner's process in the sandbox, its stdin and stdout the grader's pipes."""
-        fd = program_fd()
+        fds = (program_fd(), data_fd(HARNESS.read_bytes()))
         try:
-            return subprocess.Popen(self.command(harness_args, helpers, fd), stdin=subprocess.PIPE,
+            return subprocess.Popen(self.command(harness_args, helpers, *fds), stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(ENV),
-                                    preexec_fn=self.cgroup.join, start_new_session=True, pass_fds=(fd,))
+                                    preexec_fn=self.cgroup.join, start_new_session=True, pass_fds=fds)
         finally:
-            os.close(fd)
+            for fd in fds:
+                os.close(fd)
 
     def close(self) -> None:
         self.cgroup.remove()
+
+
+def data_fd(data: bytes) -> int:
+    """A new file descriptor (a memfd, inheritable) from which `data` is read from its start."""
+    fd = os.memfd_create("sdpa-lab-data", 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 @cache
