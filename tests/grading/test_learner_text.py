@@ -85,7 +85,7 @@ def test_a_class_shows_an_escaping_name_and_message_escaped_everywhere(tmp_path)
     path.write_text(CORRECT + textwrap.dedent(f"""\
 
         def exercise_3(seed=42, d_k=256, T=8):
-            raise ValueError({NASTY!r})
+            raise ValueError({NASTY!r} * 1_000_000)  # 14 MB of escapes
         """))
     [(learner, found)] = classroom.submissions(folder).items()
     record = classroom.grade_submission(found, learner, seed=5, time_limit=60, memory_mib=512, n_samples=2000)
@@ -99,6 +99,8 @@ def test_a_class_shows_an_escaping_name_and_message_escaped_everywhere(tmp_path)
         text = written.read_text()
         assert unsafe(text) == [], written.name
     assert r"eve\x1b]0;owned\x07" in record["file"] and r"\x1b[2J" in record["parts"][4]["error"]
+    # what the class writes for this learner stays small: the learner's 14 MB reach no file
+    assert sum(p.stat().st_size for p in [out / "eve.json", *(out / "pages").glob("*.html")]) < 500_000
 
 
 # -- caps on what comes back ---------------------------------------------------------------
