@@ -154,3 +154,20 @@ def test_a_huge_returned_array_is_refused_or_described_and_the_graders_memory_st
         assert "an array of shape (2, 2, 2" in text
     else:
         assert "KiB of numbers the grader reads" in text
+
+
+def test_a_forged_replys_id_and_field_names_reach_the_message_escaped():
+    import io
+
+    import numpy as np
+
+    from sdpa_lab.grading.replies import Forged, check_call_reply
+
+    with pytest.raises(Forged) as caught:
+        check_call_reply({"id": NASTY, "status": "ok"}, b"", 1, {})
+    assert unsafe(str(caught.value)) == [] and r"\x1b]0;" in str(caught.value)
+    buffer = io.BytesIO()
+    np.savez(buffer, item0=np.zeros(2, dtype=[(NASTY[:9] * 50, "f8")]))  # a structured array: a field named in escapes
+    with pytest.raises(Forged) as caught:
+        check_call_reply({"id": 1, "status": "ok", "n": 1, "sequence": False}, buffer.getvalue(), 1, {})
+    assert unsafe(str(caught.value)) == [] and "not numbers" in str(caught.value) and len(str(caught.value)) < 1000

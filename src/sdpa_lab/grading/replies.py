@@ -80,7 +80,7 @@ def ended(reply: dict) -> str:
 def check_call_reply(reply: dict, payload: bytes, request_id: int, kwargs: dict) -> dict:
     """A call's reply, validated (Forged if it breaks the protocol), with its arrays read from `payload`."""
     if reply.get("id") != request_id:
-        raise Forged(f"a reply to call {str(reply.get('id'))[:20]}, not to call {request_id}")
+        raise Forged(f"a reply to call {shown(str(reply.get('id')), 20, one_line=True)}, not to call {request_id}")
     status = reply.get("status")
     if status not in CALL_STATUSES:
         raise Forged(f"unknown status {str(status)[:40]!r}")
@@ -122,5 +122,5 @@ def read_arrays(payload: bytes, n: int) -> tuple[np.ndarray, ...]:
         raise Forged(f"the arrays cannot be read ({type(exc).__name__})") from None
     for a in values:
         if a.dtype.kind not in "biuf" or a.dtype.hasobject:
-            raise Forged(f"an array of {a.dtype}, not numbers")
+            raise Forged(f"an array of {shown(str(a.dtype), 80, one_line=True)}, not numbers")  # a field's name too
     return values
