@@ -72,3 +72,18 @@ def test_a_file_past_the_size_limit_is_refused_before_it_is_read_whole(tmp_path)
     code.write_text("x = 1\n" * (MAX_CODE // 6 + 1))
     with pytest.raises(ValueError, match="more than 1,000,000 characters of code"):
         prepare(code)
+
+
+@pytest.mark.parametrize(("code", "magics"), [
+    ('"""\n%s\n!x\n"""\n%time f()', [5]),  # a string that opens a statement: its lines are the string's
+    ('y = """a\nb"""\n%g', [3]),
+    ("x = (\n%a\n)\n%b", [4]),  # brackets
+    ("a = 1 + \\\n%c\n%d", [3]),  # a continued line
+    ("def f():\n    %time x\n    return 1", [2]),  # in a block
+    ("# c\n\n%e\n  \n!f", [3, 5]),
+    ("if x:\n        y = 1\n    %time z\n%w", [3, 4]),  # an indent the tokenizer refuses: a fresh one goes on
+])
+def test_the_one_pass_finds_the_magics_at_a_statements_start_only(code, magics):
+    from sdpa_lab.grading.source import Cell, strip_magics
+
+    assert [line for line, _ in strip_magics(Cell("x.py", code)).notes] == magics

@@ -132,16 +132,19 @@ def strip_magics(cell: Cell) -> Cell:
 def _strip_from(lines: list[str], out: list[str], notes: list) -> None:
     """Append to `out` the lines from len(out) on, magics at a statement's start replaced by `pass` (their lines and
     text to `notes`), until the end or the first line the tokenizer refuses."""
-    state = {"start": True, "depth": 0, "continued": False}  # before the first line: a statement's start
+    # fed: lines given to this tokenizer; ended: the last of them it ended between statements (0: none yet)
+    state = {"fed": 0, "ended": 0, "depth": 0, "continued": False}
 
     def readline() -> str:
         if len(out) == len(lines):
             return ""
         line = lines[len(out)]
         stripped = line.strip()
+        start = state["ended"] == state["fed"]  # the line before ended a statement (not in a string, brackets...)
+        state["fed"] += 1
         if state["continued"]:  # a magic continued with a backslash
             out.append("")
-        elif state["start"] and _is_magic(stripped):
+        elif start and _is_magic(stripped):
             out.append(line[:len(line) - len(line.lstrip())] + "pass")
             notes.append((len(out), stripped))
         else:
@@ -154,7 +157,8 @@ def _strip_from(lines: list[str], out: list[str], notes: list) -> None:
         for token in tokenize.generate_tokens(readline):
             if token.type == tokenize.OP and token.string in "([{)]}":
                 state["depth"] += 1 if token.string in "([{" else -1
-            state["start"] = token.type in (tokenize.NEWLINE, tokenize.NL) and state["depth"] <= 0
+            elif token.type in (tokenize.NEWLINE, tokenize.NL) and state["depth"] <= 0:
+                state["ended"] = token.start[0]  # a line that opens a string ends nothing: no token on it yet
     except (tokenize.TokenError, SyntaxError, ValueError):  # the end inside brackets or a string; a bad indent
         pass
 
