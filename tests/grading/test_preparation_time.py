@@ -30,6 +30,7 @@ def at_the_limit(unit: str, head: str = HEAD, tail: str = "") -> str:
 
 WORST = {
     "magic-like lines in a string": at_the_limit("%s\n", HEAD + 'x = """\n', '"""\n'),
+    "magic-like lines in a docstring": at_the_limit("!x\n", HEAD + '"""\n', '"""\n'),
     "magic-like lines in brackets": at_the_limit("!a,\n", HEAD + "x = [\n", "]\n"),
     "statements on one line, half left out": at_the_limit("import numpy as np;print(1);"),
     "lines of two statements, one left out": at_the_limit("import numpy as np; print(1)\n"),
