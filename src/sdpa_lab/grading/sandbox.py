@@ -244,8 +244,8 @@ class Sandbox:
         # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
         # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
         cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-               "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1", "--proc", "/proc", "--dev", "/dev",
-               "--disable-userns"]  # no nested user namespace: its capabilities would reach far more of the kernel
+               "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1", "--proc", "/proc", "--dev", "/dev"]
+        cmd += bwrap_options("--disable-userns")  # no nested user namespace: its capabilities reach more of the kernel
         if seccomp_fd is not None:
             cmd += ["--seccomp", str(seccomp_fd)]
         for path in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/bin", "/usr/bin"):
@@ -282,6 +282,16 @@ class Sandbox:
 
     def close(self) -> None:
         self.cgroup.remove()
+
+
+@cache
+def bwrap_options(*wanted: str) -> list[str]:
+    """Those of `wanted` this machine's bwrap knows (--disable-userns came with bubblewrap 0.8.0)."""
+    try:
+        known = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [option for option in wanted if option in known.split()]
 
 
 def data_fd(data: bytes) -> int:
