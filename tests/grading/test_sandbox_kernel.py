@@ -173,3 +173,25 @@ def test_a_system_call_of_another_abi_kills_the_process_rather_than_go_around_th
         """)
     outcome = exercise_3_in_a_sandbox(code)
     assert outcome.status == "died" and "SIGSYS" in outcome.message
+
+
+def test_the_bytes_a_grade_writes_are_counted_in_its_record_within_the_cap(tmp_path):
+    from pathlib import Path
+
+    from sdpa_lab.grading.classroom import grade_submission
+
+    correct = (Path(__file__).resolve().parents[2] / "examples" / "solutions" / "correct.py").read_text()
+    (tmp_path / "ann.py").write_text(correct)
+    (tmp_path / "bob.py").write_text(correct + textwrap.dedent("""\
+
+        def exercise_3(seed=42, d_k=256, T=8):
+            with open("/scratch/kept", "wb") as f:
+                f.write(b"x" * (30 * 2**20))
+            with open("/dev/shm/kept", "wb") as f:
+                f.write(b"x" * (4 * 2**20))
+            raise RuntimeError("wrote 34 MiB and kept them")
+        """))
+    limits = {"seed": 3, "time_limit": 60, "memory_mib": 512, "n_samples": 2000}
+    ann, bob = (grade_submission(tmp_path / f"{name}.py", name, **limits) for name in ("ann", "bob"))
+    assert ann["written_mib"] < 10  # NumPy's and matplotlib's own files in the scratch folder, if any
+    assert 34 <= bob["written_mib"] <= sandbox.SCRATCH_MIB + sandbox.SHM_MIB

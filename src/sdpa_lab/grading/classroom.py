@@ -148,6 +148,7 @@ def grade_record(g: Grade, learner: str) -> dict:
     unusable = "" if g.exit_status != UNUSABLE else unusable_reason(g)
     return {"learner": learner, "file": shown_name(g.path), "seed": g.seed, "isolation": g.isolation,
             "time_limit": g.time_limit, "memory_mib": g.memory_mib, "peak_mib": round(g.peak_mib, 1),
+            "written_mib": round(g.written_mib, 1),
             "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
             "exit_status": g.exit_status, "usable": g.usable,
             "load_status": g.load.status, "load_message": g.load.message, "unusable": unusable,
@@ -163,7 +164,7 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
 
     def unusable(status: str, why: str) -> dict:
         return {"learner": learner, "file": shown_name(path), "seed": seed, "isolation": "", "time_limit": time_limit,
-                "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
+                "memory_mib": memory_mib, "peak_mib": 0.0, "written_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
                 "usable": False, "load_status": status, "unusable": why, "load_message": "", "passed": 0,
                 "parts": [], "n_samples": n_samples, "notes": []}
 

@@ -52,6 +52,7 @@ class Grade:
     seconds: float = 0.0
     learner_cpu_seconds: float = 0.0  # the CPU its processes used together (sandbox only, else 0)
     notes: list = field(default_factory=list)  # about the file as a whole: what of it did not run, and why
+    written_mib: float = 0.0  # the most its writable places (tmpfs) held at the end of a call (sandbox only, else 0)
 
     @property
     def usable(self) -> bool:
@@ -109,7 +110,9 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
     def done(load, parts, box=None) -> Grade:
         peak = box.cgroup.peak_bytes() / 2**20 if box is not None else 0.0
         cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
-        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu, notes)
+        written = box.most_written / 2**20 if box is not None else 0.0
+        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu, notes,
+                     written)
 
     if not (path.is_file() if follow_links else path.is_symlink() or path.exists()):  # read_bytes refuses
         return done(Outcome("missing", message=f"{shown(str(path), one_line=True)}: no such file"), [])

@@ -141,6 +141,15 @@ class Cgroup:
         except OSError:
             return []
 
+    def shmem_bytes(self) -> int:
+        """What its tmpfs (the scratch folder, /dev/shm) hold now: memory.stat's shmem, 0 if unknown."""
+        with contextlib.suppress(OSError, ValueError):
+            for line in self._read("memory.stat").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "shmem":
+                    return int(value)
+        return 0
+
     def peak_bytes(self) -> int:
         """The most memory its processes used together (memory.max_usage_in_bytes, or memory.peak), 0 if unknown."""
         with contextlib.suppress(OSError, ValueError):
@@ -231,6 +240,7 @@ class Sandbox:
 
     def __init__(self, memory_mib: int, modules: tuple[str, ...] = COURSE_MODULES):
         self.memory_mib = int(memory_mib)
+        self.most_written = 0  # the most bytes its tmpfs held at the end of a load or call (`count_written`)
         self.site = site_entries(tuple(modules))  # before the cgroup: a bad list leaves nothing behind
         self.cgroup = Cgroup.create(self.memory_mib * 2**20)
 
@@ -279,6 +289,11 @@ class Sandbox:
         finally:
             for fd in fds:
                 os.close(fd)
+
+    def count_written(self) -> None:
+        """Note what the learner's writable places hold now (called at the end of each load and call, while its
+        process lives): the bytes it wrote and kept, counted, within SCRATCH_MIB + SHM_MIB."""
+        self.most_written = max(self.most_written, self.cgroup.shmem_bytes())
 
     def close(self) -> None:
         self.cgroup.remove()
