@@ -1,5 +1,6 @@
 """End to end: a class whose files have odd names, a learner with two files and links to files outside the folder is
-graded by `snakemake grade_class`: none stops the others, each odd name is graded under a safe id and shown as it is,
+graded by `snakemake grade_class`: none stops the others, each odd name is graded under a safe id and shown as it is
+(its control characters escaped),
 each link is refused unread, and what a link points to appears in no output.
 """
 
@@ -51,7 +52,8 @@ def test_odd_names_duplicates_and_links_never_stop_a_class(tmp_path, tiny_config
     book = (work / "results/class/gradebook.csv").read_text()
     totals = {r["learner"]: r for r in csv.DictReader(io.StringIO(book)) if r["part"] == "total"}
     assert sorted(totals) == sorted(ids.values())
-    assert {totals[ids[n]]["file"] for n in names} == set(names)  # each original name, as it is, in `file`
+    # each original name in `file`, as it is but for its control characters, escaped (a newline as \n)
+    assert {totals[ids[n]]["file"] for n in names} == {n.replace("\n", "\\n") for n in names}
     for name in [*ODD, "ann.py", "x.py", "x.ipynb"]:
         assert totals[ids[name]]["verdict"] == "5 of 5 pass", name
     for name in ("eve.py", "gone.py"):

@@ -11,6 +11,7 @@ import numpy as np
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.experiments.replication import A2_D_K, A2_T
 from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading.learner_text import array_text
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, fresh_seed, on, stopped
 from sdpa_lab.grading.runner import Calls
 from sdpa_lab.seeding import LESSON_SEED
@@ -40,7 +41,7 @@ def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
         ok = len(arrays) == 2 and all(a.shape == (T,) and np.array_equal(np.sort(a), perm) for a in arrays)
         part.checks.append(SolutionCheck("B6", on(label, f"returns two argsorts, each an ordering of the {T} "
                                                          "positions"), ok,
-                                         ", ".join(np.array2string(a) for a in arrays) if arrays else
+                                         ", ".join(array_text(a) for a in arrays) if arrays else
                                          f"{len(o.values)} item(s)"))
         if not ok:
             continue

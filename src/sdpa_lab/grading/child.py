@@ -51,23 +51,28 @@ NOT_WRITTEN = "not_written"  # the skeleton's `raise NotImplementedError`
 FUNCTIONS = ("softmax", "scaled_dot_product_attention", "exercise_1", "exercise_2", "exercise_3")
 MAX_TEXT = 4000  # characters of a traceback sent back
 MAX_HEADER = 64 * 1024  # bytes of one reply's JSON line (the grader's limit too)
-MAX_PAYLOAD = 32 * 2**20  # bytes of one reply's arrays (the probes' answers are kilobytes)
+MAX_PAYLOAD = 2**20  # bytes of one reply's arrays (the probes' answers are kilobytes: this bounds the grader's memory)
 ANSWER_FD = 4  # where a call's process writes its answer
 LOG = "learner_output.txt"  # what the learner's code prints, in the scratch folder
+SCRATCH_MIB = 64  # bytes the learner may write, printing included: the sandbox's scratch size, and any file's
 
 
 def limit_memory(mebibytes: int) -> None:
-    """Cap this process's address space: an allocation past it raises MemoryError."""
+    """Cap this process's address space (an allocation past it raises MemoryError), and each file it writes just
+    past SCRATCH_MIB (a write past it fails with EFBIG): outside the sandbox, where the scratch folder is on the
+    disk, that bounds what one file of the learner's takes there (in the sandbox the scratch folder fills first)."""
     if mebibytes > 0:
         limit = mebibytes * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_FSIZE, ((SCRATCH_MIB + 1) * 2**20, (SCRATCH_MIB + 1) * 2**20))
 
 
 def learner_traceback(exc: BaseException, name: str) -> str:
     """The traceback from the learner's file only (the harness's own frames left out), and the error."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == name]
     lines = traceback.format_list(frames) if frames else []
-    return "".join(lines + traceback.format_exception_only(type(exc), exc)).rstrip()[-MAX_TEXT:]
+    text = "".join(lines + traceback.format_exception_only(type(exc), exc)).rstrip()
+    return text if len(text) <= MAX_TEXT else f"[... {len(text) - MAX_TEXT:,} characters cut ...] " + text[-MAX_TEXT:]
 
 
 def failure(exc: BaseException, name: str) -> dict:
@@ -85,7 +90,8 @@ def load(source: str, name: str):
     except SyntaxError as exc:  # IndentationError is one too
         return None, {"status": "syntax", "line": exc.lineno or 0, "message": f"{type(exc).__name__}: {exc.msg}",
                       "text": (exc.text or "").rstrip()[:200]}
-    linecache.cache[name] = (len(source), None, source.splitlines(True), name)  # tracebacks show its lines
+    # tracebacks show its lines, split as Python splits code (only at "\n": not at a form feed, as splitlines does)
+    linecache.cache[name] = (len(source), None, io.StringIO(source, newline="\n").readlines(), name)
     module = type(sys)("solutions")
     module.__file__ = name
     sys.modules["solutions"] = module
@@ -125,6 +131,10 @@ def encode(value):
         if a.dtype.kind not in "biuf":
             return {"status": "error", "traceback": f"returned {type(item).__name__} {item!r:.80}, not numbers"}, b""
         arrays[f"item{i}"] = a
+    if sum(a.nbytes for a in arrays.values()) > MAX_PAYLOAD - 4096:  # room for the .npz's headers
+        shapes = ", ".join(str(a.shape) for a in arrays.values())
+        return {"status": "error", "traceback": f"returned arrays of shape {shapes:.200}: more than the "
+                                               f"{MAX_PAYLOAD // 1024} KiB of numbers the grader reads"}, b""
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     return {"status": "ok", "sequence": sequence, "n": len(items)}, buffer.getvalue()

@@ -21,6 +21,7 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sdpa_lab.grading.learner_text import file_name
 from sdpa_lab.grading.limits import MEMORY_MIB, N_SAMPLES, TIME_LIMIT, UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
 
@@ -83,22 +84,26 @@ def _hashed_id(name: str, digits: int) -> str:
 
 
 def shown_name(path: str | os.PathLike) -> str:
-    """A file's name as pages and the gradebook show it: its text, bytes that are not UTF-8 replaced by U+FFFD
-    (pages and CSV escape it further)."""
-    return os.fsencode(Path(path).name).decode("utf-8", "replace")
+    """A file's name as pages and the gradebook show it: its text, bytes that are not UTF-8 replaced by U+FFFD, its
+    control characters escaped (sdpa_lab.grading.learner_text; pages and CSV escape it further)."""
+    return file_name(path)
 
 
 def refusal(path: str | os.PathLike) -> str:
     """Why a class's file is not read ("" if it is read): a symbolic link (its target, outside the folder maybe, is
-    never followed), or anything that is not a regular file."""
+    never followed), a hard link (a file with another name, which may be outside the folder), or anything that is not
+    a regular file."""
     try:
-        mode = os.lstat(path).st_mode
+        status = os.lstat(path)
     except OSError as exc:
         return f"it cannot be read ({exc.strerror})"
-    if stat.S_ISLNK(mode):
+    if stat.S_ISLNK(status.st_mode):
         return "it is a symbolic link, not a file: a class's links are never followed, so it was not read"
-    if not stat.S_ISREG(mode):
+    if not stat.S_ISREG(status.st_mode):
         return "it is not a regular file, so it was not read"
+    if status.st_nlink > 1:
+        return (f"it is a hard link (the file has {status.st_nlink} names, one maybe outside the class folder): a "
+                "class's links are never followed, so it was not read")
     return ""
 
 
@@ -143,6 +148,7 @@ def grade_record(g: Grade, learner: str) -> dict:
     unusable = "" if g.exit_status != UNUSABLE else unusable_reason(g)
     return {"learner": learner, "file": shown_name(g.path), "seed": g.seed, "isolation": g.isolation,
             "time_limit": g.time_limit, "memory_mib": g.memory_mib, "peak_mib": round(g.peak_mib, 1),
+            "written_mib": round(g.written_mib, 1),
             "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
             "exit_status": g.exit_status, "usable": g.usable,
             "load_status": g.load.status, "load_message": g.load.message, "unusable": unusable,
@@ -158,7 +164,7 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
 
     def unusable(status: str, why: str) -> dict:
         return {"learner": learner, "file": shown_name(path), "seed": seed, "isolation": "", "time_limit": time_limit,
-                "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
+                "memory_mib": memory_mib, "peak_mib": 0.0, "written_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
                 "usable": False, "load_status": status, "unusable": why, "load_message": "", "passed": 0,
                 "parts": [], "n_samples": n_samples, "notes": []}
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from sdpa_lab.grading import checks, limits
 from sdpa_lab.grading.assignment import none_defined, not_defined
 from sdpa_lab.grading.files import read_bytes
+from sdpa_lab.grading.learner_text import shown
 from sdpa_lab.grading.limits import UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
 from sdpa_lab.grading.points import RUBRIC, rubric, score
@@ -58,6 +59,7 @@ class Grade:
     seconds: float = 0.0
     learner_cpu_seconds: float = 0.0  # the CPU its processes used together (sandbox only, else 0)
     notes: list = field(default_factory=list)  # about the file as a whole: what of it did not run, and why
+    written_mib: float = 0.0  # the most its writable places (tmpfs) held at the end of a call (sandbox only, else 0)
 
     @property
     def usable(self) -> bool:
@@ -115,10 +117,12 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
     def done(load, parts, box=None) -> Grade:
         peak = box.cgroup.peak_bytes() / 2**20 if box is not None else 0.0
         cpu = box.cgroup.cpu_seconds() if box is not None else 0.0
-        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu, notes)
+        written = box.most_written / 2**20 if box is not None else 0.0
+        return Grade(path, load, parts, time_limit, memory_mib, seed, how, peak, time.monotonic() - start, cpu, notes,
+                     written)
 
     if not (path.is_file() if follow_links else path.is_symlink() or path.exists()):  # read_bytes refuses
-        return done(Outcome("missing", message=f"{path}: no such file"), [])
+        return done(Outcome("missing", message=f"{shown(str(path), one_line=True)}: no such file"), [])
     try:
         prepared = prepare(path, modules, data=read_bytes(path, follow_links))
     except (ValueError, OSError) as exc:
@@ -127,7 +131,7 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
     draw = checks.Draw(seed, n_samples)
     box = box_class(memory_mib, modules) if box_class is not None else None
     try:
-        with LearnerProcess(path.name, prepared.source, time_limit, memory_mib, box,
+        with LearnerProcess(prepared.name, prepared.source, time_limit, memory_mib, box,
                             helpers=path.parent if helpers else None, modules=modules,
                             relocate=prepared.relocate) as process:
             load = process.start()
@@ -135,7 +139,7 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
                 return done(load, [], box)
             if not load.functions:
                 load = Outcome("syntax", message=prepared.stop) if prepared.stop else Outcome(
-                    "missing", message=none_defined(path.name))
+                    "missing", message=none_defined(prepared.name))
                 return done(load, [], box)
             if prepared.stop:
                 notes.append(f"Your file stops at {prepared.stop.splitlines()[0]}: as with Jupyter's Run All, the "
@@ -202,8 +206,8 @@ def format_grade(g: Grade, table=RUBRIC) -> str:
     else:
         where = (f"a separate process, not sandboxed; each call limited to {g.time_limit:g} s and "
                  f"{g.memory_mib} MiB")
-    head = f"Grading {g.path} (its code runs in {where}; inputs drawn from seed {g.seed}: --seed {g.seed} grades it " \
-           "again the same way)"
+    head = f"Grading {shown(str(g.path), one_line=True)} (its code runs in {where}; inputs drawn from seed " \
+           f"{g.seed}: --seed {g.seed} grades it again the same way)"
     if not g.usable:
         what = {"syntax": "a syntax error", "error": "an error while importing it",
                 "timeout": "a hang while importing it", "memory": "a memory blow-up while importing it",

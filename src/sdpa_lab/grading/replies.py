@@ -1,7 +1,7 @@
 """The grader's checks on what the learner's process sends (sdpa_lab.grading.runner reads it).
 
 Every reply is validated against the protocol (child.py): its status and fields, its text
-(control characters dropped, length capped), the .npz of its arrays (numbers only, no pickles,
+(control characters escaped, length capped), the .npz of its arrays (numbers only, no pickles,
 bounded sizes). A reply that breaks it raises Forged, whose message is the one line the grade
 shows.
 """
@@ -15,11 +15,11 @@ import zipfile
 import numpy as np
 
 from sdpa_lab.grading import child
+from sdpa_lab.grading.learner_text import MAX_TEXT, shown
 
 OK = "ok"
 MAX_PAYLOAD = child.MAX_PAYLOAD  # bytes of one reply's arrays (the probes' answers are kilobytes)
 MAX_ITEMS = 8  # arrays in one reply
-MAX_TEXT = 4000  # characters of a message (a traceback) kept
 CALL_STATUSES = {"ok", "error", "memory", "not_written", "missing", "died"}
 LOAD_STATUSES = {"ready", "syntax", "error", "memory", "not_written", "died"}
 
@@ -29,10 +29,11 @@ class Forged(Exception):
 
 
 def text(value, what: str) -> str:
-    """A string field of a reply, its control characters (but newlines) dropped and its length capped."""
+    """A string field of a reply, its control characters (but newlines and tabs) escaped and its length capped, the
+    cut marked (sdpa_lab.grading.learner_text)."""
     if not isinstance(value, str):
         raise Forged(f"{what} is not text")
-    return "".join(c for c in value if c == "\n" or c.isprintable())[:MAX_TEXT]
+    return shown(value, MAX_TEXT)
 
 
 def check_load_reply(reply: dict) -> dict:
@@ -79,7 +80,7 @@ def ended(reply: dict) -> str:
 def check_call_reply(reply: dict, payload: bytes, request_id: int, kwargs: dict) -> dict:
     """A call's reply, validated (Forged if it breaks the protocol), with its arrays read from `payload`."""
     if reply.get("id") != request_id:
-        raise Forged(f"a reply to call {str(reply.get('id'))[:20]}, not to call {request_id}")
+        raise Forged(f"a reply to call {shown(str(reply.get('id')), 20, one_line=True)}, not to call {request_id}")
     status = reply.get("status")
     if status not in CALL_STATUSES:
         raise Forged(f"unknown status {str(status)[:40]!r}")
@@ -121,5 +122,5 @@ def read_arrays(payload: bytes, n: int) -> tuple[np.ndarray, ...]:
         raise Forged(f"the arrays cannot be read ({type(exc).__name__})") from None
     for a in values:
         if a.dtype.kind not in "biuf" or a.dtype.hasobject:
-            raise Forged(f"an array of {a.dtype}, not numbers")
+            raise Forged(f"an array of {shown(str(a.dtype), 80, one_line=True)}, not numbers")  # a field's name too
     return values

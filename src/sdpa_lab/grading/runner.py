@@ -281,6 +281,8 @@ class LearnerProcess:
         self._buffer = rest
         self._read_until(lambda b: len(b) >= nbytes, doing, deadline, startup)
         payload, self._buffer = self._buffer[:nbytes], self._buffer[nbytes:]
+        if self.sandbox is not None:
+            self.sandbox.count_written()
         return header, payload
 
     def _oom_killed(self) -> bool:

@@ -18,6 +18,8 @@ What the learner's process sees and may do (`Sandbox.command`):
   that not even /proc/1/environ holds the grader's);
 - an unprivileged user (uid 65534 in its own user namespace) with no capabilities, so it
   can mount nothing and cannot leave its cgroup;
+- a seccomp filter (sdpa_lab.grading.seccomp) refusing the calls that reach kernel state no
+  namespace isolates: the keyrings first, which would carry a key from one grade to the next;
 - one memory limit for all its processes together: a cgroup (v1 memory controller, or a
   v2 leaf with memory.max) created per grade; bwrap joins it before it starts, so every
   process the learner forks is charged to it, tmpfs pages included; when the sum passes
@@ -42,11 +44,13 @@ import time
 from functools import cache
 from pathlib import Path
 
+from sdpa_lab.grading import child
 from sdpa_lab.grading.modules import COURSE_MODULES, site_entries
+from sdpa_lab.grading.seccomp import program_fd
 
 HARNESS = Path(__file__).with_name("child.py")
 SCRATCH = "/scratch"
-SCRATCH_MIB = 64  # bytes the learner may write, printing included
+SCRATCH_MIB = child.SCRATCH_MIB  # bytes the learner may write, printing included
 SHM_MIB = 8  # bytes the learner may write to /dev/shm (the only other writable place)
 SITE = "/opt/site"  # where the course's modules are mounted
 HARNESS_IN = "/opt/harness/child.py"
@@ -136,6 +140,15 @@ class Cgroup:
             return [int(p) for p in self._read("cgroup.procs").split()]
         except OSError:
             return []
+
+    def shmem_bytes(self) -> int:
+        """What its tmpfs (the scratch folder, /dev/shm) hold now: memory.stat's shmem, 0 if unknown."""
+        with contextlib.suppress(OSError, ValueError):
+            for line in self._read("memory.stat").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "shmem":
+                    return int(value)
+        return 0
 
     def peak_bytes(self) -> int:
         """The most memory its processes used together (memory.max_usage_in_bytes, or memory.peak), 0 if unknown."""
@@ -227,17 +240,24 @@ class Sandbox:
 
     def __init__(self, memory_mib: int, modules: tuple[str, ...] = COURSE_MODULES):
         self.memory_mib = int(memory_mib)
+        self.most_written = 0  # the most bytes its tmpfs held at the end of a load or call (`count_written`)
         self.site = site_entries(tuple(modules))  # before the cgroup: a bad list leaves nothing behind
         self.cgroup = Cgroup.create(self.memory_mib * 2**20)
 
-    def command(self, harness_args: list[str], helpers: Path | None = None) -> list[str]:
-        """bwrap ... python -I -S /opt/harness/child.py ARGS: the learner's process, sandboxed."""
+    def command(self, harness_args: list[str], helpers: Path | None = None, seccomp_fd: int | None = None,
+                harness_fd: int | None = None) -> list[str]:
+        """bwrap ... python -I -S /opt/harness/child.py ARGS: the learner's process, sandboxed (with the seccomp
+        filter read from `seccomp_fd`, sdpa_lab.grading.seccomp; the harness copied from `harness_fd`, else
+        mounted from the project)."""
         exe, prefix = python_runtime()
         stdlib = prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
         # An unprivileged user without capabilities: bwrap run as root keeps root's otherwise, and
         # CAP_SYS_ADMIN could mount a cgroup file system and leave the memory limit.
         cmd = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
                "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1", "--proc", "/proc", "--dev", "/dev"]
+        cmd += bwrap_options("--disable-userns")  # no nested user namespace: its capabilities reach more of the kernel
+        if seccomp_fd is not None:
+            cmd += ["--seccomp", str(seccomp_fd)]
         for path in ("/lib", "/lib64", "/lib32", "/usr/lib", "/usr/lib64", "/bin", "/usr/bin"):
             if os.path.exists(path):
                 cmd += ["--ro-bind", path, path]
@@ -247,7 +267,10 @@ class Sandbox:
         cmd += ["--dir", SITE]
         for entry in self.site:  # exactly the course's distributions, file by file and folder by folder
             cmd += ["--ro-bind", str(entry), f"{SITE}/{entry.name}"]
-        cmd += ["--ro-bind", str(HARNESS), HARNESS_IN]
+        if harness_fd is not None:  # a copy: a bind mount would show the project's path in /proc/self/mountinfo
+            cmd += ["--ro-bind-data", str(harness_fd), HARNESS_IN]
+        else:
+            cmd += ["--ro-bind", str(HARNESS), HARNESS_IN]
         if helpers is not None:  # self-grading: the learner's own folder, read-only, for their helper modules
             cmd += ["--ro-bind", str(helpers), "/opt/learner"]
         cmd += ["--size", str(SCRATCH_MIB * 2**20), "--tmpfs", SCRATCH, "--chdir", SCRATCH]
@@ -258,12 +281,40 @@ class Sandbox:
 
     def popen(self, harness_args: list[str], helpers: Path | None = None) -> subprocess.Popen:
         """Start the learner's process in the sandbox, its stdin and stdout the grader's pipes."""
-        return subprocess.Popen(self.command(harness_args, helpers), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, env=dict(ENV), preexec_fn=self.cgroup.join,
-                                start_new_session=True)
+        fds = (program_fd(), data_fd(HARNESS.read_bytes()))
+        try:
+            return subprocess.Popen(self.command(harness_args, helpers, *fds), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(ENV),
+                                    preexec_fn=self.cgroup.join, start_new_session=True, pass_fds=fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def count_written(self) -> None:
+        """Note what the learner's writable places hold now (called at the end of each load and call, while its
+        process lives): the bytes it wrote and kept, counted, within SCRATCH_MIB + SHM_MIB."""
+        self.most_written = max(self.most_written, self.cgroup.shmem_bytes())
 
     def close(self) -> None:
         self.cgroup.remove()
+
+
+@cache
+def bwrap_options(*wanted: str) -> list[str]:
+    """Those of `wanted` this machine's bwrap knows (--disable-userns came with bubblewrap 0.8.0)."""
+    try:
+        known = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [option for option in wanted if option in known.split()]
+
+
+def data_fd(data: bytes) -> int:
+    """A new file descriptor (a memfd, inheritable) from which `data` is read from its start."""
+    fd = os.memfd_create("sdpa-lab-data", 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 @cache
@@ -276,13 +327,19 @@ def unavailable() -> str | None:
     except OSError as exc:
         return f"no memory cgroup can be created here ({exc.strerror or exc}): run as root, or with a delegated cgroup"
     try:
-        cmd = box.command([])
+        fd = program_fd()
+    except (OSError, RuntimeError) as exc:
+        box.close()
+        return f"no seccomp filter can be built here ({exc}): apt-get install libseccomp2"
+    try:
+        cmd = box.command([], seccomp_fd=fd)
         probe = [*cmd[:cmd.index("--") + 1], python_runtime()[0].as_posix(), "-I", "-S", "-c", "pass"]
         done = subprocess.run(probe, stdin=subprocess.DEVNULL, capture_output=True, env=dict(ENV),
-                              preexec_fn=box.cgroup.join, timeout=60)
+                              preexec_fn=box.cgroup.join, timeout=60, pass_fds=(fd,))
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap cannot start: {exc}"
     finally:
+        os.close(fd)
         box.close()
     if done.returncode != 0:
         last = (done.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[-1]

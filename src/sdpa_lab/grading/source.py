@@ -25,7 +25,6 @@ the places in its tracebacks (`File "x.ipynb", line 52`) into the learner's (`ce
 from __future__ import annotations
 
 import ast
-import io
 import re
 import symtable
 import tokenize
@@ -33,9 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sdpa_lab.grading.child import FUNCTIONS
+from sdpa_lab.grading.learner_text import file_name, shown
 from sdpa_lab.grading.modules import COURSE_MODULES, missing_module_hint
 
-MAX_CODE = 2_000_000  # characters of code read from a submission (a lesson's solutions are a few thousand)
+# characters of code read from a submission (a lesson's solutions are a few thousand): the grader's preparation,
+# linear in it, takes seconds at this size (tests/grading/test_preparation_time.py)
+MAX_CODE = 1_000_000
 LISTED = 6  # skipped lines named in a note; the rest are counted
 _ASSIGNED_MAGIC = re.compile(r"^[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
 _HELP = re.compile(r"^(\?{1,2}[A-Za-z_][\w.]*|[A-Za-z_][\w.]*\?{1,2})$")
@@ -75,10 +77,14 @@ class Prepared:
         return missing_module_hint(text, self.modules)
 
 
+def newlines(text: str) -> str:
+    """Code's line ends as Python reads them: CRLF, a lone CR (old Macs) and LF, mixed or not, each one line end."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def decode(data: bytes) -> str:
     """A file's text: UTF-8 (undecodable bytes replaced), a leading byte-order mark dropped, newlines as \\n."""
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return newlines(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
 
 
 def read_cells(path: Path, data: bytes | None = None) -> list[Cell]:
@@ -86,31 +92,20 @@ def read_cells(path: Path, data: bytes | None = None) -> list[Cell]:
     bytes, where the caller read them (else read here)."""
     text = decode(path.read_bytes() if data is None else data)
     if path.suffix != ".ipynb":
-        return [Cell(path.name, text)]
+        return [Cell(file_name(path), text)]
     import nbformat
 
     try:
         nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # noqa: BLE001 - nbformat's many errors on a file that is not a notebook
-        raise ValueError(f"{path.name} is not a readable Jupyter notebook ({type(exc).__name__})") from None
+        raise ValueError(f"{file_name(path)} is not a readable Jupyter notebook ({type(exc).__name__})") from None
     cells = []
     for cell in (c for c in nb.cells if c.get("cell_type") == "code"):
         count = cell.get("execution_count")
         shown = f", In [{count}]" if isinstance(count, int) and not isinstance(count, bool) else ""
-        cells.append(Cell(f"{path.name}, cell {len(cells) + 1}{shown}", str(cell.get("source", "")).lstrip("\ufeff")))
+        code = newlines(str(cell.get("source", "")).lstrip("\ufeff"))
+        cells.append(Cell(f"{file_name(path)}, cell {len(cells) + 1}{shown}", code))
     return cells
-
-
-def _statement_start(before: str) -> bool:
-    """Whether the code `before` ends between statements (not inside a string, brackets or a continued line)."""
-    try:
-        for _ in tokenize.generate_tokens(io.StringIO(before).readline):
-            pass
-    except tokenize.TokenError:
-        return False
-    except (SyntaxError, ValueError):  # an indentation the tokenizer refuses: still between statements
-        return True
-    return True
 
 
 def _is_magic(stripped: str) -> bool:
@@ -118,25 +113,54 @@ def _is_magic(stripped: str) -> bool:
 
 
 def strip_magics(cell: Cell) -> Cell:
-    """The cell with its IPython magics and shell lines replaced by `pass` (a cell magic: the cell emptied)."""
+    """The cell with its IPython magics and shell lines replaced by `pass` (a cell magic: the cell emptied).
+
+    One pass of Python's tokenizer, fed the cell line by line (the magics already replaced), tells whether each
+    line starts a statement (not inside a string, brackets or a continued line): linear in the cell's size. Where
+    the tokenizer refuses a line (an indentation it cannot follow), a fresh one goes on from the next line, which
+    counts as a statement's start."""
     lines = cell.text.split("\n")
     first = next((line.strip() for line in lines if line.strip()), "")
     if first.startswith("%%"):
         return Cell(cell.label, "\n" * (len(lines) - 1), [(0, first.split()[0])])
-    out, notes, continued, since = [], [], False, 0  # since: the first line after the last magic (a statement start)
-    for i, line in enumerate(lines, 1):
+    out, notes = [], []
+    while len(out) < len(lines):
+        _strip_from(lines, out, notes)
+    return Cell(cell.label, "\n".join(out), notes)
+
+
+def _strip_from(lines: list[str], out: list[str], notes: list) -> None:
+    """Append to `out` the lines from len(out) on, magics at a statement's start replaced by `pass` (their lines and
+    text to `notes`), until the end or the first line the tokenizer refuses."""
+    # fed: lines given to this tokenizer; ended: the last of them it ended between statements (0: none yet)
+    state = {"fed": 0, "ended": 0, "depth": 0, "continued": False}
+
+    def readline() -> str:
+        if len(out) == len(lines):
+            return ""
+        line = lines[len(out)]
         stripped = line.strip()
-        if continued:  # a magic continued with a backslash
+        start = state["ended"] == state["fed"]  # the line before ended a statement (not in a string, brackets...)
+        state["fed"] += 1
+        if state["continued"]:  # a magic continued with a backslash
             out.append("")
-        elif _is_magic(stripped) and _statement_start("\n".join(out[since:]) + "\n"):
+        elif start and _is_magic(stripped):
             out.append(line[:len(line) - len(line.lstrip())] + "pass")
-            notes.append((i, stripped))
-            since = i
+            notes.append((len(out), stripped))
         else:
             out.append(line)
-            continue
-        continued = stripped.endswith("\\")
-    return Cell(cell.label, "\n".join(out), notes)
+            return line + "\n"
+        state["continued"] = stripped.endswith("\\")
+        return out[-1] + "\n"
+
+    try:  # the tokenizer asks for a line once it has given every token of the one before
+        for token in tokenize.generate_tokens(readline):
+            if token.type == tokenize.OP and token.string in "([{)]}":
+                state["depth"] += 1 if token.string in "([{" else -1
+            elif token.type in (tokenize.NEWLINE, tokenize.NL) and state["depth"] <= 0:
+                state["ended"] = token.start[0]  # a line that opens a string ends nothing: no token on it yet
+    except (tokenize.TokenError, SyntaxError, ValueError):  # the end inside brackets or a string; a bad indent
+        pass
 
 
 def syntax_error(cell: Cell) -> str:
@@ -144,9 +168,9 @@ def syntax_error(cell: Cell) -> str:
     try:
         ast.parse(cell.text)
     except SyntaxError as exc:
-        text = (exc.text or "").strip()[:200]
+        text = shown((exc.text or "").strip(), 200, one_line=True)
         where = f"{cell.label}, line {exc.lineno or 0}"
-        return f"{where}: {type(exc).__name__}: {exc.msg}" + (f"\n    {text}" if text else "")
+        return f"{where}: {type(exc).__name__}: {shown(exc.msg, one_line=True)}" + (f"\n    {text}" if text else "")
     except (ValueError, RecursionError, MemoryError) as exc:  # a null byte, absurd nesting
         return f"{cell.label}: cannot be read as Python ({type(exc).__name__})"
     return ""
@@ -268,17 +292,39 @@ def keep_needed(source: str, tree: ast.Module) -> tuple[str, list[int]]:
     sharing a line keep theirs), and the first line of each one left out that did something (not a `pass` put
     for a magic, not a docstring)."""
     lines = source.split("\n")
+    segment = _segmenter(source.split("\n"))
     stmts, run = tree.body, runs(tree, source)
     skipped = []
     for group in _groups(stmts):
         if all(run[i] for i in group):
             continue
         start, end = _span(stmts[group[0]])[0], _span(stmts[group[-1]])[1]
-        kept = "; ".join(ast.get_source_segment(source, stmts[i]) or "" for i in group if run[i]).split("\n")
+        kept = "; ".join(segment(stmts[i]) for i in group if run[i]).split("\n")
         lines[start - 1:end] = kept + [""] * (end - start + 1 - len(kept))
         skipped += [_span(stmts[i])[0] for i in group if not run[i] and not isinstance(stmts[i], ast.Pass)
                     and not (isinstance(stmts[i], ast.Expr) and isinstance(stmts[i].value, ast.Constant))]
     return "\n".join(lines), list(dict.fromkeys(skipped))
+
+
+def _segmenter(lines: list[str]):
+    """segment(node): a statement's source, as ast.get_source_segment gives it, from the source's lines split once
+    and each encoded once (its columns count UTF-8 bytes): get_source_segment splits the whole source at every call,
+    which makes a file of many statements on shared lines quadratic."""
+    encoded: dict[int, bytes] = {}
+
+    def line(i: int) -> bytes:
+        if i not in encoded:
+            encoded[i] = lines[i].encode()
+        return encoded[i]
+
+    def segment(node: ast.stmt) -> str:
+        first, last = node.lineno - 1, node.end_lineno - 1
+        if first == last:
+            return line(first)[node.col_offset:node.end_col_offset].decode()
+        return "\n".join([line(first)[node.col_offset:].decode(), *lines[first + 1:last],
+                          line(last)[:node.end_col_offset].decode()])
+
+    return segment
 
 
 # -- the whole file -----------------------------------------------------------------
@@ -289,8 +335,8 @@ def _listing(items: list[str]) -> str:
 
 
 def _quote(code: str) -> str:
-    line = "".join(c for c in code.strip().split("\n")[0] if c.isprintable())
-    return f"`{line[:60]}{'...' if len(line) > 60 else ''}`"
+    line = code.strip().split("\n")[0]
+    return f"`{shown(line[:60], one_line=True)}{'...' if len(line) > 60 else ''}`"
 
 
 def prepare(path: Path, modules: tuple = COURSE_MODULES, data: bytes | None = None) -> Prepared:
@@ -298,7 +344,7 @@ def prepare(path: Path, modules: tuple = COURSE_MODULES, data: bytes | None = No
     readable notebook, or too long)."""
     cells = read_cells(path, data)
     if sum(len(c.text) for c in cells) > MAX_CODE:  # before any work that grows with it
-        raise ValueError(f"{path.name} holds more than {MAX_CODE:,} characters of code: not a lesson's solutions")
+        raise ValueError(f"{file_name(path)} holds more than {MAX_CODE:,} characters of code: not a lesson's solutions")
     cells = [strip_magics(c) for c in cells]
     stop = ""
     for i, cell in enumerate(cells):
@@ -321,14 +367,15 @@ def prepare(path: Path, modules: tuple = COURSE_MODULES, data: bytes | None = No
     if skipped:
         written = "\n".join(texts).split("\n")  # the code as sent, before the blanking: for the quotes
         calls = [n for n in skipped if any(f + "(" in written[n - 1] for f in FUNCTIONS)]  # named first
+        named = set(calls)
         items = [f"{_quote(written[n - 1])} ({_short(places[n - 1])})" for n in calls + [
-            n for n in skipped if n not in calls]]
+            n for n in skipped if n not in named]]
         cells = list(dict.fromkeys(_short((places[n - 1][0], 0)) for n in skipped if ", " in places[n - 1][0]))
         where = f" in {len(cells)} cell{'s' if len(cells) > 1 else ''}" if cells else ""
         notes.append(f"Top-level code not run: the grader runs your definitions and the imports and assignments "
                      f"your functions need, then calls the functions itself; {len(skipped)} statement"
                      f"{'s' if len(skipped) > 1 else ''} left out{where}: " + _listing(items))
-    return Prepared(path.name, source, notes, stop, places, tuple(modules))
+    return Prepared(file_name(path), source, notes, stop, places, tuple(modules))
 
 
 def _short(place: tuple[str, int]) -> str:
