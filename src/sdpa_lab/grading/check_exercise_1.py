@@ -18,6 +18,7 @@ from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance
 from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_normal_chunks, lesson_variance_scores
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_1_scale
+from sdpa_lab.grading.evidence import call_seeds, evidence_sizes, variance_evidence
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.numbers import at_unit, listed, number
@@ -42,7 +43,12 @@ def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool) ->
     return float(scores.var()), float((scores / np.sqrt(d_k)).var())
 
 
-QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs by default: an exact match with the grader's draw decides as much
+QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs at both calls by default (SE of the raw variance at d_k = 1024: 14.5)
+# How close a variance must be to the grader's to be its draw, relative: float32 draws and sums round it by about
+# 1e-6 at these sizes (raw / scaled = 1023.99994), and another draw lands this close with probability below 1e-3
+# (its relative SE is 0.014 or more); every mistaken scale is a factor of 2 or more off.
+DRAWN_TOL = 1e-5
+DDOF = ((0, ""), (1, " (a variance with ddof=1)"))  # the lesson's np.var, and the unbiased one: both the draw's
 
 
 @cache
@@ -89,15 +95,16 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
         return _Exercise1Call(n, [SolutionCheck("B4", returns, False, f"returned {v.size} number(s): "
                                                                       f"{listed(v.ravel())}")],
                               None, [], [])
-    tol = M.tolerance(np.float64)
+    tol = DRAWN_TOL
     raw, scaled = v
     se = variance_se(d, n)
     ratio = raw / scaled if scaled else float("inf")
     # The draw is judged on the raw variance alone: a wrong scale or axis is named below, not blamed on it.
     stream_of = {True: f"np.random.seed({seed}), the lesson's smaller d_k, then d_k = {d}, in one stream",
                  False: f"np.random.seed({seed}), then d_k = {d} alone"}
-    exact = next((stream_of[c] for c in (True, False)
-                  if same_values(v[:1], exercise1_reference(seed, n, d, c)[:1], tol)), None)
+    exact = next((stream_of[c] + said for c in (True, False) for ddof, said in DDOF
+                  if same_values(v[:1], np.array([n / (n - ddof) * exercise1_reference(seed, n, d, c)[0]]), tol)),
+                 None)
     mistakes, diagnosis = [], []
     if exact is None and abs(raw - d) > k * se:
         over = next((c for c in (True, False)
@@ -145,37 +152,47 @@ def _k(k: float) -> str:
     return number(k, decimals=2, integers=False)
 
 
-def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
-    """Exercise 1 at the lesson's seed 42 and d_k = 1024, then at the grade's seed and another d_k.
+def _drew(call: Calls, seed: int) -> SolutionCheck | Outcome:
+    """Whether exercise_1 draws, decided over many calls at small sizes with seeds of their own (evidence.py); an
+    Outcome where a call stopped."""
+    what = (f"the draws, off the grader's: over {len(evidence_sizes())} calls at small sizes, each with a seed of "
+            "its own, the variances follow a sample variance's law")
+    sizes, values = evidence_sizes(), []
+    for s, (n, d) in zip(call_seeds(seed, "exercise_1", len(sizes)), sizes, strict=True):
+        o = call(seed=s, n_samples=n, d_k=d)
+        if call.lost is not None:
+            return o
+        if o.status == "error":
+            return SolutionCheck("B4", what, False, f"raised an error at n_samples = {n}, d_k = {d}")
+        if not {"n_samples", "d_k"} <= set(o.kwargs):
+            return SolutionCheck("B4", what, False, "exercise_1 takes no n_samples or no d_k, so it cannot be asked "
+                                                    "for small draws: give it the skeleton's parameters")
+        values.append(floats(o))
+    if any(v.shape != (2,) for v in values):
+        return SolutionCheck("B4", what, False, "did not return two numbers at every call")
+    raw, scaled = np.array(values).T
+    why = variance_evidence(sizes, raw, scaled)
+    return SolutionCheck("B4", what, not why, "; ".join(why) if why else "they do")
 
-    With draw.n_samples None (the default) each call draws QUICK_N_SAMPLES pairs, and the lesson's own
-    100,000 only where that decides more: at seed 42, when the variances are not the grader's draw (so
-    B4 is decided statistically, and the lesson's size gives it the lesson's power).
-    """
+
+def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
+    """Exercise 1 at the lesson's seed 42 and d_k = 1024, then at the grade's seed and another d_k, each drawing
+    draw.n_samples pairs (None: QUICK_N_SAMPLES); where the variances are not the grader's draw, whether the
+    function draws at all is decided over many calls at small sizes (`_drew`)."""
     if not isinstance(draw, Draw):
         draw = Draw(fresh_seed(), draw)
     part = Part("exercise_1", "exercise_1(seed=42, n_samples=100_000, d_k=1024) -> (raw variance, scaled variance)")
     k = bonferroni_k(2)  # two draws; raw and scaled are one piece of evidence each (the scaled is the raw / d_k)
     n_asked = draw.n_samples or QUICK_N_SAMPLES
-    drawn, escalated, exact, ignored = [], False, True, False
+    drawn, exact, ignored = [], True, False
     for label, seed, d in (("the lesson's seed 42, d_k = 1024", LESSON_SEED, EXERCISE1_D_K),
                            (f"seed {draw.seed}, d_k = {draw.exercise_1_d_k}", draw.seed, draw.exercise_1_d_k)):
         got = _exercise_1_call(call, label, seed, d, n_asked, k)
-        if (isinstance(got, _Exercise1Call) and draw.n_samples is None and seed == LESSON_SEED
-                and got.n < A1_N_SAMPLES and got.exact is None and not got.mistakes and got.checks[0].passed):
-            small, escalated = got.n, True
-            got = _exercise_1_call(call, label, seed, d, A1_N_SAMPLES, k)
-            if isinstance(got, _Exercise1Call):
-                part.notes.append(f"at seed 42 your variances of {small:,} pairs are not the grader's draw, so B4 "
-                                  f"is decided statistically, on the lesson's own {A1_N_SAMPLES:,} pairs (SE "
-                                  f"{number(variance_se(d, A1_N_SAMPLES), digits=2)} rather than "
-                                  f"{number(variance_se(d, small), digits=2)}; "
-                                  f"--n-samples {small} skips that draw)")
         if isinstance(got, Outcome):
             stopped(part, call, got, "B4", on(label, "returns (raw variance, scaled variance)"))
             return part
         part.checks += got.checks
-        exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked and not escalated
+        exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked
         drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {number(variance_se(d, got.n), digits=2)})")
         for key, text in zip(got.mistakes, got.diagnosis, strict=True):
             if key not in part.mistakes:
@@ -186,13 +203,16 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
     if ignored:
         note += (". Your exercise_1 takes no n_samples, so it drew the lesson's 100,000 pairs at every call: give "
                  "it the skeleton's n_samples=100_000 parameter for a quicker grade")
-    elif draw.n_samples is None and exact:
-        note += (f". The lesson draws {A1_N_SAMPLES:,} pairs; with your draws equal to the grader's, a "
-                 f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
+    if not exact and part.passed:
+        drew = _drew(call, draw.seed)
+        if isinstance(drew, Outcome):
+            stopped(part, call, drew, "B4", "the draws at small sizes")
+            return part
+        part.checks.append(drew)
     if not exact and part.passed:
         part.notes.append("your variances are not those of np.random.seed's stream (np.random.default_rng, or "
                           "np.random.randn without np.random.seed?): they verify the lesson's claim (B4), decided "
-                          "statistically; the lesson's printed digits need np.random.seed(42) and np.random.randn "
-                          "in the lesson's order")
+                          "statistically, and they change with the seed as draws do; the lesson's printed digits "
+                          "need np.random.seed(42) and np.random.randn in the lesson's order")
     return part
