@@ -203,6 +203,9 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
     if ignored:
         note += (". Your exercise_1 takes no n_samples, so it drew the lesson's 100,000 pairs at every call: give "
                  "it the skeleton's n_samples=100_000 parameter for a quicker grade")
+    elif draw.n_samples is None and exact:
+        note += (f". The lesson draws {A1_N_SAMPLES:,} pairs; with your draws equal to the grader's, a "
+                 f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
     if not exact and part.passed:
         drew = _drew(call, draw.seed)
