@@ -160,7 +160,7 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
         return {"learner": learner, "file": shown_name(path), "seed": seed, "isolation": "", "time_limit": time_limit,
                 "memory_mib": memory_mib, "peak_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
                 "usable": False, "load_status": status, "unusable": why, "load_message": "", "passed": 0,
-                "parts": [], "n_samples": n_samples, "notes": []}
+                "parts": [], "n_samples": n_samples, "modules": list(modules), "notes": []}
 
     if why := refusal(path):
         return unusable("refused", why)
@@ -171,7 +171,8 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
         raise
     except Exception as exc:  # noqa: BLE001 - a failure of the grader on this file is recorded, not raised
         return unusable("grader", f"the grader could not run: {type(exc).__name__}: {exc}")
-    return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
+    # with the seed, what reproduces the grade
+    return {**grade_record(g, learner), "n_samples": n_samples, "modules": list(modules)}
 
 
 def where_graded() -> str:
