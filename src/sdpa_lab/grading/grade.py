@@ -62,8 +62,13 @@ class Grade:
         return [p for p in self.parts if p.lost is not None and p.lost.status == "unusable"]
 
     @property
+    def ungraded(self) -> list:
+        """The parts the machine left ungraded (its load or its memory; sdpa_lab.grading.machine): not fails."""
+        return [p for p in self.parts if p.lost is not None and p.lost.status == "loaded"]
+
+    @property
     def exit_status(self) -> int:
-        if not self.usable or self.forged:
+        if not self.usable or self.forged or self.ungraded:
             return UNUSABLE
         return PASS if all(p.passed for p in self.parts) else FAIL
 

@@ -15,7 +15,8 @@ from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED, stream
 
 LOST = {"timeout": "hangs", "memory": "runs out of memory", "died": "crashes", "not_written": "not written yet",
-        "missing": "missing", "unusable": "unusable"}
+        "missing": "missing", "unusable": "unusable",
+        "loaded": "could not be graded"}  # lost to the machine's load or memory (machine.py): never a fail
 
 
 def fresh_seed() -> int:

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdpa_lab.grading import child
+from sdpa_lab.grading import child, machine
 from sdpa_lab.grading.modules import COURSE_MODULES, linked_site
 from sdpa_lab.grading.replies import Forged, check_call_reply, check_load_reply
 from sdpa_lab.grading.sandbox import HARNESS, Sandbox
@@ -57,9 +57,9 @@ class Outcome:
     """What one call (or loading the file) came to.
 
     status: "ok", "ready" (file loaded), "syntax", "error", "not_written",
-    "missing", "memory", "timeout", "died" or "unusable" (a reply that breaks the
-    protocol); `values` holds the returned arrays when ok; `message` says what
-    happened, in the learner's terms.
+    "missing", "memory", "timeout", "died", "unusable" (a reply that breaks the
+    protocol) or "loaded" (lost to the machine's load or memory: sdpa_lab.grading.machine);
+    `values` holds the returned arrays when ok; `message` says what happened, in the learner's terms.
     """
 
     status: str
@@ -77,7 +77,7 @@ class Outcome:
     def fatal(self) -> bool:
         """The process was lost (a hang, a memory blow-up, a crash or a forged reply): further calls would lose it
         again."""
-        return self.status in ("timeout", "memory", "died", "unusable")
+        return self.status in ("timeout", "memory", "died", "unusable", "loaded")
 
 
 def _message(reply: dict, name: str, memory_mib: int) -> str:
@@ -115,6 +115,8 @@ class LearnerProcess:
         self._calls = 0
         self._oom_before = 0
         self._held_reference = False  # the last call was given the grader's softmax
+        self._sched: dict = {}  # the grade's processes' run and wait times when the call began (machine.snapshot)
+        self._machine_ooms = 0  # the machine's kills for memory when the call began
 
     # -- process management -------------------------------------------------
     def _popen(self) -> subprocess.Popen:
@@ -140,6 +142,7 @@ class LearnerProcess:
         """Start the process and load the file; the Outcome says whether it can be used."""
         self._proc = self._popen()
         self._buffer = b""
+        self._mark()
         try:
             started, _ = self._receive("starting Python and NumPy", startup=True)  # before any of the learner's code
             if started != {"status": "started", "nbytes": 0}:
@@ -207,6 +210,7 @@ class LearnerProcess:
             np.savez(buffer, **{f"arg{i}": a for i, a in enumerate(args)})
             payload = buffer.getvalue()
         self._oom_before = self.sandbox.cgroup.oom_kills() if self.sandbox is not None else 0
+        self._mark()
         source = REFERENCE_SOFTMAX if reference_softmax else b""
         request = {"id": self._calls, "function": function, "kwargs": kwargs, "source_bytes": len(source)}
         if not self._send(request, payload, source):
@@ -251,8 +255,11 @@ class LearnerProcess:
                 if left <= 0 or not sel.select(timeout=left):
                     if self._oom_killed():  # what hangs is what is left of it after the kernel's kill
                         raise _Lost(self._lost(doing))
-                    self.close()
                     limit = STARTUP_TIME_LIMIT if startup else self.time_limit
+                    run, waited = machine.since(self._sched, machine.snapshot(self._pids()))
+                    self.close()
+                    if machine.starved(waited, limit):
+                        raise _Lost(Outcome("loaded", message=machine.starved_message(limit, run, waited, doing)))
                     why = " (the machine is overloaded?)" if startup else \
                         " (an endless loop, or far more work than the exercise needs?)"
                     raise _Lost(Outcome("timeout", message=(
@@ -283,6 +290,24 @@ class LearnerProcess:
         payload, self._buffer = self._buffer[:nbytes], self._buffer[nbytes:]
         return header, payload
 
+    def _pids(self) -> list[int]:
+        """The grade's processes now (its cgroup's, or the plain process's group)."""
+        if self._proc is None:
+            return []
+        return self.sandbox.cgroup.processes() if self.sandbox is not None else machine.group(self._proc.pid)
+
+    def _mark(self) -> None:
+        """What machine.py compares with when a call is lost: its processes' times, the machine's kills for memory."""
+        self._sched, self._machine_ooms = machine.snapshot(self._pids()), machine.machine_oom_kills()
+
+    def _machine_memory(self, doing: str) -> Outcome | None:
+        """A lost call's Outcome where the kernel killed a process for the machine's memory meanwhile (not the
+        grade's limit: _oom_killed is asked first), else None."""
+        if machine.machine_oom_kills() <= self._machine_ooms:
+            return None
+        self.close()
+        return Outcome("loaded", message=machine.memory_message(doing))
+
     def _oom_killed(self) -> bool:
         """Whether the kernel killed a process of this grade for memory since the call (or the start) began."""
         return self.sandbox is not None and self.sandbox.cgroup.oom_kills() > self._oom_before
@@ -297,6 +322,8 @@ class LearnerProcess:
         stopped a process of the grade, else its exit status or signal."""
         if self._oom_killed():
             return self._lost(doing)
+        if lost := self._machine_memory(doing):
+            return lost
         self.close()
         return Outcome("died", message=f"the process {ended} while {doing}")
 
@@ -305,6 +332,8 @@ class LearnerProcess:
             self.close()
             return Outcome("memory", message=f"ran out of memory: its processes together needed more than the limit "
                                              f"of {self.memory_mib} MiB while {doing} (stopped by the kernel)")
+        if lost := self._machine_memory(doing):
+            return lost
         proc = self._proc
         try:
             code = proc.wait(timeout=5) if proc is not None else None
@@ -340,6 +369,10 @@ class Calls:
         if self.lost is not None:
             return self.lost
         outcome = self.process.call(self.function, *args, **kwargs)
+        for _ in range(machine.RETRIES):  # lost to the machine: made again, in a fresh process
+            if outcome.status != "loaded":
+                break
+            outcome = self.process.call(self.function, *args, **kwargs)
         if outcome.fatal or outcome.status in ("not_written", "missing"):
             self.lost = outcome
         self.outcomes.append(outcome)
