@@ -19,6 +19,7 @@ from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_norma
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_1_scale
 from sdpa_lab.grading.evidence import call_seeds, evidence_sizes, variance_evidence
+from sdpa_lab.grading.limits import QUICK_N_SAMPLES
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.numbers import at_unit, listed, number
@@ -43,7 +44,6 @@ def exercise1_reference(seed: int, n_samples: int, d_k: int, continued: bool) ->
     return float(scores.var()), float((scores / np.sqrt(d_k)).var())
 
 
-QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs at both calls by default (SE of the raw variance at d_k = 1024: 14.5)
 # How close a variance must be to the grader's to be its draw, relative: float32 draws and sums round it by about
 # 1e-6 at these sizes (raw / scaled = 1023.99994), and another draw lands this close with probability below 1e-3
 # (its relative SE is 0.014 or more); every mistaken scale is a factor of 2 or more off.

@@ -94,8 +94,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
           helpers: bool = True, follow_links: bool = True, modules: tuple[str, ...] = COURSE_MODULES) -> Grade:
     """Run every check on the solutions file at `path` (its code runs in a separate, limited process).
 
-    n_samples: the pairs Exercise 1 is asked to draw; None: a quick 10,000, and the lesson's 100,000
-    only where that decides more (checks.grade_exercise_1).
+    n_samples: the pairs Exercise 1 is asked to draw at its two calls; None: limits.QUICK_N_SAMPLES
+    (checks.grade_exercise_1).
     seed: the grade's inputs (None: a fresh one, recorded in the Grade). isolation: "auto" (a
     bubblewrap sandbox where one starts, else a plain process), "sandbox" (SandboxUnavailable
     where none starts) or "none". helpers: the file's folder is importable (self-grading; a

@@ -35,7 +35,7 @@ class Draw:
     """
 
     seed: int
-    n_samples: int | None = None  # Exercise 1's pairs at both calls; None: QUICK_N_SAMPLES, the lesson's where needed
+    n_samples: int | None = None  # Exercise 1's pairs at both calls; None: limits.QUICK_N_SAMPLES
 
     def _rng(self) -> np.random.Generator:
         return stream(self.seed, "grading-sizes")
