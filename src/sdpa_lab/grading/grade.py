@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdpa_lab.grading import checks, limits
+from sdpa_lab.grading import checks, limits, machine
 from sdpa_lab.grading.files import read_bytes
 from sdpa_lab.grading.limits import UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
@@ -129,6 +129,10 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
                             helpers=path.parent if helpers else None, modules=modules,
                             relocate=prepared.relocate) as process:
             load = process.start()
+            for _ in range(machine.RETRIES):  # lost to the machine (machine.py): started again
+                if load.status != "loaded":
+                    break
+                load = process.start()
             if load.status != "ready":
                 return done(load, [], box)
             if not load.functions:

@@ -4,7 +4,8 @@ A call's time limit is wall-clock time, so on a loaded machine a correct call ca
 it while it waits for a CPU. The kernel counts, per process, the time it ran and the time it
 waited runnable on a run queue (/proc/PID/schedstat): a call whose processes waited for a CPU
 for at least STARVED of the limit was starved by the machine (a learner's endless loop runs, a
-learner's sleep neither runs nor waits), and is graded again rather than failed. Likewise a
+learner's sleep neither runs nor waits), and is graded again rather than failed; so is a start
+(Python and NumPy, before any of the learner's code runs) that runs out of its time. Likewise a
 process killed by the kernel for memory the whole machine lacked (/proc/vmstat's oom_kill grew,
 the grade's own cgroup counted no kill of its limit) is the machine's, not the learner's.
 """

@@ -258,12 +258,11 @@ class LearnerProcess:
                     limit = STARTUP_TIME_LIMIT if startup else self.time_limit
                     run, waited = machine.since(self._sched, machine.snapshot(self._pids()))
                     self.close()
-                    if machine.starved(waited, limit):
+                    if startup or machine.starved(waited, limit):  # before any of the learner's code: the machine's
                         raise _Lost(Outcome("loaded", message=machine.starved_message(limit, run, waited, doing)))
-                    why = " (the machine is overloaded?)" if startup else \
-                        " (an endless loop, or far more work than the exercise needs?)"
                     raise _Lost(Outcome("timeout", message=(
-                        f"did not finish within the time limit of {limit:g} s while {doing}{why}: stopped")))
+                        f"did not finish within the time limit of {limit:g} s while {doing} (an endless loop, or far "
+                        "more work than the exercise needs?): stopped")))
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     raise _Lost(self._lost(doing))
