@@ -238,21 +238,20 @@ SLOW = '''import numpy as np
 
 def exercise_3(seed=42, d_k=256, T=8):
     x = 0
-    for i in range(30_000_000):  # a few CPU seconds
+    for i in range(3_000_000):  # about 0.2 s of CPU
         x += i
     return np.arange(T), np.arange(T)
 '''
 
 
-def test_a_call_starved_of_cpu_is_retried_and_then_left_ungraded_not_failed(tmp_path):
-    """Every process of the test on one CPU with busy loops: the learner's code waits more than it runs."""
-    path = tmp_path / "slow.py"
-    path.write_text(SLOW)
+def test_a_call_starved_of_cpu_is_retried_and_then_left_ungraded_not_failed():
+    """Every process of the test on one CPU beside 15 busy loops: the learner's code waits far more than it runs."""
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {min(before)})
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3)]  # on that CPU too
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)  # on that CPU too,
+            for _ in range(15)]  # each a session of its own: the scheduler shares a CPU between sessions first
     try:
-        with LearnerProcess(path.name, SLOW, time_limit=2.0, memory_mib=1024) as process:
+        with LearnerProcess("slow.py", SLOW, time_limit=0.5, memory_mib=1024) as process:
             calls = Calls(process, "exercise_3")
             started = time.monotonic()
             outcome = calls(seed=1, d_k=16, T=8)
@@ -263,7 +262,24 @@ def test_a_call_starved_of_cpu_is_retried_and_then_left_ungraded_not_failed(tmp_
             hog.wait()
         os.sched_setaffinity(0, before)
     assert outcome.status == "loaded" and "could not be graded" in outcome.message, outcome
-    assert "waited" in outcome.message and took >= 2.0 * (machine.RETRIES + 1)  # tried again, each a full limit
+    assert "waited" in outcome.message and took >= machine.WALL_FACTOR * 0.5 * (machine.RETRIES + 1)
+
+
+def test_the_same_slow_call_on_a_free_cpu_finishes():
+    with LearnerProcess("slow.py", SLOW, time_limit=30, memory_mib=1024) as process:
+        assert process.call("exercise_3", seed=1, d_k=16, T=8).ok
+
+
+@pytest.mark.parametrize(("run", "waited", "elapsed", "more", "lost"), [
+    (2.0, 0.0, 2.0, False, False),  # ran its CPU time away: an endless loop, the learner's
+    (0.0, 0.0, 2.0, False, False),  # neither ran nor waited: a sleep, the learner's
+    (8.0, 30.0, 2.0, False, False),  # many processes, more CPU than the limit: a fork bomb, the learner's
+    (0.6, 1.4, 2.0, True, True),  # waited most of the time, short of its CPU: the machine's
+    (1.9, 4.1, 6.0, False, True),  # still starved at WALL_FACTOR times the limit
+])
+def test_the_machine_is_blamed_only_for_a_starved_call_short_of_its_cpu(run, waited, elapsed, more, lost):
+    assert (machine.more_time(run, waited, elapsed, 2.0) > 0) is more
+    assert machine.lost_to_load(run, waited, elapsed, 2.0) is lost
 
 
 def test_a_call_that_sleeps_past_the_limit_hangs_as_before(tmp_path):

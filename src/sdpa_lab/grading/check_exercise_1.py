@@ -18,7 +18,7 @@ from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance
 from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_normal_chunks, lesson_variance_scores
 from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_1_scale
-from sdpa_lab.grading.evidence import call_seeds, evidence_sizes, variance_evidence
+from sdpa_lab.grading.evidence import call_seeds, decide, evidence_sizes, variance_evidence
 from sdpa_lab.grading.limits import QUICK_N_SAMPLES
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
@@ -208,14 +208,9 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
                  f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
     if not exact and part.passed:
-        drew = _drew(call, draw.seed)
-        if isinstance(drew, Outcome):
-            stopped(part, call, drew, "B4", "the draws at small sizes")
-            return part
-        part.checks.append(drew)
-    if not exact and part.passed:
-        part.notes.append("your variances are not those of np.random.seed's stream (np.random.default_rng, or "
-                          "np.random.randn without np.random.seed?): they verify the lesson's claim (B4), decided "
-                          "statistically, and they change with the seed as draws do; the lesson's printed digits "
-                          "need np.random.seed(42) and np.random.randn in the lesson's order")
+        decide(part, call, _drew(call, draw.seed), "B4", "the draws at small sizes",
+               "your variances are not those of np.random.seed's stream (np.random.default_rng, or np.random.randn "
+               "without np.random.seed?): they verify the lesson's claim (B4), decided statistically, and they "
+               "change with the seed as draws do; the lesson's printed digits need np.random.seed(42) and "
+               "np.random.randn in the lesson's order")
     return part

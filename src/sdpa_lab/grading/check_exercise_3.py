@@ -11,7 +11,7 @@ import numpy as np
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.experiments.replication import A2_D_K, A2_T
 from sdpa_lab.grading import mistakes as M
-from sdpa_lab.grading.evidence import ARGSORT_CALLS, argsort_evidence, call_seeds
+from sdpa_lab.grading.evidence import ARGSORT_CALLS, argsort_evidence, call_seeds, decide
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, fresh_seed, on, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED
@@ -69,19 +69,16 @@ def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
                                       "the argsort of the *weights* can differ only where exp underflowed to "
                                       "exactly 0 and weights tie (float32 at large d_k): rank the raw scores, or "
                                       f'sort with kind="stable". Reread "{M.EXERCISE_3}".')
-        elif not drawn and np.array_equal(unscaled, ref[::-1]) and not part.notes:
-            part.notes.append("your argsorts are the grader's draw in descending order: they show the same ranking "
-                              "claim (B6); np.argsort's ascending order gives the lesson's")
+        elif not drawn and np.array_equal(unscaled, ref[::-1]):
+            part.mistakes.append("descending")
+            part.diagnosis.append("measured: your argsorts are the draw's reversed (descending): use np.argsort's "
+                                  "ascending order, as the exercise compares")
+            part.checks.append(SolutionCheck("B6", on(label, "the argsorts are np.argsort's, ascending"), False,
+                                             "the grader's draw, in descending order"))
     if off_draw and part.passed:
-        drew = _drew(call, draw.seed)
-        if isinstance(drew, Outcome):
-            stopped(part, call, drew, "B6", "the argsorts of many draws")
-            return part
-        part.checks.append(drew)
-        if drew.passed:
-            part.notes.append("your argsorts are not those of np.random.seed's draw in the lesson's order (the keys "
-                              "drawn first, another generator, or no seed?): the lesson fixes neither, so the draw "
-                              "is decided over many seeds")
+        decide(part, call, _drew(call, draw.seed), "B6", "the argsorts of many draws",
+               "your argsorts are not those of np.random.seed's draw in the lesson's order (the keys drawn first, "
+               "another generator, or no seed?): the lesson fixes neither, so the draw is decided over many seeds")
     return part
 
 

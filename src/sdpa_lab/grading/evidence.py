@@ -39,6 +39,19 @@ TESTS = 2  # per exercise (Exercise 1: the law's shape, its spread): each gets A
 ALPHA = ALPHA_FAMILY / TESTS
 
 
+def decide(part, call, drew, claim: str, what: str, note: str) -> None:
+    """Add to `part` the check over many calls (`drew`, a SolutionCheck) and, where it passes, `note`; where one of the
+    calls was lost (`drew` an Outcome), the part stops there (parts.stopped, `what` naming what was asked)."""
+    from sdpa_lab.grading.parts import SolutionCheck, stopped
+
+    if not isinstance(drew, SolutionCheck):
+        stopped(part, call, drew, claim, what)
+        return
+    part.checks.append(drew)
+    if drew.passed and note not in part.notes:
+        part.notes.append(note)
+
+
 def call_seeds(seed: int, name: str, n: int) -> list[int]:
     """n distinct seeds for an exercise's calls off the grader's draw, from the grade's seed."""
     return [int(s) for s in stream(seed, f"grading-evidence-{name}").choice(2**31, size=n, replace=False)]

@@ -1,11 +1,14 @@
 """Whether a call lost to time or memory was lost to the machine rather than to the learner's code.
 
-A call's time limit is wall-clock time, so on a loaded machine a correct call can run out of
-it while it waits for a CPU. The kernel counts, per process, the time it ran and the time it
-waited runnable on a run queue (/proc/PID/schedstat): a call whose processes waited for a CPU
-for at least STARVED of the limit was starved by the machine (a learner's endless loop runs, a
-learner's sleep neither runs nor waits), and is graded again rather than failed; so is a start
-(Python and NumPy, before any of the learner's code runs) that runs out of its time. Likewise a
+A call's time limit is first wall-clock time, so on a loaded machine a correct call could run
+out of it while it waits for a CPU. The kernel counts, per process, the time it ran and the time
+it waited runnable on a run queue (/proc/PID/schedstat). At the deadline, a call whose processes
+waited for a CPU for at least STARVED of its time and have not yet run `limit` seconds of CPU
+gets more time, up to WALL_FACTOR times the limit: the limit becomes CPU time. A learner's
+endless loop runs its CPU time away and hangs as before; a learner's sleep neither runs nor
+waits and hangs too. A call still starved at WALL_FACTOR times the limit, and a start (Python
+and NumPy, before any of the learner's code runs) that runs out of its time, are the machine's:
+made again, and never failed. Likewise a
 process killed by the kernel for memory the whole machine lacked (/proc/vmstat's oom_kill grew,
 the grade's own cgroup counted no kill of its limit) is the machine's, not the learner's.
 """
@@ -14,7 +17,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-STARVED = 0.5  # of the time limit spent waiting for a CPU: the machine's doing, not the code's
+STARVED = 0.5  # of a call's time spent waiting for a CPU: the machine's doing, not the code's
+WALL_FACTOR = 3  # a call starved by the machine may take this many times its limit of wall-clock time
 RETRIES = 2  # times a call lost to the machine is made again (in a fresh process) before its part is left ungraded
 
 
@@ -53,9 +57,22 @@ def since(before: dict, now: dict) -> tuple[float, float]:
     return run / 1e9, wait / 1e9
 
 
-def starved(waited: float, limit: float) -> bool:
-    """Whether a call that ran out of `limit` seconds spent enough of it waiting for a CPU to be the machine's."""
-    return waited >= STARVED * limit
+def starved(waited: float, elapsed: float) -> bool:
+    """Whether a call spent enough of its `elapsed` seconds waiting for a CPU to be starved by the machine."""
+    return waited >= STARVED * elapsed
+
+
+def more_time(run: float, waited: float, elapsed: float, limit: float) -> float:
+    """Seconds more a call gets at its deadline: where the machine starved it, until its processes have run `limit`
+    seconds of CPU, within WALL_FACTOR times the limit in all; 0 where it ran (or slept) its time away."""
+    if run >= limit or not starved(waited, elapsed):
+        return 0.0
+    return max(0.0, min(limit - run, WALL_FACTOR * limit - elapsed))
+
+
+def lost_to_load(run: float, waited: float, elapsed: float, limit: float) -> bool:
+    """Whether a call stopped at its deadline was the machine's: starved, and short of `limit` seconds of CPU."""
+    return run < limit and starved(waited, elapsed)
 
 
 def machine_oom_kills() -> int:
@@ -72,9 +89,9 @@ def machine_oom_kills() -> int:
 
 def starved_message(limit: float, run: float, waited: float, doing: str) -> str:
     """What a part left ungraded for the machine's load says."""
-    return (f"could not be graded: the machine is overloaded: in the time limit of {limit:g} s while {doing}, the "
-            f"code ran {run:.1f} s and waited {waited:.1f} s for a CPU (tried {RETRIES + 1} times); not a fail, "
-            "grade it again when the machine is quieter")
+    return (f"could not be graded: the machine is overloaded: while {doing}, within {WALL_FACTOR} times the time "
+            f"limit of {limit:g} s, the code ran {run:.1f} s of CPU and waited {waited:.1f} s for one (tried "
+            f"{RETRIES + 1} times); not a fail, grade it again when the machine is quieter")
 
 
 def memory_message(doing: str) -> str:

@@ -117,6 +117,7 @@ class LearnerProcess:
         self._held_reference = False  # the last call was given the grader's softmax
         self._sched: dict = {}  # the grade's processes' run and wait times when the call began (machine.snapshot)
         self._machine_ooms = 0  # the machine's kills for memory when the call began
+        self._marked = 0.0  # when it began
 
     # -- process management -------------------------------------------------
     def _popen(self) -> subprocess.Popen:
@@ -257,8 +258,12 @@ class LearnerProcess:
                         raise _Lost(self._lost(doing))
                     limit = STARTUP_TIME_LIMIT if startup else self.time_limit
                     run, waited = machine.since(self._sched, machine.snapshot(self._pids()))
+                    elapsed = time.monotonic() - self._marked
+                    if not startup and (more := machine.more_time(run, waited, elapsed, limit)) > 0:
+                        deadline = time.monotonic() + more  # starved by the machine: its CPU time is not used up
+                        continue
                     self.close()
-                    if startup or machine.starved(waited, limit):  # before any of the learner's code: the machine's
+                    if startup or machine.lost_to_load(run, waited, elapsed, limit):  # startup: none of its code ran
                         raise _Lost(Outcome("loaded", message=machine.starved_message(limit, run, waited, doing)))
                     raise _Lost(Outcome("timeout", message=(
                         f"did not finish within the time limit of {limit:g} s while {doing} (an endless loop, or far "
@@ -298,6 +303,7 @@ class LearnerProcess:
     def _mark(self) -> None:
         """What machine.py compares with when a call is lost: its processes' times, the machine's kills for memory."""
         self._sched, self._machine_ooms = machine.snapshot(self._pids()), machine.machine_oom_kills()
+        self._marked = time.monotonic()
 
     def _machine_memory(self, doing: str) -> Outcome | None:
         """A lost call's Outcome where the kernel killed a process for the machine's memory meanwhile (not the
