@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from sdpa_lab.grading import evidence, machine
+from sdpa_lab.grading.classroom import unusable_reason
 from sdpa_lab.grading.grade import PASS, UNUSABLE, Grade, grade
 from sdpa_lab.grading.parts import Part
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
@@ -293,3 +294,9 @@ def test_a_grade_with_a_part_left_ungraded_exits_unusable_not_fail():
     lost = Part("exercise_3", "exercise_3()", lost=Outcome("loaded", message="could not be graded: ..."))
     g = Grade(EXAMPLES / "correct.py", Outcome("ready", functions=("exercise_3",)), [lost], 1.0, 1024)
     assert g.exit_status == UNUSABLE and lost.verdict == "could not be graded"
+
+
+def test_a_class_record_says_why_a_part_was_left_ungraded():
+    lost = Part("exercise_3", "exercise_3()", lost=Outcome("loaded", message="could not be graded: overloaded"))
+    g = Grade(EXAMPLES / "correct.py", Outcome("ready", functions=("exercise_3",)), [lost], 1.0, 1024)
+    assert unusable_reason(g) == "exercise_3: could not be graded: overloaded"

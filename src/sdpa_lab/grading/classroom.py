@@ -106,10 +106,11 @@ def refusal(path: str | os.PathLike) -> str:
 
 def unusable_reason(g: Grade) -> str:
     """Why a grade could not use the file, in one line: the load's error (an exception raised at import as its
-    last line and where), or the first reply that broke the protocol and in how many more functions one did."""
+    last line and where), or the first reply that broke the protocol and in how many more functions one did, or
+    the first part the machine left ungraded (its load, its memory) and how many more."""
     if not g.usable and g.load.message:
         return error_line(g.load.message) if g.load.status == "error" else g.load.message.splitlines()[0]
-    forged = [p.lost.message for p in g.forged]
+    forged = [p.lost.message for p in g.forged] or [f"{p.name}: {p.lost.message}" for p in g.ungraded]
     if not forged:
         return g.load.status
     more = len(forged) - 1
