@@ -19,6 +19,7 @@ import pytest
 from sdpa_lab.grading import evidence, machine
 from sdpa_lab.grading.classroom import unusable_reason
 from sdpa_lab.grading.grade import PASS, UNUSABLE, Grade, grade
+from sdpa_lab.grading.modules import named_modules
 from sdpa_lab.grading.parts import Part
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 
@@ -300,3 +301,13 @@ def test_a_class_record_says_why_a_part_was_left_ungraded():
     lost = Part("exercise_3", "exercise_3()", lost=Outcome("loaded", message="could not be graded: overloaded"))
     g = Grade(EXAMPLES / "correct.py", Outcome("ready", functions=("exercise_3",)), [lost], 1.0, 1024)
     assert unusable_reason(g) == "exercise_3: could not be graded: overloaded"
+
+
+def test_a_class_reruns_on_a_new_module_only_the_files_that_name_it(tmp_path):
+    course = ("numpy", "matplotlib", "tqdm")
+    (tmp_path / "bar.py").write_text("from tqdm import tqdm\nimport numpy as np\n")
+    (tmp_path / "plain.py").write_text(CORRECT)
+    (tmp_path / "link.py").symlink_to(tmp_path / "bar.py")
+    assert named_modules(tmp_path / "bar.py", course) == ["numpy", "tqdm"]
+    assert named_modules(tmp_path / "plain.py", course) == named_modules(tmp_path / "plain.py", course[:2])
+    assert named_modules(tmp_path / "link.py", course) == ["numpy"]  # a link is never read
