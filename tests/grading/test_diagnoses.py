@@ -213,6 +213,14 @@ def test_exercise_1_without_n_samples_is_told_how_to_grade_quicker(monkeypatch):
     assert "takes no n_samples" in part.notes[0] and "4,000 pairs" in part.notes[0]
 
 
+def test_exercise_1_off_the_graders_draw_without_n_samples_cannot_show_it_draws_and_draws_no_more(monkeypatch):
+    monkeypatch.setattr(check_exercise_1, "A1_N_SAMPLES", 4000)  # what a function without n_samples draws, made small
+    calls = Exercise1Calls(accepts_n=False, n_fixed=4000, generator="default_rng")
+    part = checks.grade_exercise_1(calls, checks.Draw(7))
+    assert not part.passed and "give it the skeleton's parameters" in part.checks[-1].detail
+    assert len(calls.asked) == 2  # the two calls only: none at the lesson's size again
+
+
 # -- notes only where they bear on the failure -----------------------------------------------
 
 class Constant:

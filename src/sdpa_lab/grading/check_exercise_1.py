@@ -152,6 +152,10 @@ def _k(k: float) -> str:
     return number(k, decimals=2, integers=False)
 
 
+NO_SMALL_DRAWS = ("exercise_1 takes no n_samples or no d_k, so it cannot be asked for small draws to show that it "
+                  "draws: give it the skeleton's parameters")
+
+
 def _drew(call: Calls, seed: int) -> SolutionCheck | Outcome:
     """Whether exercise_1 draws, decided over many calls at small sizes with seeds of their own (evidence.py); an
     Outcome where a call stopped."""
@@ -165,8 +169,7 @@ def _drew(call: Calls, seed: int) -> SolutionCheck | Outcome:
         if o.status == "error":
             return SolutionCheck("B4", what, False, f"raised an error at n_samples = {n}, d_k = {d}")
         if not {"n_samples", "d_k"} <= set(o.kwargs):
-            return SolutionCheck("B4", what, False, "exercise_1 takes no n_samples or no d_k, so it cannot be asked "
-                                                    "for small draws: give it the skeleton's parameters")
+            return SolutionCheck("B4", what, False, NO_SMALL_DRAWS)
         values.append(floats(o))
     if any(v.shape != (2,) for v in values):
         return SolutionCheck("B4", what, False, "did not return two numbers at every call")
@@ -208,7 +211,9 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
                  f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
     if not exact and part.passed:
-        decide(part, call, _drew(call, draw.seed), "B4", "the draws at small sizes",
+        drew = _drew(call, draw.seed) if not ignored else SolutionCheck(
+            "B4", "the draws, off the grader's, at small sizes", False, NO_SMALL_DRAWS)
+        decide(part, call, drew, "B4", "the draws at small sizes",
                "your variances are not those of np.random.seed's stream (np.random.default_rng, or np.random.randn "
                "without np.random.seed?): they verify the lesson's claim (B4), decided statistically, and they "
                "change with the seed as draws do; the lesson's printed digits need np.random.seed(42) and "
