@@ -95,7 +95,7 @@ def test_exercise_2_returning_the_mean_in_place_of_the_sum_still_fails_off_the_g
     path = tmp_path / "mean.py"
     path.write_text(code)
     ex2 = _parts(path)["exercise_2"]
-    assert not ex2.passed and "mean entropy is not a draw's" in ex2.checks[-1].detail
+    assert not ex2.passed and "the entropies are not a draw's" in ex2.checks[-1].detail
 
 
 def test_a_top_level_cell_that_sets_up_what_softmax_reads_runs_as_run_all_runs_it(tmp_path):
@@ -223,7 +223,7 @@ def test_entropies_of_real_draws_pass_and_repeated_ones_or_bits_fail():
     same = np.array([entropies()] * evidence.ENTROPY_CALLS)
     assert "never repeat" in evidence.entropy_evidence(d_ks, T, same)[0]
     bits = np.array([entropies() for _ in range(evidence.ENTROPY_CALLS)]) / np.log(2)
-    assert "mean entropy is not a draw's" in evidence.entropy_evidence(d_ks, T, bits)[0]
+    assert "the entropies are not a draw's" in evidence.entropy_evidence(d_ks, T, bits)[0]
 
 
 def test_argsorts_that_do_not_change_with_the_seed_fail():

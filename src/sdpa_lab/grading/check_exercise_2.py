@@ -58,7 +58,7 @@ def _drew(call: Calls, seed: int) -> SolutionCheck | Outcome:
     """Whether exercise_2 draws: its entropies over ENTROPY_CALLS seeds at the lesson's sizes against their law
     (evidence.py); an Outcome where a call stopped."""
     what = (f"the draws, off the grader's: over {ENTROPY_CALLS} calls at d_k = 4, 16, 64, 256, T = 8, each with a "
-            "seed of its own, the mean entropy per d_k is a draw's")
+            "seed of its own, the entropies per d_k follow a draw's law")
     rows = []
     for s in call_seeds(seed, "exercise_2", ENTROPY_CALLS):
         o = call(seed=s, d_ks=list(EXERCISE2_D_K), T=EXERCISE2_T)
@@ -124,7 +124,7 @@ def grade_exercise_2(call: Calls, draw: Draw | None = None) -> Part:
     if off_draw and part.passed:
         decide(part, call, _drew(call, draw.seed), "B5", "the entropies of many draws",
                "your entropies are not np.random.seed's draw in the lesson's order (the keys drawn first, another "
-               "generator, or no seed?): the lesson fixes neither, so B5 is decided on the mean entropy over many "
+               "generator, or no seed?): the lesson fixes neither, so B5 is decided on the entropies of many "
                "seeds")
     return part
 
