@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pytest
 
-from sdpa_lab.grading import evidence, machine
+from sdpa_lab.grading import evidence, machine, sandbox
 from sdpa_lab.grading.classroom import unusable_reason
 from sdpa_lab.grading.grade import PASS, UNUSABLE, Grade, grade
 from sdpa_lab.grading.modules import named_modules
@@ -311,3 +311,13 @@ def test_a_class_reruns_on_a_new_module_only_the_files_that_name_it(tmp_path):
     assert named_modules(tmp_path / "bar.py", course) == ["numpy", "tqdm"]
     assert named_modules(tmp_path / "plain.py", course) == named_modules(tmp_path / "plain.py", course[:2])
     assert named_modules(tmp_path / "link.py", course) == ["numpy"]  # a link is never read
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox: {sandbox.unavailable()}")
+def test_a_notebook_with_every_choice_at_once_passes_in_the_sandbox(tmp_path):
+    code = _variant((DRAWS, FLOAT32), KEYS_FIRST_2, KEYS_FIRST_3, ("np.log(p + 1e-12)", "np.log(p + 1e-9)"),
+                    ("def softmax(x, axis=-1):\n", "AXES = []\nAXES.append(-1)\n\n\ndef softmax(x, axis=None):\n"
+                                                   "    axis = AXES[0] if axis is None else axis\n"))
+    path = notebook(code, tmp_path / "all_choices.ipynb", bash=True, shell_assign=True)
+    g = grade(path, time_limit=60, n_samples=N_SAMPLES, seed=SEED, isolation="sandbox")
+    assert g.exit_status == PASS, [(p.name, p.verdict, [c.detail for c in p.checks if not c.passed]) for p in g.parts]
