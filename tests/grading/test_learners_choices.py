@@ -321,3 +321,20 @@ def test_a_notebook_with_every_choice_at_once_passes_in_the_sandbox(tmp_path):
     path = notebook(code, tmp_path / "all_choices.ipynb", bash=True, shell_assign=True)
     g = grade(path, time_limit=60, n_samples=N_SAMPLES, seed=SEED, isolation="sandbox")
     assert g.exit_status == PASS, [(p.name, p.verdict, [c.detail for c in p.checks if not c.passed]) for p in g.parts]
+
+
+KILLED = "import os\n\n\ndef exercise_3(seed=42, d_k=256, T=8):\n    os.kill(os.getpid(), 9)\n"
+
+
+def test_a_call_killed_while_the_machine_ran_out_of_memory_is_left_ungraded(monkeypatch):
+    kills = iter(range(1000))  # the machine's count of kills for memory, growing at every look: the kernel killing
+    monkeypatch.setattr(machine, "machine_oom_kills", lambda: next(kills))
+    with LearnerProcess("killed.py", KILLED, time_limit=30, memory_mib=1024) as process:
+        outcome = Calls(process, "exercise_3")(seed=1)
+    assert outcome.status == "loaded" and "the machine ran out of memory" in outcome.message
+
+
+def test_a_call_killed_by_its_own_code_is_a_crash_as_before():
+    with LearnerProcess("killed.py", KILLED, time_limit=30, memory_mib=1024) as process:
+        outcome = Calls(process, "exercise_3")(seed=1)
+    assert outcome.status == "died" and "SIGKILL" in outcome.message

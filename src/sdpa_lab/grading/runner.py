@@ -327,7 +327,7 @@ class LearnerProcess:
         stopped a process of the grade, else its exit status or signal."""
         if self._oom_killed():
             return self._lost(doing)
-        if lost := self._machine_memory(doing):
+        if "SIGKILL" in ended and (lost := self._machine_memory(doing)):
             return lost
         self.close()
         return Outcome("died", message=f"the process {ended} while {doing}")
@@ -337,13 +337,13 @@ class LearnerProcess:
             self.close()
             return Outcome("memory", message=f"ran out of memory: its processes together needed more than the limit "
                                              f"of {self.memory_mib} MiB while {doing} (stopped by the kernel)")
-        if lost := self._machine_memory(doing):
-            return lost
         proc = self._proc
         try:
             code = proc.wait(timeout=5) if proc is not None else None
         except subprocess.TimeoutExpired:  # closed its end of the pipe but kept running
             code = None
+        if code in (-signal.SIGKILL, 128 + signal.SIGKILL) and (lost := self._machine_memory(doing)):
+            return lost  # killed by the kernel for the machine's memory (bwrap passes its child's kill on as 137)
         self.close()
         if code is None:
             why = "stopped answering"
