@@ -24,7 +24,11 @@ from sdpa_lab.grading import classroom, sandbox
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples" / "solutions"
-SUBMISSIONS = ("correct", "no_scale", "wrong_axis", "divides_by_dk", "swapped_outputs")
+# The shipped correct solution, four mistakes, and the correct files off the grader's own draw (float32 and ddof=1;
+# default_rng and the keys first, decided over many small calls) and a faked Exercise 1: the costliest grades.
+SUBMISSIONS = ("correct", "no_scale", "wrong_axis", "divides_by_dk", "swapped_outputs", "exercise_1_float32_ddof1",
+               "exercise_1_default_rng", "keys_before_query", "exercise_1_faked")
+CLASS = 30  # learners in the class whose time is estimated: this mix, on the machine's cores
 
 
 def cpu_seconds() -> float:
@@ -64,8 +68,10 @@ def main() -> None:
         writer.writeheader()
         writer.writerows(rows)
     print(f"{len(rows)} grades in {cpu:.1f} s CPU ({wall:.1f} s wall, 1-minute load {load:.1f} before): "
-          f"{60 * len(rows) / cpu:.1f} grades per CPU-minute; largest peak {max(r['peak_mib'] for r in rows):.0f} MiB "
-          f"of {classroom.CLASS_MEMORY_MIB} MiB; wrote {args.out}")
+          f"{60 * len(rows) / cpu:.1f} grades per CPU-minute; largest {max(r['cpu_s'] for r in rows):.1f} s CPU, "
+          f"largest peak {max(r['peak_mib'] for r in rows):.0f} MiB of {classroom.CLASS_MEMORY_MIB} MiB; a class of "
+          f"{CLASS} of this mix: {CLASS * cpu / len(rows) / os.cpu_count() / 60:.1f} min on {os.cpu_count()} cores "
+          f"if idle; wrote {args.out}")
 
 
 if __name__ == "__main__":

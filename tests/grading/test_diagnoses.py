@@ -9,6 +9,7 @@ import pytest
 
 from sdpa_lab.grading import check_exercise_1, checks, parts
 from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading.evidence import evidence_sizes
 from sdpa_lab.grading.grade import FAIL, PASS, format_grade, grade
 from sdpa_lab.grading.runner import Outcome
 from sdpa_lab.numbers import number
@@ -83,7 +84,7 @@ def test_a_correct_solution_is_given_no_mistake(examples, name):
 def test_exercise_1_drawn_with_default_rng_passes_with_a_note_on_the_lessons_digits(examples):
     g = grade(examples / "exercise_1_default_rng.py", time_limit=30, n_samples=N_SAMPLES, seed=7, isolation="none")
     ex1 = next(p for p in g.parts if p.name == "exercise_1")
-    assert ex1.passed and len(ex1.checks) == 8
+    assert ex1.passed and len(ex1.checks) == 9 and "small sizes" in ex1.checks[-1].what
     assert any("not np.random.seed(42)'s draw in the lesson's order" in c.detail for c in ex1.checks)
     assert any("the lesson's printed digits need np.random.seed(42)" in n for n in ex1.notes)
 
@@ -205,14 +206,14 @@ def test_exercise_1_by_default_draws_the_quick_size_and_says_so(monkeypatch):
     assert "--n-samples 100000" in part.notes[0]
 
 
-def test_exercise_1_draws_the_lessons_size_where_the_draw_is_not_the_graders(monkeypatch):
+def test_exercise_1_off_the_graders_draw_is_asked_for_small_draws_never_the_lessons_size(monkeypatch):
     calls = Exercise1Calls(generator="default_rng")
     monkeypatch.setattr(check_exercise_1, "QUICK_N_SAMPLES", 1000)
-    monkeypatch.setattr(check_exercise_1, "A1_N_SAMPLES", 2000)  # the lesson's size, made small for the test
     part = checks.grade_exercise_1(calls, checks.Draw(7))
-    assert [n for _, n, _ in calls.asked] == [1000, 2000, 1000]  # at seed 42 only
-    assert "decided statistically, on the lesson's own 2,000 pairs" in " ".join(part.notes)
-    assert "--n-samples 1000" in " ".join(part.notes)
+    asked = [(n, d) for _, n, d in calls.asked]
+    assert part.passed and asked[:2] == [(1000, 1024), (1000, checks.Draw(7).exercise_1_d_k)]
+    assert asked[2:] == evidence_sizes() and max(n * d for n, d in asked[2:]) <= 64  # 64 products at most
+    assert len({s for s, _, _ in calls.asked[2:]}) == len(asked) - 2  # a seed of its own per call
 
 
 def test_exercise_1_without_n_samples_is_told_how_to_grade_quicker(monkeypatch):
@@ -220,6 +221,14 @@ def test_exercise_1_without_n_samples_is_told_how_to_grade_quicker(monkeypatch):
     part = checks.grade_exercise_1(Exercise1Calls(accepts_n=False, n_fixed=4000), checks.Draw(7))
     assert part.passed, part.checks
     assert "takes no n_samples" in part.notes[0] and "4,000 pairs" in part.notes[0]
+
+
+def test_exercise_1_off_the_graders_draw_without_n_samples_cannot_show_it_draws_and_draws_no_more(monkeypatch):
+    monkeypatch.setattr(check_exercise_1, "A1_N_SAMPLES", 4000)  # what a function without n_samples draws, made small
+    calls = Exercise1Calls(accepts_n=False, n_fixed=4000, generator="default_rng")
+    part = checks.grade_exercise_1(calls, checks.Draw(7))
+    assert not part.passed and "give it the skeleton's parameters" in part.checks[-1].detail
+    assert len(calls.asked) == 2  # the two calls only: none at the lesson's size again
 
 
 # -- notes only where they bear on the failure -----------------------------------------------

@@ -130,13 +130,21 @@ def test_exercise_1_the_seeds_draw_or_another_draw_passes_and_other_numbers_fail
     part = checks.grade_exercise_1(Respond(drawn), DRAW)
     assert part.passed and not any("np.random.seed's stream" in n for n in part.notes)
 
-    def near(seed, n_samples, d_k):  # statistically fine, but not the seed's draw: another generator's
-        return d_k + _se(d_k), (d_k + _se(d_k)) / d_k
+    def other_generator(seed, n_samples, d_k):  # not the seed's draw: another generator's, drawn
+        rng = np.random.default_rng(seed)
+        scores = np.sum(rng.standard_normal((n_samples, d_k)) * rng.standard_normal((n_samples, d_k)), axis=1)
+        return scores.var(), (scores / np.sqrt(d_k)).var()
+
+    part = checks.grade_exercise_1(Respond(other_generator), DRAW)
+    assert part.passed and [c.passed for c in part.checks] == [True] * 9  # the lesson claims variances, not a stream
+    assert "SE from d_k, as a draw's" in part.checks[3].detail and "small sizes" in part.checks[-1].what
+    assert any("the lesson's printed digits need np.random.seed(42)" in n for n in part.notes)
+
+    def near(seed, n_samples, d_k):  # statistically fine at every call, but the same numbers for every seed: no draw
+        return d_k + _se(d_k, n_samples), (d_k + _se(d_k, n_samples)) / d_k
 
     part = checks.grade_exercise_1(Respond(near), DRAW)
-    assert part.passed and [c.passed for c in part.checks] == [True] * 8  # the lesson claims variances, not a stream
-    assert "+1.0 SE from d_k, as a draw's" in part.checks[3].detail
-    assert any("the lesson's printed digits need np.random.seed(42)" in n for n in part.notes)
+    assert [c.passed for c in part.checks] == [True] * 8 + [False] and "never repeat" in part.checks[-1].detail
 
     def far(seed, n_samples, d_k):
         return d_k + 5 * _se(d_k), (d_k + 5 * _se(d_k)) / d_k
@@ -171,7 +179,8 @@ def test_exercise_2_the_seeds_draw_and_its_classic_slips():
 
     assert checks.grade_exercise_2(Respond(ref("unscaled")), DRAW).passed
     assert checks.grade_exercise_2(Respond(ref("scaled")), DRAW).mistakes == ["scaled_entropies"]
-    assert checks.grade_exercise_2(Respond(ref("unscaled", reseed=True)), DRAW).mistakes == ["reseeded"]
+    reseeded = checks.grade_exercise_2(Respond(ref("unscaled", reseed=True)), DRAW)  # the lesson fixes no seed
+    assert reseeded.passed and not reseeded.mistakes and any("reseeded before each d_k" in n for n in reseeded.notes)
     assert checks.grade_exercise_2(Respond(ref("unscaled", scale=math.log(2))), DRAW).mistakes == ["bits"]
     lesson = [list(checks.exercise2_reference(42, (4, 16, 64, 256), 8, False)["unscaled"])]
     fixed = checks.grade_exercise_2(Respond(lambda **kw: lesson), DRAW)  # the lesson's numbers, whatever asked

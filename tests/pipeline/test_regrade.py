@@ -73,3 +73,36 @@ def test_a_regrade_reuses_the_stored_seed_grades_only_that_learner_and_updates_t
 def test_a_regrade_without_a_record_says_so_and_exits_2(tmp_path):
     proc = _regrade(tmp_path, "nobody", "--submissions", str(tmp_path), "--no-update")
     assert proc.returncode == 2 and "no grade record" in proc.stderr and "grade the class first" in proc.stderr
+
+
+PROGRESS = (EXAMPLES / "correct.py").read_text().replace("import numpy as np\n",
+                                                        "import numpy as np\nfrom tqdm import tqdm\n", 1)
+
+
+@pytest.mark.skipif(sandbox.unavailable() is not None, reason=f"no sandbox: {sandbox.unavailable()}")
+def test_a_module_added_regrades_only_the_learners_who_name_it_and_a_regrade_honours_it(tmp_path, tiny_config):
+    subs = tmp_path / "class"
+    subs.mkdir()
+    shutil.copy(EXAMPLES / "correct.py", subs / "correct.py")
+    (subs / "progress.py").write_text(PROGRESS.replace(
+        "    for d in [x for x in [4, 16, 64, 256] if x < d_k] + [d_k]:",
+        "    for d in tqdm([x for x in [4, 16, 64, 256] if x < d_k] + [d_k]):  # a progress bar"))
+    work = make_workdir(tmp_path / "work", tiny_config)
+    settings = ("--config", f"submissions={subs}", "grading_n_samples=2000", "grading_seed=9")
+    proc = snakemake(work, *settings, targets=["grade_class"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _record(work, "progress")["exit_status"] == 2  # tqdm is not among the course's modules
+    other = work / "results" / "class" / "grades" / "correct.json"
+    other_stat = other.stat().st_mtime_ns
+
+    config = tmp_path / "with_tqdm.yaml"
+    config.write_text("grading_modules: [numpy, matplotlib, tqdm]\n")
+    proc = snakemake(work, "--configfile", str(config), *settings, targets=["grade_class"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert _record(work, "progress")["exit_status"] == 0 and "tqdm" in _record(work, "progress")["modules"]
+    assert other.stat().st_mtime_ns == other_stat  # correct.py names no tqdm: its grade cannot change
+
+    (work / "results" / "class" / "grades" / "progress.json").write_text(json.dumps(
+        {**_record(work, "progress"), "modules": ["numpy", "matplotlib"]}))  # as graded before tqdm was added
+    proc = _regrade(work, "progress", "--submissions", str(subs), "--configfile", str(config), "--no-update")
+    assert proc.returncode == 0 and _record(work, "progress")["exit_status"] == 0, proc.stdout + proc.stderr

@@ -42,7 +42,7 @@ rule grade_submission:
         time_limit=GRADING_TIME_LIMIT,
         memory_mib=GRADING_MEMORY_MIB,
         n_samples=GRADING_N_SAMPLES,
-        modules=GRADING_MODULES,
+        modules=learner_modules,  # the job reads the whole list from the config
         shown=submission_shown,
     script:
         "../scripts/grade_submission.py"

@@ -305,6 +305,15 @@ def submission_input(wildcards):
     return [str(path)] if wildcards.learner == path.stem and not refusal(path) else []
 
 
+def learner_modules(wildcards):
+    """The course's modules the learner's file names: what reruns its grade when the list changes (the job gives it
+    the whole list), so a module added for one learner regrades only those whose file names it.
+    """
+    from sdpa_lab.grading.modules import named_modules
+
+    return named_modules(CLASS[wildcards.learner], tuple(GRADING_MODULES))
+
+
 def submission_digest(wildcards):
     """The sha256 of a file that is no input (a link: "", never read): a change reruns it."""
     from sdpa_lab.grading.files import digest

@@ -17,7 +17,9 @@ import numpy as np
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
 from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_normal_chunks, lesson_variance_scores
 from sdpa_lab.grading import mistakes as M
-from sdpa_lab.grading.diagnosis import exercise_1_scale, exercise_1_variances, near_draw
+from sdpa_lab.grading.diagnosis import exercise_1_scale, exercise_1_variances
+from sdpa_lab.grading.evidence import call_seeds, decide, evidence_sizes, variance_evidence
+from sdpa_lab.grading.limits import QUICK_N_SAMPLES
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.numbers import at_unit, listed, number
@@ -52,7 +54,11 @@ def orders(d_k: int) -> tuple:
     return (True, False, *((SWEEP,) if any(d >= d_k for d in A1_D_K) else ()))
 
 
-QUICK_N_SAMPLES = 10_000  # Exercise 1's pairs by default: an exact match with the grader's draw decides as much
+# How close a variance must be to the grader's to be its draw, relative: float32 draws and sums round it by about
+# 1e-6 at these sizes (raw / scaled = 1023.99994), and another draw lands this close with probability below 1e-3
+# (its relative SE is 0.014 or more); every mistaken scale is a factor of 2 or more off.
+DRAWN_TOL = 1e-5
+DDOF = ((0, ""), (1, " (a variance with ddof=1)"))  # the lesson's np.var, and the unbiased one: both the draw's
 
 
 @cache
@@ -84,7 +90,6 @@ class _Exercise1Call:
     exact: str | None  # how its raw variance equals the grader's draw, or None
     mistakes: list[str]
     diagnosis: list[str]
-    near: str = ""  # how variances that are not exactly the grader's draw still come from it (near_draw), or ""
     described: str = ""  # what the outputs show where no mistake is named
 
 
@@ -101,7 +106,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
         return _Exercise1Call(n, [SolutionCheck("B4", returns, False, f"returned {v.size} number(s): "
                                                                       f"{listed(v.ravel())}")],
                               None, [], [])
-    tol = M.tolerance(np.float64)
+    tol = DRAWN_TOL
     raw, scaled = v
     se = variance_se(d, n)
     ratio = raw / scaled if scaled else float("inf")
@@ -109,8 +114,9 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
     stream_of = {True: f"np.random.seed({seed}), the lesson's smaller d_k, then d_k = {d}, in one stream",
                  False: f"np.random.seed({seed}), then d_k = {d} alone",
                  SWEEP: f"np.random.seed({seed}), the lesson's d_k = 4, 16, 64, 256, then d_k = {d}, in one stream"}
-    exact = next((stream_of[c] for c in orders(d)
-                  if same_values(v[:1], exercise1_reference(seed, n, d, c)[:1], tol)), None)
+    exact = next((stream_of[c] + said for c in orders(d) for ddof, said in DDOF
+                  if same_values(v[:1], np.array([n / (n - ddof) * exercise1_reference(seed, n, d, c)[0]]), tol)),
+                 None)
     mistakes, diagnosis = [], []
     if exact is None and abs(raw - d) > k * se:
         over = next((c for c in (True, False)
@@ -125,12 +131,10 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
                 + (" (exactly the variance of the grader's draw summed over axis 0)" if over is not None else "")
                 + f". Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")
     # The lesson claims the variances, not a generator: another one's draw passes on the statistics.
-    alike = near_draw(raw, [exercise1_reference(seed, n, d, c) for c in orders(d)], n) if exact is None else ""
     near, z = abs(raw - d) <= k * se and raw != d, _signed((raw - d) / se)  # exactly d_k is no draw's variance
     drawn = f"your draws are {exact}" if exact else (
-        (f"your variances are {alike}" if alike else f"not np.random.seed({seed})'s draw in the lesson's order "
-                                                      "(another generator, another order, or no seed?)")
-        + f": {z} SE from d_k, as a draw's"
+        f"not np.random.seed({seed})'s draw in the lesson's order (another generator, another order, or no "
+        f"seed?): {z} SE from d_k, as a draw's"
         if near else "exactly d_k: no draw's variance is" if raw == d else
         f"neither np.random.seed({seed})'s draw nor within {_k(k)} SE of d_k ({z} SE)")
     checks = [
@@ -159,7 +163,7 @@ def _exercise_1_call(call: Calls, label: str, seed: int, d: int, n_asked: int, k
         described = (f"measured: raw / scaled = {number(ratio)} where it is d_k = {d}, and the raw variance "
                      f"{number(raw, digits=4)} is not near d_k either: the ratio names a scale only where the raw "
                      "variance is right, so fix the raw variance first")
-    return _Exercise1Call(n, checks, exact, mistakes, diagnosis, alike, described)
+    return _Exercise1Call(n, checks, exact, mistakes, diagnosis, described)
 
 
 def _signed(z: float) -> str:
@@ -172,38 +176,50 @@ def _k(k: float) -> str:
     return number(k, decimals=2, integers=False)
 
 
-def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
-    """Exercise 1 at the lesson's seed 42 and d_k = 1024, then at the grade's seed and another d_k.
+NO_SMALL_DRAWS = ("exercise_1 takes no n_samples or no d_k, so it cannot be asked for small draws to show that it "
+                  "draws: give it the skeleton's parameters")
 
-    With draw.n_samples None (the default) each call draws QUICK_N_SAMPLES pairs, and the lesson's own
-    100,000 only where that decides more: at seed 42, when the variances are not the grader's draw (so
-    B4 is decided statistically, and the lesson's size gives it the lesson's power).
-    """
+
+def _drew(call: Calls, seed: int) -> SolutionCheck | Outcome:
+    """Whether exercise_1 draws, decided over many calls at small sizes with seeds of their own (evidence.py); an
+    Outcome where a call stopped."""
+    what = (f"the draws, off the grader's: over {len(evidence_sizes())} calls at small sizes, each with a seed of "
+            "its own, the variances follow a sample variance's law")
+    sizes, values = evidence_sizes(), []
+    for s, (n, d) in zip(call_seeds(seed, "exercise_1", len(sizes)), sizes, strict=True):
+        o = call(seed=s, n_samples=n, d_k=d)
+        if call.lost is not None:
+            return o
+        if o.status == "error":
+            return SolutionCheck("B4", what, False, f"raised an error at n_samples = {n}, d_k = {d}")
+        if not {"n_samples", "d_k"} <= set(o.kwargs):
+            return SolutionCheck("B4", what, False, NO_SMALL_DRAWS)
+        values.append(floats(o))
+    if any(v.shape != (2,) for v in values):
+        return SolutionCheck("B4", what, False, "did not return two numbers at every call")
+    raw, scaled = np.array(values).T
+    why = variance_evidence(sizes, raw, scaled)
+    return SolutionCheck("B4", what, not why, "; ".join(why) if why else "they do")
+
+
+def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
+    """Exercise 1 at the lesson's seed 42 and d_k = 1024, then at the grade's seed and another d_k, each drawing
+    draw.n_samples pairs (None: QUICK_N_SAMPLES); where the variances are not the grader's draw, whether the
+    function draws at all is decided over many calls at small sizes (`_drew`)."""
     if not isinstance(draw, Draw):
         draw = Draw(fresh_seed(), draw)
     part = Part("exercise_1", "exercise_1(seed=42, n_samples=100_000, d_k=1024) -> (raw variance, scaled variance)")
     k = bonferroni_k(2)  # two draws; raw and scaled are one piece of evidence each (the scaled is the raw / d_k)
     n_asked = draw.n_samples or QUICK_N_SAMPLES
-    drawn, escalated, exact, ignored, near = [], False, True, False, set()
+    drawn, exact, ignored = [], True, False
     for label, seed, d in (("the lesson's seed 42, d_k = 1024", LESSON_SEED, EXERCISE1_D_K),
                            (f"seed {draw.seed}, d_k = {draw.exercise_1_d_k}", draw.seed, draw.exercise_1_d_k)):
         got = _exercise_1_call(call, label, seed, d, n_asked, k)
-        if (isinstance(got, _Exercise1Call) and draw.n_samples is None and seed == LESSON_SEED
-                and got.n < A1_N_SAMPLES and got.exact is None and not got.mistakes and got.checks[0].passed):
-            small, escalated = got.n, True
-            got = _exercise_1_call(call, label, seed, d, A1_N_SAMPLES, k)
-            if isinstance(got, _Exercise1Call):
-                part.notes.append(f"at seed 42 your variances of {small:,} pairs are not the grader's draw, so B4 "
-                                  f"is decided statistically, on the lesson's own {A1_N_SAMPLES:,} pairs (SE "
-                                  f"{number(variance_se(d, A1_N_SAMPLES), digits=2)} rather than "
-                                  f"{number(variance_se(d, small), digits=2)}; "
-                                  f"--n-samples {small} skips that draw)")
         if isinstance(got, Outcome):
             stopped(part, call, got, "B4", on(label, "returns (raw variance, scaled variance)"))
             return part
         part.checks += got.checks
-        exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked and not escalated
-        near |= {got.near} if got.exact is None else set()
+        exact, ignored = exact and got.exact is not None, ignored or got.n != n_asked
         drawn.append(f"{got.n:,} pairs at {label} (SE of the raw variance {number(variance_se(d, got.n), digits=2)})")
         for key, text in zip(got.mistakes, got.diagnosis, strict=True):
             if key not in part.mistakes:
@@ -220,12 +236,13 @@ def grade_exercise_1(call: Calls, draw: Draw | int | None = None) -> Part:
         note += (f". The lesson draws {A1_N_SAMPLES:,} pairs; with your draws equal to the grader's, a "
                  f"larger one decides nothing more (--n-samples {A1_N_SAMPLES} draws it anyway)")
     part.notes.insert(0, note)
-    if not exact and part.passed and "" not in near:  # each call's variances still come from the grader's draw
-        part.notes.append(f"your variances are {' and '.join(sorted(near))}: they verify the lesson's claim (B4)")
-    elif not exact and part.passed:
-        part.notes.append("your variances are not those of np.random.seed's draw in the lesson's order (Q, then K, "
-                          "= np.random.randn(n_samples, d_k), after the lesson's smaller d_k or alone): another "
-                          "generator, another order of the draws, or no seed? They verify the lesson's claim (B4), "
-                          "decided statistically; the lesson's printed digits need np.random.seed(42) and "
-                          "np.random.randn in the lesson's order")
+    if not exact and part.passed:
+        drew = _drew(call, draw.seed) if not ignored else SolutionCheck(
+            "B4", "the draws, off the grader's, at small sizes", False, NO_SMALL_DRAWS)
+        decide(part, call, drew, "B4", "the draws at small sizes",
+               "your variances are not those of np.random.seed's draw in the lesson's order (Q, then K, "
+               "= np.random.randn(n_samples, d_k), after the lesson's smaller d_k or alone): another generator, "
+               "another order of the draws, or no seed? They verify the lesson's claim (B4), decided statistically, "
+               "and they change with the seed as draws do; the lesson's printed digits need np.random.seed(42) and "
+               "np.random.randn in the lesson's order")
     return part

@@ -11,9 +11,10 @@ import numpy as np
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.experiments.replication import A2_D_K, A2_T
 from sdpa_lab.grading import mistakes as M
+from sdpa_lab.grading.evidence import ARGSORT_CALLS, argsort_evidence, call_seeds, decide
 from sdpa_lab.grading.learner_text import array_text
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, fresh_seed, on, stopped
-from sdpa_lab.grading.runner import Calls
+from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED
 
 
@@ -31,6 +32,7 @@ def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
     part = Part("exercise_3", "exercise_3(seed=42, d_k=256, T=8) -> (argsort of unscaled weights, argsort of "
                               "scaled weights)")
     other_d_k, other_T = draw.exercise_3
+    off_draw = False
     for label, seed, d_k, T in (("the lesson's seed 42, d_k = 256, T = 8", LESSON_SEED, A2_D_K, A2_T),
                                 (f"seed {draw.seed}, d_k = {other_d_k}, T = {other_T}", draw.seed, other_d_k, other_T)):
         o = call(seed=seed, d_k=d_k, T=T)
@@ -52,10 +54,11 @@ def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
                                                          "are equal"),
                                          same, f"unscaled {unscaled}, scaled {scaled}"))
         drawn = np.array_equal(unscaled, ref) or np.array_equal(scaled, ref)
-        part.checks.append(SolutionCheck("B6", on(label, f"the draw: np.random.seed({seed}), q = randn({d_k}), "
-                                                         f"Kmat = randn({T}, {d_k})"), drawn,
-                                         "the grader's argsort of that draw" if drawn else
-                                         "not the argsort of that draw"))
+        if drawn:
+            part.checks.append(SolutionCheck("B6", on(label, f"the draw: np.random.seed({seed}), q = randn({d_k}), "
+                                                             f"Kmat = randn({T}, {d_k})"), True,
+                                             "the grader's argsort of that draw"))
+        off_draw = off_draw or not drawn
         if part.mistakes or part.diagnosis:
             continue
         if not same:
@@ -71,4 +74,29 @@ def grade_exercise_3(call: Calls, draw: Draw | None = None) -> Part:
             part.mistakes.append("descending")
             part.diagnosis.append("measured: your argsorts are the draw's reversed (descending): use np.argsort's "
                                   "ascending order, as the exercise compares")
+            part.checks.append(SolutionCheck("B6", on(label, "the argsorts are np.argsort's, ascending"), False,
+                                             "the grader's draw, in descending order"))
+    if off_draw and part.passed:
+        decide(part, call, _drew(call, draw.seed), "B6", "the argsorts of many draws",
+               "your argsorts are not those of np.random.seed's draw in the lesson's order (the keys drawn first, "
+               "another generator, or no seed?): the lesson fixes neither, so the draw is decided over many seeds")
     return part
+
+
+def _drew(call: Calls, seed: int) -> SolutionCheck | Outcome:
+    """Whether exercise_3 draws: over ARGSORT_CALLS seeds at the lesson's sizes, two equal argsorts each time that
+    change with the seed as a draw's ranking does (evidence.py); an Outcome where a call stopped."""
+    what = (f"the draws, off the grader's: over {ARGSORT_CALLS} calls at d_k = {A2_D_K}, T = {A2_T}, each with a "
+            "seed of its own, two equal argsorts that change with the seed")
+    orders = []
+    for s in call_seeds(seed, "exercise_3", ARGSORT_CALLS):
+        o = call(seed=s, d_k=A2_D_K, T=A2_T)
+        if call.lost is not None:
+            return o
+        arrays = [np.asarray(v) for v in o.values] if o.status == "ok" and o.sequence else []
+        if len(arrays) != 2 or not all(a.shape == (A2_T,) and np.array_equal(np.sort(a), np.arange(A2_T))
+                                       for a in arrays) or not np.array_equal(*arrays):
+            return SolutionCheck("B6", what, False, f"not two equal argsorts of {A2_T} positions at seed {s}")
+        orders.append(arrays[0])
+    why = argsort_evidence(orders)
+    return SolutionCheck("B6", what, not why, "; ".join(why) if why else "they do")

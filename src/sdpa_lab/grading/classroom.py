@@ -111,10 +111,11 @@ def refusal(path: str | os.PathLike) -> str:
 
 def unusable_reason(g: Grade) -> str:
     """Why a grade could not use the file, in one line: the load's error (an exception raised at import as its
-    last line and where), or the first reply that broke the protocol and in how many more functions one did."""
+    last line and where), or the first reply that broke the protocol and in how many more functions one did, or
+    the first part the machine left ungraded (its load, its memory) and how many more."""
     if not g.usable and g.load.message:
         return error_line(g.load.message) if g.load.status == "error" else g.load.message.splitlines()[0]
-    forged = [p.lost.message for p in g.forged]
+    forged = [p.lost.message for p in g.forged] or [f"{p.name}: {p.lost.message}" for p in g.ungraded]
     if not forged:
         return g.load.status
     more = len(forged) - 1
@@ -166,7 +167,7 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
         return {"learner": learner, "file": shown_name(path), "seed": seed, "isolation": "", "time_limit": time_limit,
                 "memory_mib": memory_mib, "peak_mib": 0.0, "written_mib": 0.0, "seconds": 0.0, "exit_status": UNUSABLE,
                 "usable": False, "load_status": status, "unusable": why, "load_message": "", "passed": 0,
-                "parts": [], "n_samples": n_samples, "notes": []}
+                "parts": [], "n_samples": n_samples, "modules": list(modules), "notes": []}
 
     if why := refusal(path):
         return unusable("refused", why)
@@ -179,7 +180,8 @@ def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = N
         raise
     except Exception as exc:  # noqa: BLE001 - a failure of the grader on this file is recorded, not raised
         return unusable("grader", f"the grader could not run: {type(exc).__name__}: {exc}")
-    return {**grade_record(g, learner), "n_samples": n_samples}  # with the seed, what reproduces the grade
+    # with the seed, what reproduces the grade
+    return {**grade_record(g, learner), "n_samples": n_samples, "modules": list(modules)}
 
 
 def _grade_zip(path, learner, seed, time_limit, memory_mib, n_samples, modules, unusable) -> dict:

@@ -117,8 +117,8 @@ def add_commands(subparsers) -> dict[str, Callable[[argparse.Namespace], int]]:
     g.add_argument("--memory-limit", type=_positive(int), default=DEFAULT_MEMORY_MIB,
                    help=f"MiB of memory your code may use (default {DEFAULT_MEMORY_MIB})")
     g.add_argument("--n-samples", type=_positive(int), default=None,
-                   help=f"pairs Exercise 1 is asked to draw at every call (default: {QUICK_N_SAMPLES:,}, and the "
-                        f"lesson's {A1_N_SAMPLES:,} only where that decides more; the grade says what it drew)")
+                   help=f"pairs Exercise 1 is asked to draw at its two calls (default: {QUICK_N_SAMPLES:,}; the "
+                        f"lesson's is {A1_N_SAMPLES:,}; the grade says what it drew)")
     g.add_argument("--seed", type=_seed, default=None,
                    help="the seed of the grade's inputs (default: a fresh one, printed; give it to grade again the "
                         "same way)")

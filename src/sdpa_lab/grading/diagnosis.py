@@ -163,17 +163,6 @@ def exercise_1_variances(raw: float, scaled: float, d: int, n: int, k: float,
     return [(key, f"{said}. Mistake: {m.title}: {m.does}. Fix: {m.fix}. Reread {m.reread}.")]
 
 
-def near_draw(raw: float, draws: Sequence[tuple[float, float]], n: int) -> str:
-    """How a raw variance that is not exactly the grader's draw still comes from it ("" where it does not): drawn
-    the same way and kept in float32, or divided by n - 1 (ddof=1) instead of the lesson's .var()'s n."""
-    for r, _ in draws:
-        if math.isclose(raw, r * n / (n - 1), rel_tol=M.tolerance(np.float64)):
-            return "the grader's draw with ddof=1 (divided by n_samples - 1, where the lesson's .var() divides by n)"
-        if math.isclose(raw, r, rel_tol=M.tolerance(np.float32)):
-            return "the grader's draw to float32 rounding"
-    return ""
-
-
 def _entropy_at(raw: np.ndarray, c: float) -> float:
     return lesson_entropy(reference_softmax(c * raw))
 

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdpa_lab.grading import checks, limits
+from sdpa_lab.grading import checks, limits, machine
 from sdpa_lab.grading.assignment import none_defined, not_defined
 from sdpa_lab.grading.files import read_bytes
 from sdpa_lab.grading.learner_text import shown
@@ -71,8 +71,13 @@ class Grade:
         return [p for p in self.parts if p.lost is not None and p.lost.status == "unusable"]
 
     @property
+    def ungraded(self) -> list:
+        """The parts the machine left ungraded (its load or its memory; sdpa_lab.grading.machine): not fails."""
+        return [p for p in self.parts if p.lost is not None and p.lost.status == "loaded"]
+
+    @property
     def exit_status(self) -> int:
-        if not self.usable or self.forged:
+        if not self.usable or self.forged or self.ungraded:
             return UNUSABLE
         return PASS if all(p.passed for p in self.parts) else FAIL
 
@@ -98,8 +103,8 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
           helpers: bool = True, follow_links: bool = True, modules: tuple[str, ...] = COURSE_MODULES) -> Grade:
     """Run every check on the solutions file at `path` (its code runs in a separate, limited process).
 
-    n_samples: the pairs Exercise 1 is asked to draw; None: a quick 10,000, and the lesson's 100,000
-    only where that decides more (checks.grade_exercise_1).
+    n_samples: the pairs Exercise 1 is asked to draw at its two calls; None: limits.QUICK_N_SAMPLES
+    (checks.grade_exercise_1).
     seed: the grade's inputs (None: a fresh one, recorded in the Grade). isolation: "auto" (a
     bubblewrap sandbox where one starts, else a plain process), "sandbox" (SandboxUnavailable
     where none starts) or "none". helpers: the file's folder is importable (self-grading; a
@@ -135,6 +140,10 @@ def grade(path: str | os.PathLike, time_limit: float = DEFAULT_TIME_LIMIT, memor
                             helpers=path.parent if helpers else None, modules=modules,
                             relocate=prepared.relocate) as process:
             load = process.start()
+            for _ in range(machine.RETRIES):  # lost to the machine (machine.py): started again
+                if load.status != "loaded":
+                    break
+                load = process.start()
             if load.status != "ready":
                 return done(load, [], box)
             if not load.functions:

@@ -15,7 +15,8 @@ from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED, stream
 
 LOST = {"timeout": "hangs", "memory": "runs out of memory", "died": "crashes", "not_written": "not written yet",
-        "missing": "missing", "unusable": "unusable"}
+        "missing": "missing", "unusable": "unusable",
+        "loaded": "could not be graded"}  # lost to the machine's load or memory (machine.py): never a fail
 
 
 def fresh_seed() -> int:
@@ -34,7 +35,7 @@ class Draw:
     """
 
     seed: int
-    n_samples: int | None = None  # Exercise 1's pairs at both calls; None: QUICK_N_SAMPLES, the lesson's where needed
+    n_samples: int | None = None  # Exercise 1's pairs at both calls; None: limits.QUICK_N_SAMPLES
 
     def _rng(self) -> np.random.Generator:
         return stream(self.seed, "grading-sizes")

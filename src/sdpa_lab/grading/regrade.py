@@ -1,7 +1,8 @@
 """`sdpa-lab regrade LEARNER --submissions DIR`: one learner of a graded class graded again, as before.
 
 Their grade record (results/class/grades/LEARNER.json) holds what made their grade: the
-seed of its inputs, Exercise 1's pairs, the time and memory limits. The regrade reads them,
+seed of its inputs, Exercise 1's pairs, the time and memory limits, the modules given. The regrade reads them
+(the modules from `grading_modules` of the --configfile given, where one sets it),
 grades the learner's file in the folder again with them (in the sandbox, as the class was),
 writes the new record in place of the old, and then runs `snakemake grade_class` with only
 the gradebook rule allowed, so the gradebook, the scores, the overview and the pages follow
@@ -32,10 +33,33 @@ def stored_record(learner: str, grades_dir: str | os.PathLike = GRADES_DIR) -> d
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def regrade(learner: str, submissions_dir: str | os.PathLike, grades_dir: str | os.PathLike = GRADES_DIR) -> dict:
+def configured_modules(configfiles) -> tuple[str, ...] | None:
+    """`grading_modules` as the config files set it (the last that sets it, as Snakemake merges them), validated;
+    None where none sets it (RegradeError naming the setting where it is bad)."""
+    import yaml
+
+    from sdpa_lab.grading.modules import SETTING, ModulesError, site_entries
+
+    modules = None
+    for f in configfiles or ():
+        config = yaml.safe_load(Path(f).read_text(encoding="utf-8")) or {}
+        if isinstance(config, dict) and SETTING in config:
+            modules = config[SETTING]
+    if modules is None:
+        return None
+    try:
+        site_entries(tuple(modules) if isinstance(modules, list) else modules)
+    except (ModulesError, TypeError) as exc:
+        raise RegradeError(str(exc)) from None
+    return tuple(modules)
+
+
+def regrade(learner: str, submissions_dir: str | os.PathLike, grades_dir: str | os.PathLike = GRADES_DIR,
+            modules: tuple[str, ...] | None = None) -> dict:
     """Grade the learner's file in `submissions_dir` again on their stored seed, pairs and limits, and write the
-    new record over the old; returns it."""
+    new record over the old; returns it. modules: the course's modules now (None: those of the stored grade)."""
     from sdpa_lab.grading.classroom import grade_submission
+    from sdpa_lab.grading.modules import COURSE_MODULES
     from sdpa_lab.io import write_text
 
     old = stored_record(learner, grades_dir)
@@ -43,7 +67,8 @@ def regrade(learner: str, submissions_dir: str | os.PathLike, grades_dir: str | 
     if not path.is_file():
         raise RegradeError(f"{learner}'s file {path} is not there (the record names {old['file']})")
     new = grade_submission(path, learner, seed=old["seed"], time_limit=old["time_limit"],
-                           memory_mib=old["memory_mib"], n_samples=old["n_samples"])
+                           memory_mib=old["memory_mib"], n_samples=old["n_samples"],
+                           modules=modules or tuple(old.get("modules", COURSE_MODULES)))
     write_text(json.dumps(new, indent=1, sort_keys=True) + "\n", Path(grades_dir) / f"{learner}.json")
     return new
 
@@ -63,7 +88,7 @@ def main(args) -> int:
     from sdpa_lab.grading.grade import SandboxUnavailable
 
     try:
-        record = regrade(args.learner, args.submissions)
+        record = regrade(args.learner, args.submissions, modules=configured_modules(args.configfile))
     except (RegradeError, SandboxUnavailable) as exc:
         print(f"sdpa-lab regrade: {exc}", file=sys.stderr)
         return 2

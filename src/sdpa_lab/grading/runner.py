@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdpa_lab.grading import child
+from sdpa_lab.grading import child, machine
 from sdpa_lab.grading.modules import COURSE_MODULES, linked_site
 from sdpa_lab.grading.replies import Forged, check_call_reply, check_load_reply
 from sdpa_lab.grading.sandbox import HARNESS, Sandbox
@@ -57,9 +57,9 @@ class Outcome:
     """What one call (or loading the file) came to.
 
     status: "ok", "ready" (file loaded), "syntax", "error", "not_written",
-    "missing", "memory", "timeout", "died" or "unusable" (a reply that breaks the
-    protocol); `values` holds the returned arrays when ok; `message` says what
-    happened, in the learner's terms.
+    "missing", "memory", "timeout", "died", "unusable" (a reply that breaks the
+    protocol) or "loaded" (lost to the machine's load or memory: sdpa_lab.grading.machine);
+    `values` holds the returned arrays when ok; `message` says what happened, in the learner's terms.
     """
 
     status: str
@@ -77,7 +77,7 @@ class Outcome:
     def fatal(self) -> bool:
         """The process was lost (a hang, a memory blow-up, a crash or a forged reply): further calls would lose it
         again."""
-        return self.status in ("timeout", "memory", "died", "unusable")
+        return self.status in ("timeout", "memory", "died", "unusable", "loaded")
 
 
 def _message(reply: dict, name: str, memory_mib: int) -> str:
@@ -115,6 +115,9 @@ class LearnerProcess:
         self._calls = 0
         self._oom_before = 0
         self._held_reference = False  # the last call was given the grader's softmax
+        self._sched: dict = {}  # the grade's processes' run and wait times when the call began (machine.snapshot)
+        self._machine_ooms = 0  # the machine's kills for memory when the call began
+        self._marked = 0.0  # when it began
 
     # -- process management -------------------------------------------------
     def _popen(self) -> subprocess.Popen:
@@ -140,6 +143,7 @@ class LearnerProcess:
         """Start the process and load the file; the Outcome says whether it can be used."""
         self._proc = self._popen()
         self._buffer = b""
+        self._mark()
         try:
             started, _ = self._receive("starting Python and NumPy", startup=True)  # before any of the learner's code
             if started != {"status": "started", "nbytes": 0}:
@@ -207,6 +211,7 @@ class LearnerProcess:
             np.savez(buffer, **{f"arg{i}": a for i, a in enumerate(args)})
             payload = buffer.getvalue()
         self._oom_before = self.sandbox.cgroup.oom_kills() if self.sandbox is not None else 0
+        self._mark()
         source = REFERENCE_SOFTMAX if reference_softmax else b""
         request = {"id": self._calls, "function": function, "kwargs": kwargs, "source_bytes": len(source)}
         if not self._send(request, payload, source):
@@ -251,12 +256,18 @@ class LearnerProcess:
                 if left <= 0 or not sel.select(timeout=left):
                     if self._oom_killed():  # what hangs is what is left of it after the kernel's kill
                         raise _Lost(self._lost(doing))
-                    self.close()
                     limit = STARTUP_TIME_LIMIT if startup else self.time_limit
-                    why = " (the machine is overloaded?)" if startup else \
-                        " (an endless loop, or far more work than the exercise needs?)"
+                    run, waited = machine.since(self._sched, machine.snapshot(self._pids()))
+                    elapsed = time.monotonic() - self._marked
+                    if not startup and (more := machine.more_time(run, waited, elapsed, limit)) > 0:
+                        deadline = time.monotonic() + more  # starved by the machine: its CPU time is not used up
+                        continue
+                    self.close()
+                    if startup or machine.lost_to_load(run, waited, elapsed, limit):  # startup: none of its code ran
+                        raise _Lost(Outcome("loaded", message=machine.starved_message(limit, run, waited, doing)))
                     raise _Lost(Outcome("timeout", message=(
-                        f"did not finish within the time limit of {limit:g} s while {doing}{why}: stopped")))
+                        f"did not finish within the time limit of {limit:g} s while {doing} (an endless loop, or far "
+                        "more work than the exercise needs?): stopped")))
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
                     raise _Lost(self._lost(doing))
@@ -285,6 +296,25 @@ class LearnerProcess:
             self.sandbox.count_written()
         return header, payload
 
+    def _pids(self) -> list[int]:
+        """The grade's processes now (its cgroup's, or the plain process's group)."""
+        if self._proc is None:
+            return []
+        return self.sandbox.cgroup.processes() if self.sandbox is not None else machine.group(self._proc.pid)
+
+    def _mark(self) -> None:
+        """What machine.py compares with when a call is lost: its processes' times, the machine's kills for memory."""
+        self._sched, self._machine_ooms = machine.snapshot(self._pids()), machine.machine_oom_kills()
+        self._marked = time.monotonic()
+
+    def _machine_memory(self, doing: str) -> Outcome | None:
+        """A lost call's Outcome where the kernel killed a process for the machine's memory meanwhile (not the
+        grade's limit: _oom_killed is asked first), else None."""
+        if machine.machine_oom_kills() <= self._machine_ooms:
+            return None
+        self.close()
+        return Outcome("loaded", message=machine.memory_message(doing))
+
     def _oom_killed(self) -> bool:
         """Whether the kernel killed a process of this grade for memory since the call (or the start) began."""
         return self.sandbox is not None and self.sandbox.cgroup.oom_kills() > self._oom_before
@@ -299,6 +329,8 @@ class LearnerProcess:
         stopped a process of the grade, else its exit status or signal."""
         if self._oom_killed():
             return self._lost(doing)
+        if "SIGKILL" in ended and (lost := self._machine_memory(doing)):
+            return lost
         self.close()
         return Outcome("died", message=f"the process {ended} while {doing}")
 
@@ -312,6 +344,8 @@ class LearnerProcess:
             code = proc.wait(timeout=5) if proc is not None else None
         except subprocess.TimeoutExpired:  # closed its end of the pipe but kept running
             code = None
+        if code in (-signal.SIGKILL, 128 + signal.SIGKILL) and (lost := self._machine_memory(doing)):
+            return lost  # killed by the kernel for the machine's memory (bwrap passes its child's kill on as 137)
         self.close()
         if code is None:
             why = "stopped answering"
@@ -342,6 +376,10 @@ class Calls:
         if self.lost is not None:
             return self.lost
         outcome = self.process.call(self.function, *args, **kwargs)
+        for _ in range(machine.RETRIES):  # lost to the machine: made again, in a fresh process
+            if outcome.status != "loaded":
+                break
+            outcome = self.process.call(self.function, *args, **kwargs)
         if outcome.fatal or outcome.status in ("not_written", "missing"):
             self.lost = outcome
         self.outcomes.append(outcome)

@@ -13,9 +13,11 @@ One rule for every file, self-graded or in a class (docs/grading.md, "What of yo
   Python, so valid code is never touched;
 - a cell whose code is not valid Python stops the file there, as Jupyter's Run All does: the
   cells before it are graded, the error is reported in the cell's own coordinates;
-- of the top-level code, only the definitions (def, class) and the statements that bind a
-  name the graded functions need (directly or through other needed names), imports included,
-  run; everything else (a learner's own `exercise_1()` at the lesson's size, prints, plots, an
+- of the top-level code, only the definitions (def, class) and the statements that bind or
+  change a name the graded functions need (directly or through other needed names), imports
+  included, run: `x = ...`, `d["k"] = ...`, `obj.attr = ...`, and a method call on a value,
+  `AXES.append(-1)`, as Run All runs them (never one that calls a graded function);
+  everything else (a learner's own `exercise_1()` at the lesson's size, prints, plots, an
   import nothing graded uses) is left out with a note: the grader calls the functions itself.
 
 Every line keeps its number in the source sent to the learner's process, so `relocate` turns
@@ -210,6 +212,13 @@ def bound(stmt: ast.stmt) -> set[str]:
     return names - {None}
 
 
+def changed(stmt: ast.stmt, data: set[str]) -> set[str]:
+    """The names in `data` a statement changes through a method (`AXES.append(-1)`, `cfg.update(...)`), as Run All
+    runs it; none where it calls a graded function (a lesson-size call the grader leaves out)."""
+    names = {_base(n.func.value) for n in _scope(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    return set() if _loaded([stmt]) & set(FUNCTIONS) else names & data
+
+
 def _loaded(nodes) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
@@ -250,12 +259,15 @@ def _uses(stmts: list, source: str) -> list[set[str]]:
 
 
 def runs(tree: ast.Module, source: str) -> list[bool]:
-    """Per top-level statement: whether it runs (a definition, or a statement binding a name the graded functions
-    need: an import as any other; a `from __future__` or a `*` import always)."""
+    """Per top-level statement: whether it runs (a definition, or a statement binding or changing a name the graded
+    functions need: an import as any other; a `from __future__` or a `*` import always)."""
     stmts = tree.body
     always = [isinstance(s, _DEFS) or (isinstance(s, ast.ImportFrom) and (
         s.module == "__future__" or any(a.name == "*" for a in s.names))) for s in stmts]  # what binds unknown names
     binds, uses = [bound(s) for s in stmts], _uses(stmts, source)
+    data = set().union(*(b for s, b in zip(stmts, binds, strict=True)
+                         if not isinstance(s, (*_DEFS, ast.Import, ast.ImportFrom))))  # names of values, not modules
+    binds = [b | changed(s, data) for s, b in zip(stmts, binds, strict=True)]
     binding: dict[str, list[int]] = {}
     for i, names in enumerate(binds):
         for name in names:
