@@ -43,6 +43,8 @@ SPACE_SETTINGS = {
     "configs": (1, 100_000, "how many configs to draw (an integer)"),
     "max_cpu_s": (1e-3, 3600, "the cost model's CPU seconds of one run, at most (a number)"),
 }
+# The settings of a stratum of a space study (space.strata.<band>): its configs' count and budget.
+STRATUM_SETTINGS = {key: SPACE_SETTINGS[key] for key in ("configs", "max_cpu_s")}
 MAX_RUNS = 10_000_000
 
 # One row per (run, check): the columns of the study's CSVs, in order.
@@ -61,11 +63,24 @@ class Space:
     seed: int
     configs: int
     max_cpu_s: float
+    # strata drawn after the main configs, each (band name of space.BANDS, configs, max_cpu_s): a band of the
+    # space a uniform draw rarely reaches, sampled on purpose and shown apart
+    strata: tuple[tuple[str, int, float], ...] = ()
+
+    @property
+    def n_configs(self) -> int:
+        return self.configs + sum(n for _, n, _ in self.strata)
 
     def draw(self) -> list[dict]:
         from sdpa_lab.calibration.space import draw_configs
 
-        return draw_configs(self.seed, self.configs, self.max_cpu_s)
+        return draw_configs(self.seed, self.configs, self.max_cpu_s, self.strata)
+
+    def settings(self) -> dict:
+        """As a study file says it (check_study reads it back)."""
+        strata = {"strata": {name: {"configs": n, "max_cpu_s": cpu} for name, n, cpu in self.strata}}
+        return {"seed": self.seed, "configs": self.configs, "max_cpu_s": self.max_cpu_s,
+                **(strata if self.strata else {})}
 
 
 @dataclass(frozen=True)
@@ -86,7 +101,7 @@ class Study:
 
     @property
     def n_sweeps(self) -> int:
-        return self.space.configs if self.space else 1
+        return self.space.n_configs if self.space else 1
 
     def per_sweep(self, arm: str) -> int:
         """How many runs arm `arm` makes of each sweep."""
@@ -134,7 +149,7 @@ class Study:
     def settings(self) -> dict:
         """Everything a batch's rows depend on: the batch rule's params, so that a change reruns the
         study and nothing else in the file does (check_study reads them back)."""
-        where = {"space": vars(self.space).copy()} if self.space else {"sweep": dict(self.sweep)}
+        where = {"space": self.space.settings()} if self.space else {"sweep": dict(self.sweep)}
         registered = {"preregistered": self.preregistered} if self.preregistered else {}
         return {"seeds": self.seeds, "broken_seeds": self.broken_seeds, "batch": self.batch, **where, **registered}
 
@@ -176,7 +191,8 @@ def check_study(raw, name: str) -> Study:
         raise ConfigError("\n  ".join(["invalid calibration study:", *errors]))
     seconds = None if seconds is None else float(seconds)
     if space is not None:
-        space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]))
+        strata = tuple((name, s["configs"], float(s["max_cpu_s"])) for name, s in space.get("strata", {}).items())
+        space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]), strata)
         return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space, registered)
     try:
         # A config as config/config.yaml, naming only what it changes (a study without one: the defaults).
@@ -189,13 +205,35 @@ def check_study(raw, name: str) -> Study:
 def _space_errors(space, where: str) -> list[str]:
     if not isinstance(space, Mapping):
         return [f"{where}: setting space: got {space!r}; expected a mapping of {', '.join(SPACE_SETTINGS)}"]
-    errors = [f"{where}: unknown setting space.{key} (a typo?); allowed: {', '.join(SPACE_SETTINGS)}"
-              for key in space if key not in SPACE_SETTINGS]
-    for key, (low, high, what) in SPACE_SETTINGS.items():
-        value = space.get(key)
+    allowed = (*SPACE_SETTINGS, "strata")
+    errors = [f"{where}: unknown setting space.{key} (a typo?); allowed: {', '.join(allowed)}"
+              for key in space if key not in allowed]
+    errors += _settings_errors(space, SPACE_SETTINGS, f"{where}: setting space.")
+    strata = space.get("strata", {})
+    if not isinstance(strata, Mapping):
+        return [*errors, f"{where}: setting space.strata: got {strata!r}; expected a mapping of band names to "
+                         f"{', '.join(STRATUM_SETTINGS)}"]
+    from sdpa_lab.calibration.space import BANDS
+
+    for name, stratum in strata.items():
+        if name not in BANDS:
+            errors.append(f"{where}: setting space.strata.{name}: unknown band; expected one of {', '.join(BANDS)}")
+        elif not isinstance(stratum, Mapping) or set(stratum) != set(STRATUM_SETTINGS):
+            errors.append(f"{where}: setting space.strata.{name}: got {stratum!r}; expected a mapping of "
+                          f"{', '.join(STRATUM_SETTINGS)}")
+        else:
+            errors += _settings_errors(stratum, STRATUM_SETTINGS, f"{where}: setting space.strata.{name}.")
+    return errors
+
+
+def _settings_errors(values: Mapping, settings: Mapping, prefix: str) -> list[str]:
+    """A line for each of `settings` (name -> (minimum, maximum, what)) that `values` lacks or has out of range."""
+    errors = []
+    for key, (low, high, what) in settings.items():
+        value = values.get(key)
         kinds = (int, float) if isinstance(low, float) else (int,)
         if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
-            errors.append(f"{where}: setting space.{key}: got {value!r}; expected {what} from {low} to {high}")
+            errors.append(f"{prefix}{key}: got {value!r}; expected {what} from {low} to {high}")
     return errors
 
 
@@ -293,5 +331,5 @@ def estimated_cpu_s(studies: Mapping[str, Study], done=lambda path: False) -> fl
                 if not done(BATCH.format(study=name, arm=arm, batch=b)):
                     total += SECONDS_PER_JOB + per_run * len(study.indices(arm, b))
         if study.space and not done(SWEEPS.format(study=name)):
-            total += SECONDS_PER_DRAWN_CONFIG * study.space.configs
+            total += SECONDS_PER_DRAWN_CONFIG * study.space.n_configs
     return total

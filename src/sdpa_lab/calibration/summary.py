@@ -301,14 +301,16 @@ def tails_table(families: pd.DataFrame, every: pd.DataFrame) -> pd.DataFrame:
 
 def configs_table(sweeps: dict[str, list]) -> pd.DataFrame:
     """One row per sweep config of each study (study -> its sweeps, Study.sweeps): the config as JSON, the cost
-    model's CPU seconds of a run, and the settings that set its size, to plot margins against."""
-    from sdpa_lab.calibration.space import cpu_seconds
+    model's CPU seconds of a run, the band of the space it lies in (its stratum, space.band_of: "" for none), and
+    the settings that set its size, to plot margins against."""
+    from sdpa_lab.calibration.space import band_of, cpu_seconds
 
     rows = []
     for study, configs in sweeps.items():
         for i, c in enumerate(configs):
             sections = [c[s] for s in ("entropy_sweep", "ranking_invariance", "gradient", "learning")]
-            rows.append({"config": study, "sweep": i, "seed": c["seed"], "estimated_cpu_s": cpu_seconds(c),
+            rows.append({"config": study, "sweep": i, "seed": c["seed"], "stratum": band_of(c),
+                         "estimated_cpu_s": cpu_seconds(c),
                          "largest_d_k": max(max(s["d_k"]) for s in [c["variance"], *sections]),
                          "smallest_d_k": min(min(s["d_k"]) for s in [c["variance"], *sections]),
                          "n_pairs": c["variance"]["n_pairs"],
