@@ -1,7 +1,11 @@
 """B7 where theory's own difference between the two heads crosses 0 (T = 1024 keys, d_k about 2900 to 3800): the
 lesson's sentence there is false (theory says the scaled head passes less gradient), then undecided by theory itself.
 Undecided is the sentence only: every measurement is still held to theory's value, so the correct attention never
-fails there, and each of the calibration's broken attentions fails at every config of the band, in every seed."""
+fails there, and each of the calibration's broken attentions fails at every config of the band, in every seed.
+
+At the crossing the scaled and the unscaled head's mean Jacobian norms are equal (that is what the crossing is), so
+B7's mean-norm checks cannot tell an attention without its scale from the right one there; such a run fails on the
+scaled variance (B2) its variance experiment measures through the same attention, as the calibration's runs do."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from sdpa_lab import claims as C
 from sdpa_lab.calibration.runner import attention_of
 from sdpa_lab.calibration.studies import BROKEN_ARMS
 from sdpa_lab.experiments.gradient import gradient_rows
+from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.results import Results
 
 # (T, T) Jacobians of a million entries, tens of runs: out of the fast lane, on one worker.
@@ -29,6 +34,13 @@ K_CORRECT, K_BROKEN = C.bonferroni_k(100), C.bonferroni_k(1000)
 def b7(arm: str, d_k: int, seed: int, k: float, ds: tuple[int, ...] | None = None, trials: int = TRIALS) -> list:
     rows = gradient_rows(seed, list(ds or [d_k]), T, trials, attention=attention_of(arm))
     return list(C.decide(Results("mem", {"gradient.csv": pd.DataFrame(rows)}), [C.registry()["B7"]], k=k).checks)
+
+
+def b2(arm: str, d_k: int, seed: int, k: float) -> list:
+    """B2 on the arm's variance experiment at the schema's fewest pairs: the scaled variance, through the attention."""
+    rows = run_experiment("variance", {"seed": seed, "d_k": [d_k], "n_pairs": 1000}, attention=attention_of(arm))
+    return list(C.decide(Results("mem", {"variance.csv": pd.DataFrame(rows["table"])}), [C.registry()["B2"]],
+                         k=k).checks)
 
 
 def widest(checks) -> C.Check:
@@ -54,7 +66,13 @@ def test_the_correct_attention_never_fails_at_the_crossing(d_k):
 def test_each_broken_attention_fails_at_every_config_of_the_band(arm, d_k):
     for seed in SEEDS:
         checks = b7(arm, d_k, seed, K_BROKEN)
-        assert C.claim_verdict(checks) == C.FAILS, (arm, d_k, seed, [(c.check, c.verdict) for c in checks])
+        if arm == "no_pp_term":  # the variance does not take the backward: B7 alone must fail
+            assert C.claim_verdict(checks) == C.FAILS, (d_k, seed, [(c.check, c.verdict) for c in checks])
+        else:
+            checks += b2(arm, d_k, seed, K_BROKEN)
+        assert C.FAILS in {c.verdict for c in checks}, (arm, d_k, seed, [(c.check, c.verdict) for c in checks])
+        # a check past its margin fails, whatever theory leaves undecided there
+        assert all(c.verdict == C.FAILS for c in checks if c.margin_toward_fail > 1)
 
 
 def test_a_jacobian_without_its_pp_term_fails_where_theory_leaves_the_sentence_undecided():
