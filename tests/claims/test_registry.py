@@ -351,8 +351,8 @@ def test_b10_says_when_its_runs_are_too_few_to_decide(results_dir):
 
 def test_b7_says_the_premise_is_not_met_where_the_unscaled_jacobian_norm_first_rises():
     # d_k 1 -> 2 at T = 16: the mean unscaled Jacobian norm rises (softmax not yet saturated): the lesson's sentence,
-    # about a saturated softmax, does not speak there; B7 shows the step against theory as "condition not met",
-    # counted neither for nor against (the claim holds on its other checks), and decides the gradient ratio only
+    # about a saturated softmax, does not speak there; B7 holds the step to theory's value, "condition not met" where
+    # it agrees, counted neither for nor against (the claim holds on its other checks), and decides the ratio only
     # where the norm falls
     from sdpa_lab.experiments.gradient import gradient_rows
 

@@ -248,8 +248,8 @@ def test_b7_checks():
 
 def test_b7_where_theory_says_the_norm_does_not_fall_yet():
     # from d_k = 1 to 2 at T = 8 the unscaled softmax is not saturated: its exact mean Jacobian norm rises a little,
-    # so the lesson's premise does not hold on that step: shown against theory, counted neither for nor against
-    # (whatever it measures), and the gradient ratio is not decided on it
+    # so the lesson's premise does not hold on that step: the sentence counted neither for nor against, the
+    # measurement held to theory's value (failing where it departs), and the gradient ratio is not decided on it
     t = gradient_table(ds=(1, 2, 64))
     b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})), "B7")
     (m1, s1), (m2, s2) = mean_statistic(J, 1, 8, False), mean_statistic(J, 2, 8, False)
