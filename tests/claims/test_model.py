@@ -391,3 +391,19 @@ def test_a_point_outside_the_sentence_is_held_to_theory_and_survives_claims_csv(
     write_csv(replace(both, statements={"B7": "s"}).table(), tmp_path / "claims.csv")
     back = D.read_claims(tmp_path / "claims.csv").checks
     assert [c.verdict for c in back] == ([M.CONDITION_NOT_MET, M.INCONCLUSIVE] if agrees else [M.FAILS] * 2) + [M.HOLDS]
+
+
+@pytest.mark.parametrize("measured, verdict", [(0.5, M.HOLDS), (0.25, M.INCONCLUSIVE), (0.1, M.FAILS),
+                                               (0.9, M.FAILS), (-0.4, M.FAILS)])
+def test_a_claimed_rise_held_to_theory_is_inconclusive_only_while_it_agrees_with_theory(measured, verdict):
+    """A claimed rise ("above" 0) whose value theory gives (0.5): it holds above its tolerance and within theory's;
+    within the noise of 0 it is inconclusive only while it agrees with theory, and a departure from theory fails
+    either way (0.1: inconclusive without theory; 0.9: holding without it). Counted once in the split."""
+    c = M.statistical("B7", "fall", "d_k=4->16, T=8", measured, 0.0, 0.1, "above", "gradient.csv", theory=0.5)
+    d = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.0)
+    (decided,) = d.checks
+    assert (decided.tolerance, decided.theory_tolerance, d.n_statistical) == (pytest.approx(0.3), pytest.approx(0.3), 1)
+    assert decided.verdict == verdict
+    assert (decided.margin_toward_fail > 1) == (verdict == M.FAILS)
+    assert ("departs from theory" in V.describe(decided)) == (abs(measured - 0.5) > 0.3)  # the reason in words
+    assert "held to theory's 0.50 ± 0.3 too" in V.describe(decided)  # to the digits its SE leaves

@@ -71,8 +71,17 @@ def describe(c: Check, rule: bool = True) -> str:
     line = (f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, measured_unit(c))} {c.relation} "
             f"{expected_text(c)}{tol} (margin {margin(c.margin)}{MARGIN_KIND if c.literal else ''}"
             f"{'; fails above 1' if rule and not c.literal else ''}"
-            f"{f'; {UNDECIDED_WHY[c.undecided]}' if c.undecided else ''})")
+            f"{f'; {UNDECIDED_WHY[c.undecided]}' if c.undecided else ''}{held_to_theory(c)})")
     return f"{line}: {departure(c)}" if c.verdict == FAILS and (c.undecided or c.departs_from_theory) else line
+
+
+def held_to_theory(c: Check) -> str:
+    """For a check held to a theory value besides its relation (Check.theory), that value, its tolerance and how far
+    the measurement is from it, in that tolerance; "" for any other."""
+    if not math.isfinite(c.theory_margin):
+        return ""
+    return (f"; held to theory's {value_text(c, c.theory)} ± {number(c.theory_tolerance, digits=2)} too, margin "
+            f"{margin(c.theory_margin)}")
 
 
 # Why a check held to theory's value leaves the lesson's sentence undecided, by the verdict it then shows.
