@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sdpa_lab.claims import exact_laws
 from sdpa_lab.claims.model import Check, Claim, Decision
 from sdpa_lab.claims.registry import CLAIMS
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
@@ -33,9 +34,11 @@ def _with_tolerance(c: Check, tolerance: float, **changes) -> Check:
 
 def _with_k(c: Check, k: float) -> Check:
     """A statistical check with its k' (k, widened by Cornish-Fisher on the side its statistic's known skewness
-    stretches) and its tolerance, k' standard errors plus k Monte Carlo SEs of its expected value; and, where it is
-    held to a theory value besides (Check.theory), that one's tolerance the same way."""
-    k_prime = cornish_fisher(k, c.skewness, c.excess_kurtosis)
+    stretches, or from its exact law where the check names one: claims.exact_laws) and its tolerance, k' standard
+    errors plus k Monte Carlo SEs of its expected value; and, where it is held to a theory value besides
+    (Check.theory), that one's tolerance the same way."""
+    exact = exact_laws.k_prime(c.law, k, c.expected, c.se) if c.law else None  # the statistic's own law, where known
+    k_prime = exact if exact is not None else cornish_fisher(k, c.skewness, c.excess_kurtosis)
     theory_tolerance = c.se * k_prime + k * c.theory_se if math.isfinite(c.theory) else math.nan
     return _with_tolerance(c, c.se * k_prime + k * c.expected_se, k_prime=k_prime, theory_tolerance=theory_tolerance)
 

@@ -9,6 +9,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from sdpa_lab.claims.exact_laws import exact_law, exact_ratio_law
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import (
     exp_shape,
@@ -50,9 +51,11 @@ def variance_points(R: Results) -> list[tuple[int, int]]:
     return [(int(d), n) for d in R.levels("variance.csv", "d_k")]
 
 
-def variance_shape(d: int, n: int) -> dict[str, float]:
-    """The skewness and excess kurtosis of a sample variance of n scores, for its Cornish-Fisher tolerance."""
-    return {"skewness": variance_skewness(d, n), "excess_kurtosis": variance_excess_kurtosis(d, n)}
+def variance_shape(d: int, n: int) -> dict:
+    """The skewness and excess kurtosis of a sample variance of n scores, for its Cornish-Fisher tolerance; and, at
+    small d_k, its exact law, which gives the tolerance in their place (claims.exact_laws)."""
+    return {"skewness": variance_skewness(d, n), "excess_kurtosis": variance_excess_kurtosis(d, n),
+            "law": exact_law(d, n)}
 
 
 def decide_b1(R: Results) -> list[Check]:
@@ -117,7 +120,8 @@ def decide_b3(R: Results) -> list[Check]:
         skew, kurt = exp_shape(math.sqrt(var_log_ratio), k3_log_ratio / var_log_ratio**1.5,
                                k4_log_ratio / var_log_ratio**2)
         out.append(statistical("B3", RATIO, f"d_k={da}->{db}", ratio, expected, se, "within", src,
-                               cell=std_b.cell, skewness=skew, excess_kurtosis=kurt))
+                               cell=std_b.cell, skewness=skew, excess_kurtosis=kurt,
+                               law=exact_ratio_law(da, db, a[1])))
     return out
 
 

@@ -86,6 +86,8 @@ class Check:
     skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
     excess_kurtosis: float = 0.0
     k_prime: float = math.nan  # k', the standard errors the tolerance allows the measurement; set with the tolerance
+    # where the statistic's own law gives k' (claims.exact_laws: its key), in place of Cornish-Fisher's from its shape
+    law: tuple | None = None
     reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
     # The three flags below leave the lesson's sentence undecided at this point; the check then holds the measurement
