@@ -42,7 +42,9 @@ _EXERCISE1 = ("Extend the sweep to $d_k = 1024$: draw random $Q$ and $K$, comput
 # The tolerance of a sample variance of scores, which B2, B4 and B8 share with B1 (the report shows it once).
 SE_VARIANCE = ("k standard errors of the sample variance of n independent scores: SE = d sqrt((2 + 6/d) / n), exact "
                "at every d_k. Its law is skewed at small n, so the tolerance is the wider Cornish-Fisher quantile from "
-               "its exact skewness and kurtosis, which keeps each tail near its nominal rate")
+               "its exact skewness and kurtosis, which keeps each tail near its nominal rate; at d_k up to 4, where "
+               "its tail is heavier than the series reaches, the wider quantile of its exact law (the n-fold "
+               "convolution of the squared score's law)")
 
 
 def variance_points(R: Results) -> list[tuple[int, int]]:
@@ -178,7 +180,8 @@ B3 = Claim(
     "double the head size and the scores spread out by sqrt(2); from d_k = 16 to 256 the typical magnitude grows "
     "four-fold", "Why a Dot Product Grows With Dimension", ("variance.csv",),
     "k standard errors from the delta method: Var(log s) = (2 + 6/d) / (4n) per d_k, independent across d_k. The "
-    "skewness of log s, and of a ratio's exponential, widens the long side by Cornish-Fisher",
+    "skewness of log s, and of a ratio's exponential, widens the long side by Cornish-Fisher; a ratio between two d_k "
+    "up to 4 takes the wider quantile of its exact law instead (the two sample variances' exact laws)",
     decide_b3, sentences={SLOPE: _SPREAD, RATIO: _SPREAD}, page=PAGE)
 
 B4 = Claim(
