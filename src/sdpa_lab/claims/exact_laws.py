@@ -25,7 +25,6 @@ from functools import lru_cache
 from statistics import NormalDist
 
 import numpy as np
-from scipy import fft, integrate, special
 
 from sdpa_lab.claims.expectations import gamma_rule
 from sdpa_lab.claims.standard_errors import variance_se
@@ -48,6 +47,8 @@ def square_cdf(y: np.ndarray, d: int) -> np.ndarray:
     """P(S^2 <= y) for a score S of length d, at each y (...) -> (...): the Gauss rule over R, and below SMALL_Y, where
     erf(sqrt(y / (2 R))) turns over at R near y, too sharply for the rule, adaptive quadrature over the normal factor
     instead (P(R Z^2 <= y) = E_Z P(R <= y / Z^2), R's regularized incomplete gamma)."""
+    from scipy import integrate, special  # loaded where a law is computed, not by every import of the claims
+
     x, w = gamma_rule(d / 2, NODES)
     y = np.asarray(y, dtype=float)
     out = np.clip(special.erf(np.sqrt(y[..., None] / (4.0 * x))) @ w, 0.0, 1.0)  # R = 2 x
@@ -64,6 +65,8 @@ def sum_law(d: int, n: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The law of X = the sum of n independent squares of scores of length d, on a lattice: its values (m,) and
     their probabilities (m,), trimmed to REACH SEs either side of n d; None where the lattice would exceed
     MAX_LATTICE points."""
+    from scipy import fft  # loaded where a law is computed, not by every import of the claims
+
     var_y = 2.0 * d * d + 6.0 * d
     h = LATTICE_STEP * math.sqrt(var_y)
     se_x = math.sqrt(n * var_y)
