@@ -3,7 +3,9 @@ under their own budget, the main configs stay as drawn without it, and the confi
 
 from __future__ import annotations
 
+import math
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -55,6 +57,15 @@ def test_a_space_study_with_a_stratum_reads_back_and_shows_it_apart():
     s = check_study(raw, "cs")
     assert s.n_sweeps == 7 and s.runs("inv_sqrt_dk") == 14
     assert check_study(s.settings(), "cs") == s
+    # a stratum's own seconds per run (a resource, like the study's): its runs' batches take them
+    timed = {**raw, "seconds_per_run": 0.5}
+    timed["space"] = {**raw["space"], "strata": {"crossing": {"configs": 3, "max_cpu_s": 10.0, "seconds_per_run": 90}}}
+    t = check_study(timed, "cs")
+    assert [t.run_seconds("inv_sqrt_dk", r) for r in (0, 7, 8, 13)] == [0.5, 0.5, 90.0, 90.0]  # sweeps 0, 3, 4, 6
+    # batch 0: runs 0-6 (sweeps 0-3); batch 1: run 7 (sweep 3) and the stratum's six runs
+    assert [t.batch_seconds("inv_sqrt_dk", b) for b in t.batches("inv_sqrt_dk")] == [7 * 0.5, 0.5 + 6 * 90.0]
+    assert t.runtime_minutes() == math.ceil(2 * 540.5 / 60)  # the longest batch's, twice
+    assert check_study(t.settings(), "cs") == replace(t, seconds_per_run=None, stratum_seconds=(None,))
     table = configs_table({"cs": s.sweeps()})
     assert list(table.stratum) == [""] * 4 + ["crossing"] * 3
 

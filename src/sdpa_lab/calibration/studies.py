@@ -13,8 +13,10 @@ Standard library and the config check only: the Snakefile imports this when it i
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 
 from sdpa_lab.config import ConfigError, check_config
@@ -98,6 +100,9 @@ class Study:
     # The study's registration: its size and stopping rule as fixed in its file before it ran, on a seed root never
     # used before (a study that says none does not show the 1e-4 promise, whatever its count: summary.false_fails)
     preregistered: str = ""
+    # seconds of one run of each of its space's strata, in their order, where the file says (None: seconds_per_run);
+    # like seconds_per_run, a resource, not a setting
+    stratum_seconds: tuple[float | None, ...] = ()
 
     @property
     def n_sweeps(self) -> int:
@@ -137,14 +142,26 @@ class Study:
     def batch_seconds(self, arm: str, batch: int) -> float:
         """The CPU seconds batch `batch` of arm `arm` is expected to take (its runs times the measured
         seconds_per_run; 0 if the study does not say): its jobs' order, the longest first."""
-        return len(self.indices(arm, batch)) * (self.seconds_per_run or 0.0)
+        return sum(self.run_seconds(arm, run) for run in self.indices(arm, batch))
+
+    def run_seconds(self, arm: str, run: int) -> float:
+        """The CPU seconds run `run` of arm `arm` is expected to take: its stratum's where the file says, else
+        seconds_per_run (0 if the study does not say)."""
+        sweep = self.run_key(arm, run)[0]
+        if self.space and sweep >= self.space.configs:
+            ends = list(accumulate((n for _, n, _ in self.space.strata), initial=self.space.configs))[1:]
+            own = self.stratum_seconds[bisect_right(ends, sweep)]
+            if own is not None:
+                return own
+        return self.seconds_per_run or 0.0
 
     def runtime_minutes(self) -> int:
-        """The runtime to ask for one job: twice the measured time of a full batch, at least 2 minutes
+        """The runtime to ask for one job: twice the measured time of its longest batch, at least 2 minutes
         (an hour if the study does not say how long a run takes)."""
         if self.seconds_per_run is None:
             return 60
-        return max(2, math.ceil(2 * self.batch * self.seconds_per_run / 60))
+        longest = max(self.batch_seconds(arm, b) for arm in ARMS for b in self.batches(arm))
+        return max(2, math.ceil(2 * longest / 60))
 
     def settings(self) -> dict:
         """Everything a batch's rows depend on: the batch rule's params, so that a change reruns the
@@ -191,9 +208,11 @@ def check_study(raw, name: str) -> Study:
         raise ConfigError("\n  ".join(["invalid calibration study:", *errors]))
     seconds = None if seconds is None else float(seconds)
     if space is not None:
-        strata = tuple((name, s["configs"], float(s["max_cpu_s"])) for name, s in space.get("strata", {}).items())
+        drawn = space.get("strata", {})
+        strata = tuple((name, s["configs"], float(s["max_cpu_s"])) for name, s in drawn.items())
+        own = tuple(None if s.get("seconds_per_run") is None else float(s["seconds_per_run"]) for s in drawn.values())
         space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]), strata)
-        return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space, registered)
+        return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space, registered, own)
     try:
         # A config as config/config.yaml, naming only what it changes (a study without one: the defaults).
         sweep = check_config(raw.get("sweep", {}))
@@ -218,11 +237,15 @@ def _space_errors(space, where: str) -> list[str]:
     for name, stratum in strata.items():
         if name not in BANDS:
             errors.append(f"{where}: setting space.strata.{name}: unknown band; expected one of {', '.join(BANDS)}")
-        elif not isinstance(stratum, Mapping) or set(stratum) != set(STRATUM_SETTINGS):
+        elif not isinstance(stratum, Mapping) or not set(STRATUM_SETTINGS) <= set(stratum) <= {*STRATUM_SETTINGS,
+                                                                                                "seconds_per_run"}:
             errors.append(f"{where}: setting space.strata.{name}: got {stratum!r}; expected a mapping of "
-                          f"{', '.join(STRATUM_SETTINGS)}")
+                          f"{', '.join(STRATUM_SETTINGS)} (and seconds_per_run, optional)")
         else:
             errors += _settings_errors(stratum, STRATUM_SETTINGS, f"{where}: setting space.strata.{name}.")
+            if "seconds_per_run" in stratum:
+                errors += _settings_errors(stratum, {"seconds_per_run": SPACE_SETTINGS["max_cpu_s"]},
+                                           f"{where}: setting space.strata.{name}.")
     return errors
 
 
@@ -322,14 +345,15 @@ def is_calibration_target(target: str) -> bool:
 
 def estimated_cpu_s(studies: Mapping[str, Study], done=lambda path: False) -> float:
     """The CPU seconds the batches of `studies` not yet `done` will take, by their studies' measured
-    seconds_per_run (1 s where a study does not say), with each job's start-up and a space study's draw."""
+    seconds_per_run (and their strata's, Study.batch_seconds; 1 s a run where a study does not say), with each job's
+    start-up and a space study's draw."""
     total = 0.0
     for name, study in studies.items():
-        per_run = study.seconds_per_run or 1.0
         for arm in ARMS:
             for b in study.batches(arm):
                 if not done(BATCH.format(study=name, arm=arm, batch=b)):
-                    total += SECONDS_PER_JOB + per_run * len(study.indices(arm, b))
+                    total += SECONDS_PER_JOB + (study.batch_seconds(arm, b) if study.seconds_per_run
+                                                else len(study.indices(arm, b)))
         if study.space and not done(SWEEPS.format(study=name)):
             total += SECONDS_PER_DRAWN_CONFIG * study.space.n_configs
     return total
