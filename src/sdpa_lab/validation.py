@@ -42,12 +42,18 @@ def forward_size_problem(shape: Sequence[int]) -> str | None:
             f"at most {MAX_FORWARD_ELEMENTS:,} (64 MiB in float64) keep the job in bounded memory")
 
 
-def other_dimensions(T: int, d_k: int) -> tuple[int, int]:
-    """(T_k, d_v) of B9's forward beside the lesson's shape (B, T, d_k): each differs from T and d_k (T_k = T - 1
-    from T = 3, where a softmax still has two keys, else T + 1; d_v a half of d_k, so 1/sqrt(d_v) is at least
-    sqrt(2) times 1/sqrt(d_k)). Its arrays are no larger than the lesson-shaped forward's, except K (B, T_k, d_k)
-    at T <= 2, at most twice its Q: the forward's memory and cost (workflow_support.cost) count it."""
-    return (T - 1 if T >= 3 else T + 1), (d_k // 2 if d_k >= 2 else 2)
+def other_dimensions(T: int, d_k: int) -> tuple[int, int, int]:
+    """(T_q, T_k, d_v) of B9's forward beside the lesson's shape (B, T, d_k): T_q, T_k, d_k and d_v all different
+    from one another, so that each scale a forward could take by mistake (1/sqrt of T_q, T_k or d_v) differs from
+    1/sqrt(d_k), and Q's axes from K's. T_q = T, or T + 1 where T = d_k; T_k = T_q - 1 (from T_q = 3, where a softmax
+    still has two keys) or the next above; d_v about a half of d_k, so 1/sqrt(d_v) is near sqrt(2) times
+    1/sqrt(d_k). Its arrays are about the lesson-shaped forward's, except K (B, T_k, d_k) at T <= 3, at most three
+    times its Q: the forward's memory and cost (workflow_support.cost) count it."""
+    T_q = T + 1 if T == d_k else T
+    T_k = next(t for t in (T_q - 1, T_q + 1, T_q + 2) if t >= 2 and t != d_k)
+    half = max(d_k // 2, 1)
+    d_v = next(d for d in (half, half + 1, half + 2, d_k + 1, d_k + 2, d_k + 3) if d not in (d_k, T_q, T_k))
+    return T_q, T_k, d_v
 
 
 def _is_sequence(value: Any) -> bool:

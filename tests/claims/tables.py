@@ -159,16 +159,16 @@ def learning_table(success, best, runs=64, lrs=(0.1, 1.0, 10.0), only=(20, 3), o
     return pd.DataFrame(rows)
 
 
-def forward_table(B=2, T=5, d=3, dtype="float32", T_k=None, d_v=None, **changed):
-    """One forward's rows of forward_shape.csv: Q (B, T, d), K (B, T_k, d), V (B, T_k, d_v) (T_k = T, d_v = d
-    unless given), its quantities as a correct forward makes them, except those `changed`."""
-    T_k, d_v = T if T_k is None else T_k, d if d_v is None else d_v
-    values = {"weights_B": B, "weights_T_q": T, "weights_T_k": T_k, "output_B": B, "output_T": T, "output_d": d_v,
-              "output_ndim": 3, "weights_ndim": 3, "dtype_kept": 1.0, "max_row_sum_error": 1e-7,
-              "min_weight": 0.0, "all_finite": 1.0, "max_output_error": 1e-7, "max_norm_product": 2.0 * d,
-              "max_abs_value": 3.0} | changed
-    return pd.DataFrame([{"seed": 1, "B": B, "T": T, "d_k": d, "T_k": T_k, "d_v": d_v, "dtype": dtype, "quantity": q,
-                          "value": v} for q, v in values.items()])
+def forward_table(B=2, T=5, d=3, dtype="float32", T_k=None, d_v=None, T_q=None, **changed):
+    """One forward's rows of forward_shape.csv: Q (B, T_q, d), K (B, T_k, d), V (B, T_k, d_v) (T_q = T_k = T,
+    d_v = d unless given), its quantities as a correct forward makes them, except those `changed`."""
+    T_q, T_k, d_v = T if T_q is None else T_q, T if T_k is None else T_k, d if d_v is None else d_v
+    values = {"weights_B": B, "weights_T_q": T_q, "weights_T_k": T_k, "output_B": B, "output_T": T_q,
+              "output_d": d_v, "output_ndim": 3, "weights_ndim": 3, "dtype_kept": 1.0, "max_row_sum_error": 1e-7,
+              "min_weight": 0.0, "all_finite": 1.0, "max_relative_output_error": 1e-7,
+              "max_norm_product": 2.0 * d} | changed
+    return pd.DataFrame([{"seed": 1, "B": B, "T": T, "d_k": d, "T_q": T_q, "T_k": T_k, "d_v": d_v, "dtype": dtype,
+                          "quantity": q, "value": v} for q, v in values.items()])
 
 
 D_K = (4, 16, 64, 256, 1024)

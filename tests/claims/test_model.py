@@ -191,8 +191,8 @@ def test_decision_table_and_failures():
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
-                               "k_prime", "literal", "theory_says_false", "premise_not_met", "theory_unclear", "source",
-                               "note"]
+                               "k_prime", "literal", "theory_says_false", "premise_not_met", "theory_unclear", "theory",
+                               "theory_se", "theory_tolerance", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
     assert t.k_prime.tolist() == [d.k, d.k]  # no known skewness: k' is k
@@ -374,11 +374,12 @@ def test_why_not_here_quotes_each_sentence_once_and_counts_the_points():
     assert one.startswith(f"At this config theory says the lesson's sentence “{responsive}” is false at 1 point,")
 
 
-@pytest.mark.parametrize("measured", [10.0, 10.5, 14.0, 2.0])
-def test_a_point_outside_the_sentence_never_decides_and_survives_claims_csv(measured, tmp_path):
-    """Where the lesson's premise does not hold, a check is "condition not met" and where theory's sign is unclear
-    "inconclusive", wherever the measurement lands; neither is in the Bonferroni split, nor counts for or against
-    its claim (which the others decide); both read back from claims.csv as written, and the checker names them."""
+@pytest.mark.parametrize("measured", [10.0, 10.5, 12.9, 7.1, 13.1, 2.0, -0.93])
+def test_a_point_outside_the_sentence_is_held_to_theory_and_survives_claims_csv(measured, tmp_path):
+    """Where the lesson's premise does not hold, a check agreeing with theory's value (within k SEs) is "condition not
+    met", and where theory's sign is unclear "inconclusive": the sentence counts neither for nor against its claim.
+    A measurement departing from theory's value fails there, with the reason in words. Each is in the Bonferroni
+    split (it can fail); both read back from claims.csv as written, and the checker names them."""
     from sdpa_lab.io import write_csv
 
     unmet = M.statistical("B7", "fall", "d_k=1->2, T=64", measured, 10.0, 1.0, "within", "gradient.csv",
@@ -386,16 +387,41 @@ def test_a_point_outside_the_sentence_never_decides_and_survives_claims_csv(meas
     unclear = M.statistical("B7", "widest", "d_k=2, T=64", measured, 10.0, 1.0, "within", "gradient.csv",
                             theory_unclear=True)
     holds = M.statistical("B7", "gap", "d_k=2, T=64", 0.0, 0.0, 0.01, "within", "gradient.csv")
+    agrees = abs(measured - 10.0) <= 3.0  # k = 3 SEs of 1
     d = D.decide(Results("mem", {}), claims=[_claim([unmet, holds])], k=3.0)
-    assert [c.verdict for c in d.checks] == [M.CONDITION_NOT_MET, M.HOLDS] and d.n_statistical == 1
-    assert V.claim_verdict(d.checks) == M.HOLDS and math.isnan(d.checks[0].margin)
-    assert V.claim_verdict(d.checks[:1]) == M.CONDITION_NOT_MET
-    assert "premise does not hold (fall [d_k=1->2, T=64])" in V.why_condition_not_met(d.checks)
+    assert [c.verdict for c in d.checks] == [M.CONDITION_NOT_MET if agrees else M.FAILS, M.HOLDS]
+    assert d.n_statistical == 2 and d.checks[0].margin == pytest.approx(abs(measured - 10.0) / 3.0)
+    assert V.claim_verdict(d.checks) == (M.HOLDS if agrees else M.FAILS)
     text = V.summary(replace(d, statements={"B1": "s", "B7": "s"}))
-    assert any(row[2] == M.CONDITION_NOT_MET and "premise not met" in row[3] for row in table_rows(text))
-    assert f"'{M.CONDITION_NOT_MET}' (1 check)" in text
+    if agrees:
+        assert V.claim_verdict(d.checks[:1]) == M.CONDITION_NOT_MET
+        assert "premise does not hold (fall [d_k=1->2, T=64])" in V.why_condition_not_met(d.checks)
+        assert any(row[2] == M.CONDITION_NOT_MET and "premise does not hold here" in row[3]
+                   for row in table_rows(text))
+        assert f"'{M.CONDITION_NOT_MET}' (1 check)" in text
+    else:  # the reason in words: the measurement, theory's value and tolerance
+        expected_words = (f"the measurement departs from theory: measured {V.at_unit(measured, 1.0)} where theory "
+                          "expects 10 ± 3")
+        assert expected_words in V.describe(d.checks[0])
+        assert "FAILING: B7" in text
     both = D.decide(Results("mem", {}), claims=[_claim([unmet, unclear, holds])], k=3.0)
-    assert V.claim_verdict(both.checks) == M.INCONCLUSIVE and both.n_statistical == 1
+    assert V.claim_verdict(both.checks) == (M.INCONCLUSIVE if agrees else M.FAILS) and both.n_statistical == 3
     write_csv(replace(both, statements={"B7": "s"}).table(), tmp_path / "claims.csv")
     back = D.read_claims(tmp_path / "claims.csv").checks
-    assert [c.verdict for c in back] == [M.CONDITION_NOT_MET, M.INCONCLUSIVE, M.HOLDS]
+    assert [c.verdict for c in back] == ([M.CONDITION_NOT_MET, M.INCONCLUSIVE] if agrees else [M.FAILS] * 2) + [M.HOLDS]
+
+
+@pytest.mark.parametrize("measured, verdict", [(0.5, M.HOLDS), (0.25, M.INCONCLUSIVE), (0.1, M.FAILS),
+                                               (0.9, M.FAILS), (-0.4, M.FAILS)])
+def test_a_claimed_rise_held_to_theory_is_inconclusive_only_while_it_agrees_with_theory(measured, verdict):
+    """A claimed rise ("above" 0) whose value theory gives (0.5): it holds above its tolerance and within theory's;
+    within the noise of 0 it is inconclusive only while it agrees with theory, and a departure from theory fails
+    either way (0.1: inconclusive without theory; 0.9: holding without it). Counted once in the split."""
+    c = M.statistical("B7", "fall", "d_k=4->16, T=8", measured, 0.0, 0.1, "above", "gradient.csv", theory=0.5)
+    d = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.0)
+    (decided,) = d.checks
+    assert (decided.tolerance, decided.theory_tolerance, d.n_statistical) == (pytest.approx(0.3), pytest.approx(0.3), 1)
+    assert decided.verdict == verdict
+    assert (decided.margin_toward_fail > 1) == (verdict == M.FAILS)
+    assert ("departs from theory" in V.describe(decided)) == (abs(measured - 0.5) > 0.3)  # the reason in words
+    assert "held to theory's 0.50 ± 0.3 too" in V.describe(decided)  # to the digits its SE leaves

@@ -36,7 +36,7 @@ def test_b7_at_1024_keys_says_where_the_lesson_sentence_does_not_hold():
     assert widest.verdict == C.NOT_HERE and widest.relation == "within"
     assert not [c for c in checks if c.verdict in (C.FAILS, C.INCONCLUSIVE)]
     assert C.claim_verdict(checks) == C.NOT_HERE
-    assert {c.verdict for c in checks if not c.theory_says_false and c.decides} == {C.HOLDS}  # the scaled norm's
+    assert {c.verdict for c in checks if not c.undecided} == {C.HOLDS}  # the scaled norm's
     # the falls from d_k = 4, where the unscaled softmax is not yet saturated (its norm still rises): not decided
     assert {c.parameters for c in checks if c.verdict == C.CONDITION_NOT_MET} == {"d_k=4->64, T=1024"}
     summary = C.summary(C.Decision(tuple(checks), 4.8, 6, statements={"B7": "s"}))

@@ -107,6 +107,16 @@ FAIL_HOLD = {"within": (2.0, 0.5), "not above": (2.0, 0.5), "not below": (-2.0, 
              "above": (-2.0, 2.0), "below": (2.0, -2.0)}
 
 
+def fail_and_hold(check: C.Check) -> tuple[float, float]:
+    """Where `check` fails and where it holds: twice its tolerance the wrong way and half (a claimed rise: twice) its
+    tolerance the right way from its expected value; for one held to a theory value besides (a claimed fall theory
+    gives), twice that tolerance below theory's value, and theory's value itself."""
+    if math.isfinite(check.theory):
+        return check.theory - 2 * check.theory_tolerance, check.theory
+    fail, hold = FAIL_HOLD[check.relation]
+    return check.expected + fail * check.tolerance, check.expected + hold * check.tolerance
+
+
 def test_every_claim_in_the_inventory_is_registered():
     lesson_order = ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"]  # a contract
     ids = [c.id for c in C.CLAIMS]
@@ -183,18 +193,17 @@ def test_each_check_fails_at_twice_its_tolerance_and_holds_at_half(results_dir):
                                  check, decision.k).verdict for s in (-1.0, 1.0)}
             assert C.FAILS in verdicts, check
         else:
-            fail, hold = FAIL_HOLD[check.relation]
-            for factor, verdict in ((fail, C.FAILS), (hold, C.HOLDS)):
-                moved = move_to(tables, check, check.expected + factor * check.tolerance, decision.k)
+            for target, verdict in zip(fail_and_hold(check), (C.FAILS, C.HOLDS), strict=True):
+                moved = move_to(tables, check, target, decision.k)
                 got = redecide(moved, check.claim, check, decision.k)
-                assert got.verdict == verdict, (check, factor, got)
+                assert got.verdict == verdict, (check, target, got)
         checked.add(check.claim)
     assert checked == set(C.registry())
 
 
-def _perturb_csv(results: Path, check: C.Check, factor: float, k: float) -> None:
+def _perturb_csv(results: Path, check: C.Check, target: float, k: float) -> None:
     tables = load_tables(results)
-    moved = move_to(tables, check, check.expected + factor * check.tolerance, k)
+    moved = move_to(tables, check, target, k)
     name = check.cell[0]
     write_csv(moved[name], results / name)
 
@@ -203,11 +212,11 @@ def _perturb_csv(results: Path, check: C.Check, factor: float, k: float) -> None
 @pytest.mark.parametrize("claim_id", ["A1", "A2", "B1", "B2", "B3", "B4", "B5", "B7", "B8", "B9", "B10"])
 def test_checker_exit_status_names_the_claim(results_dir, decision, tmp_path, claim_id, capsys):
     check = next(c for c in decision.checks if c.claim == claim_id and c.tolerance > 0 and c.cell)
-    fail, hold = FAIL_HOLD[check.relation]
-    for factor, status in ((hold, 0), (fail, 1)):
-        work = tmp_path / f"r{factor}"
+    fail, hold = fail_and_hold(check)
+    for name, target, status in (("hold", hold, 0), ("fail", fail, 1)):
+        work = tmp_path / name
         shutil.copytree(results_dir, work)
-        _perturb_csv(work, check, factor, decision.k)
+        _perturb_csv(work, check, target, decision.k)
         assert main(["check", str(work), "--no-config"]) == status
         out = capsys.readouterr().out
         if status:
@@ -352,8 +361,8 @@ def test_b10_says_when_its_runs_are_too_few_to_decide(results_dir):
 
 def test_b7_says_the_premise_is_not_met_where_the_unscaled_jacobian_norm_first_rises():
     # d_k 1 -> 2 at T = 16: the mean unscaled Jacobian norm rises (softmax not yet saturated): the lesson's sentence,
-    # about a saturated softmax, does not speak there; B7 shows the step against theory as "condition not met",
-    # counted neither for nor against (the claim holds on its other checks), and decides the gradient ratio only
+    # about a saturated softmax, does not speak there; B7 holds the step to theory's value, "condition not met" where
+    # it agrees, counted neither for nor against (the claim holds on its other checks), and decides the ratio only
     # where the norm falls
     from sdpa_lab.experiments.gradient import gradient_rows
 

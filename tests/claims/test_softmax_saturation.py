@@ -248,8 +248,8 @@ def test_b7_checks():
 
 def test_b7_where_theory_says_the_norm_does_not_fall_yet():
     # from d_k = 1 to 2 at T = 8 the unscaled softmax is not saturated: its exact mean Jacobian norm rises a little,
-    # so the lesson's premise does not hold on that step: shown against theory, counted neither for nor against
-    # (whatever it measures), and the gradient ratio is not decided on it
+    # so the lesson's premise does not hold on that step: the sentence counted neither for nor against, the
+    # measurement held to theory's value (failing where it departs), and the gradient ratio is not decided on it
     t = gradient_table(ds=(1, 2, 64))
     b7 = by_key(decide_b7(Results("mem", {"gradient.csv": t})), "B7")
     (m1, s1), (m2, s2) = mean_statistic(J, 1, 8, False), mean_statistic(J, 2, 8, False)
@@ -259,9 +259,10 @@ def test_b7_where_theory_says_the_norm_does_not_fall_yet():
                  relation="within")
     assert c.expected_se == pytest.approx(math.hypot(s1, s2), rel=1e-15)  # theory's Monte Carlo SE: a bias bound
     assert c.note.startswith("theory says the unscaled softmax is not yet saturated here")
-    assert c.premise_not_met and not c.theory_says_false and c.verdict == M.CONDITION_NOT_MET
+    assert c.premise_not_met and not c.theory_says_false
     near = replace(c, measured=m1 - m2 + 0.5 * c.se, tolerance=4 * c.se)
-    assert near.verdict == M.CONDITION_NOT_MET and not c.decides  # neither a pass nor a failure, wherever it lands
+    assert near.verdict == M.CONDITION_NOT_MET  # neither a pass nor a failure where it agrees with theory
+    assert replace(near, measured=m1 - m2 + 4.5 * c.se).verdict == M.FAILS  # and a failure where it departs
     assert c.cell == gcell(2, "none", J, "mean")
     ratios = [p for name, p in b7 if name == "fall of unscaled / scaled gradient norm at the scores"]
     assert ratios == ["d_k=2->64, T=8"]
@@ -283,28 +284,33 @@ def test_b7_at_a_widest_head_of_d_k_1_compares_nothing():
 
 def test_b7_decides_a_difference_above_its_expectation_only_past_four_monte_carlo_ses():
     # "clearly positive" is strictly more than CLEAR = 4 Monte Carlo SEs: within 4 of 0 theory's sign is unclear, and
-    # the check is inconclusive whatever it measures; clearly negative, the sentence does not hold here
-    from sdpa_lab.claims.softmax_saturation import _positive_by_theory
+    # the check is inconclusive wherever the measurement agrees with theory, failing where it departs; clearly
+    # negative, the sentence does not hold here
+    from sdpa_lab.claims.by_theory import positive_by_theory
 
     args = ("B7", "c", "p", 0.3, 0.1)
     for expected in (4.0, 0.0, -4.0):
-        at = _positive_by_theory(*args, expected, 1.0, "gradient.csv", None)
+        at = positive_by_theory(*args, expected, 1.0, "gradient.csv", None)
         assert (at.relation, at.expected, at.se, at.expected_se) == ("within", expected, 0.1, 1.0)
         assert at.theory_unclear and not at.theory_says_false and "sign of the difference is unclear" in at.note
-        assert at.verdict == M.INCONCLUSIVE and replace(at, measured=expected).verdict == M.INCONCLUSIVE
-    past = _positive_by_theory(*args, 4.000001, 1.0, "gradient.csv", None)
+        held = replace(at, tolerance=0.5)  # k' SEs of 0.1 plus k Monte Carlo SEs, as deciding sets it
+        assert replace(held, measured=expected + 0.4).verdict == M.INCONCLUSIVE
+        assert replace(held, measured=expected - 0.6).verdict == M.FAILS
+    past = positive_by_theory(*args, 4.000001, 1.0, "gradient.csv", None)
     assert (past.relation, past.expected, past.se, past.theory_says_false) == ("above", 0.0, 0.1, False)
-    below = _positive_by_theory(*args, -4.000001, 1.0, "gradient.csv", None)
+    assert (past.theory, past.theory_se) == (4.000001, 1.0)  # held to theory's value besides
+    below = positive_by_theory(*args, -4.000001, 1.0, "gradient.csv", None)
     assert below.theory_says_false and below.verdict == M.FAILS  # 0.3 against theory's -4: a broken pipeline
     assert replace(below, measured=-4.0, tolerance=0.5).verdict == M.NOT_HERE
-    unmet = _positive_by_theory(*args, 5.0, 1.0, "gradient.csv", None, saturated=False)
-    assert unmet.premise_not_met and unmet.verdict == M.CONDITION_NOT_MET
+    unmet = positive_by_theory(*args, 5.0, 1.0, "gradient.csv", None, saturated=False)
+    assert unmet.premise_not_met and replace(unmet, measured=5.2, tolerance=0.5).verdict == M.CONDITION_NOT_MET
 
 
 def test_b7_over_64_keys_at_small_heads_is_outside_the_lesson_sentence():
     """T = 64, d_k 1, 2, 4 (the schema accepts it): the unscaled softmax is not yet saturated, its Jacobian norm rises
-    with d_k (theory and measurement agree), so every check of the lesson's sentence is "condition not met": none
-    decided, none in the Bonferroni split; the claim holds on the scaled norm's own checks, against theory."""
+    with d_k (theory and measurement agree), so every check of the lesson's sentence is "condition not met": the
+    sentence not decided, each measurement held to theory's value and in the Bonferroni split; the claim holds on the
+    scaled norm's own checks, against theory."""
     from sdpa_lab.experiments.gradient import gradient_rows
 
     table = pd.DataFrame(gradient_rows(11, [1, 2, 4], 64, 2000))
@@ -312,5 +318,5 @@ def test_b7_over_64_keys_at_small_heads_is_outside_the_lesson_sentence():
     sentence = [c for c in d.checks if c.check.startswith(("fall", "mean scaled minus unscaled", "mean log10 scaled"))]
     assert len(sentence) == 2 * 2 + 2 and {c.verdict for c in sentence} == {M.CONDITION_NOT_MET}
     assert all(c.expected < 0 and c.measured < 0 for c in sentence)  # theory: the norm rises; so does the measurement
-    assert {c.verdict for c in d.checks if c not in sentence} == {M.HOLDS} and d.n_statistical == 6
+    assert {c.verdict for c in d.checks if c not in sentence} == {M.HOLDS} and d.n_statistical == 12
     assert not [c for c in d.checks if c.check.startswith("fall of unscaled / scaled")]

@@ -210,6 +210,7 @@ def test_ranking_invariance_exactly_tied_logits_keep_their_rank(tmp_path):
 def test_forward_shape_rows():
     t = pd.DataFrame(forward_shape_rows(seed=1, shapes=[[2, 5, 3]]))
     v = t.set_index(["T_k", "d_v", "dtype", "quantity"]).sort_index()["value"]
+    assert set(t.T_q) == {5}
     for T_k, d_v in ((5, 3), (4, 1)):  # the lesson's shapes, and every dimension different
         for dtype in ("float32", "float64"):
             w = v[T_k, d_v, dtype]
@@ -217,7 +218,7 @@ def test_forward_shape_rows():
             assert (w["output_B"], w["output_T"], w["output_d"]) == (2, 5, d_v)
             assert w["dtype_kept"] == 1.0
             assert w["max_row_sum_error"] < (1e-6 if dtype == "float32" else 1e-12)
-            assert w["max_output_error"] < (1e-6 if dtype == "float32" else 1e-14)
+            assert w["max_relative_output_error"] < (1e-6 if dtype == "float32" else 1e-14)
 
 
 def test_exercise2_counts_the_sequences_that_fall_at_every_step():

@@ -8,6 +8,7 @@ import math
 from markupsafe import escape
 
 from sdpa_lab import claims as C
+from sdpa_lab.claims import exact_laws
 from sdpa_lab.claims.standard_errors import cornish_fisher
 from sdpa_lab.numbers import number
 from sdpa_lab.report import html as H
@@ -20,8 +21,10 @@ decision, report_html, section = T.decision, T.report_html, T.section  # its fix
 def test_each_statistical_check_carries_the_k_prime_its_tolerance_was_made_with(decision):
     statistical = [c for c in decision.checks if c.basis in ("statistical", "derived")]
     assert any(c.k_prime > decision.k for c in statistical)  # a skewed statistic's k' is wider than k
-    for c in statistical:
-        assert c.k_prime == cornish_fisher(decision.k, c.skewness, c.excess_kurtosis), (c.claim, c.check)
+    for c in statistical:  # from the statistic's exact law where it names one (small d_k), else Cornish-Fisher's
+        exact = exact_laws.k_prime(c.law, decision.k, c.expected, c.se) if c.law else None
+        assert c.k_prime == (exact if exact is not None else cornish_fisher(decision.k, c.skewness,
+                                                                            c.excess_kurtosis)), (c.claim, c.check)
         assert math.isclose(c.tolerance, c.k_prime * c.se + decision.k * c.expected_se, rel_tol=1e-12)
     assert all(math.isnan(c.k_prime) for c in decision.checks if c.basis not in ("statistical", "derived"))
 

@@ -458,9 +458,9 @@ def mem_mb_forward(settings):
     """
 
     def floats(B, T, d_k):
-        T_k, d_v = other_dimensions(T, d_k)
-        weights = B * T * max(T, T_k)
-        inputs = max(3 * B * T * d_k, B * (T * d_k + T_k * (d_k + d_v)))
+        T_q, T_k, d_v = other_dimensions(T, d_k)
+        weights = B * max(T * T, T_q * T_k)
+        inputs = max(3 * B * T * d_k, B * (T_q * d_k + T_k * (d_k + d_v)))
         return 2 * weights + 3 * inputs
 
     return 100 + 8 * max(floats(*shape) for shape in settings["shapes"]) // 2**20

@@ -28,13 +28,14 @@ def check_cells(study: str, arm: str, run: tuple[int, int, int], seed: int, deci
         if c.source not in seeded_files:
             continue
         # z for every check held to a standard error (statistical, and derived from one); its own k is
-        # tolerance / SE: the run's k, or wider on the side a known skewness stretches (Cornish-Fisher).
+        # tolerance / SE: the run's k, or wider on the side a known skewness stretches (Cornish-Fisher). Its margin
+        # is the one it fails above 1 by, its relation's or, held to theory's value besides, that one's.
         with_se = math.isfinite(c.se) and c.se > 0
         z = c.deviation / c.se if with_se else math.nan
         k_check = c.tolerance / c.se if with_se else math.nan
         cells.append((study, arm, index, sweep, seed_index, seed, c.claim, c.check, c.parameters, c.relation, c.basis,
                       bool(c.literal), float(c.expected), float(c.measured), float(c.se), float(c.tolerance),
-                      float(k_check), float(c.deviation), float(z), float(c.margin), c.verdict, k,
+                      float(k_check), float(c.deviation), float(z), float(c.margin_toward_fail), c.verdict, k,
                       int(n_statistical)))
     return cells
 

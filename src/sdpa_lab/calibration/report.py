@@ -259,13 +259,23 @@ def space_summary(tables, closest: int = 12) -> dict | None:
                  .drop_duplicates("closest_claim"))
     reach = [{"column": c, "words": w, "low": drawn[c].min(), "median": drawn[c].median(), "high": drawn[c].max()}
              for c, w in SPACE_AXES.items()]
-    return {"studies": sorted(set(r.config)), "configs": len(drawn), "runs": len(r),
+    return {"studies": sorted(set(r.config)), "configs": len(drawn), "runs": len(r), "strata": strata_rows(r),
             "runs_with_fail": int((r.n_fails > 0).sum()), "fail_checks": tables["false_fail_checks"][
                 tables["false_fail_checks"].config.isin(set(r.config))].to_dict("records"),
             "closest": top.to_dict("records"), "per_claim": per_claim.to_dict("records"), "reach": reach,
             "estimated_cpu_s": float(drawn.estimated_cpu_s.sum()),
             "above_half": int((r.max_margin_toward_fail > 0.5).sum()),
             "above_three_quarters": int((r.max_margin_toward_fail > 0.75).sum())}
+
+
+def strata_rows(r: pd.DataFrame) -> list[dict]:
+    """Per stratum of the space (configs.csv's stratum: a band of the space, "" for the rest), the correct runs'
+    count, how many had a failing check, and the worst margin: each band shown apart from the rest."""
+    strata = r.assign(stratum=r.stratum.fillna("") if "stratum" in r else "")
+    return [{"stratum": name or "the rest of the space", "configs": len(g[["config", "sweep"]].drop_duplicates()),
+             "runs": len(g), "runs_with_fail": int((g.n_fails > 0).sum()),
+             "worst_margin": float(g.max_margin_toward_fail.max())}
+            for name, g in strata.groupby("stratum", sort=True)]
 
 
 def runs_needed(failures: int, rate: float) -> int:

@@ -168,7 +168,7 @@ class Decider:
             return part, part.n_statistical + self.fixed_statistical
         whole = self.first = decide(results, self.claims)
         seeded_ids = {c.id for c in self.seeded}
-        self.fixed_statistical = sum(c.basis == "statistical" and c.decides and c.claim not in seeded_ids
+        self.fixed_statistical = sum(c.basis == "statistical" and c.claim not in seeded_ids
                                      for c in whole.checks)
         return whole, whole.n_statistical
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import copy
 import math
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -35,6 +36,48 @@ UNIFORM = frozenset({"seed"})
 LOG_FLOOR = 1e-6
 # Give up after this many draws of one section: a budget no draw meets is an error, not a hang.
 MAX_TRIES_PER_SECTION = 100_000
+
+
+
+
+@dataclass(frozen=True)
+class Band:
+    """A region of the config space a study samples on purpose, as a stratum of its own: the configs whose
+    `section` has T keys and its widest head's d_k from `low` to `high`."""
+
+    section: str
+    T: int
+    low: int
+    high: int
+    why: str
+
+
+# The bands a space study may sample as strata, by name (a study file's space.strata names them). A uniform draw
+# from the schema lands in one rarely (here: T = 1024 and the widest d_k within a band of 900 among 65,536).
+BANDS = {
+    "crossing": Band("gradient", 1024, 2900, 3800,
+                     "B7 at T = 1024: theory's scaled minus unscaled Jacobian norm at the widest head crosses 0 "
+                     "(negative at d_k = 3400, within its Monte Carlo error of 0 at 3600 and 3800): the lesson's "
+                     "sentence goes from false to undecided by theory, and a check there is held to theory's value "
+                     "only"),
+}
+
+
+def band_of(config: Mapping) -> str:
+    """The name of the first band (BANDS) `config` lies in, "" if none: the stratum a table shows it in, however
+    it was drawn."""
+    for name, band in BANDS.items():
+        section = config.get(band.section, {})
+        if section.get("T") == band.T and band.low <= max(section.get("d_k") or [0]) <= band.high:
+            return name
+    return ""
+
+
+def into_band(rng: random.Random, band: Band, section: Mapping, most: int) -> dict:
+    """`section` (a drawn config section) moved into `band`: T set to the band's, its head sizes below the band kept
+    (at most `most` - 1 of them, the list's length limit) and the widest drawn uniformly over the band."""
+    below = sorted(d for d in set(section["d_k"]) if d < band.low)[:most - 1]
+    return {**section, "T": band.T, "d_k": [*below, rng.randint(band.low, band.high)]}
 
 
 # CPU seconds of one finite-d_k expectation the claims compare B5's and B7's means with (claims.expectations;
@@ -181,7 +224,7 @@ def named_choices(rng: random.Random, section: Mapping, root: Mapping) -> dict:
     return out
 
 
-def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[dict, int]:
+def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float, band: Band | None = None) -> tuple[dict, int]:
     """A config drawn from the schema `root` whose estimated run is at most `max_cpu_s`, and how many section
     draws were refused on the way.
 
@@ -191,9 +234,17 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
     config leaves of it.
     Within a section every setting is still drawn over its whole range; the budget decides which are kept.
     A section of an experiment the cost model does not estimate keeps its sizes at their defaults and draws only
-    its named choices.
+    its named choices. With a `band`, its section is moved into it (into_band) at every draw, the lowest included.
     """
+    def pinned(key: str, value: Any) -> Any:
+        if band is None or key != band.section:
+            return value
+        d_k = resolve(resolve(root["properties"][key], root)["properties"]["d_k"], root)
+        return into_band(rng, band, value, d_k["maxItems"])
+
     config = lowest(root, root)
+    if band is not None:
+        config[band.section] = pinned(band.section, config[band.section])
     # An experiment the cost model leaves out could draw any size within its bounds, whatever the budget:
     # its sizes stay at their defaults; a named choice (which law, which dtype) picks what is computed, not how
     # much, so it is drawn.
@@ -216,7 +267,7 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
     rng.shuffle(sections)  # in turn first and last: each section sometimes has the budget's whole rest
     for i, key in enumerate(sections, start=1):
         for _ in range(MAX_TRIES_PER_SECTION):
-            config[key] = draw_value(rng, root["properties"][key], root, key)
+            config[key] = pinned(key, draw_value(rng, root["properties"][key], root, key))
             if cpu_seconds(config) <= floor + (max_cpu_s - floor) * i / len(sections):
                 break
             refused += 1
@@ -226,9 +277,12 @@ def draw_config(rng: random.Random, root: Mapping, max_cpu_s: float) -> tuple[di
     return config, refused
 
 
+# A stratum of a space study: (band name, configs, max_cpu_s), drawn after the study's main configs.
+Stratum = tuple[str, int, float]
+
+
 @cache
-def _draw(seed: int, configs: int, max_cpu_s: float) -> tuple[tuple[dict, ...], int]:
-    rng = random.Random(seed)
+def _draw(seed: int, configs: int, max_cpu_s: float, strata: tuple[Stratum, ...] = ()) -> tuple[tuple[dict, ...], int]:
     # A config's seed is the root of its runs' seeds (seeding.calibration_seed(seed, i)), and the edges make
     # some roots common (0 and 2^64 - 1): two configs with one root would draw the same numbers wherever their
     # settings meet, so their runs would not be independent. A root already taken is drawn again, from a
@@ -238,25 +292,33 @@ def _draw(seed: int, configs: int, max_cpu_s: float) -> tuple[tuple[dict, ...], 
     kept: list[dict] = []
     taken: set[int] = set()
     refused = 0
-    while len(kept) < configs:
-        config, n = draw_config(rng, root, max_cpu_s)
-        refused += n
-        if config_errors(config):  # a limit across settings (T x d_k per trial): drawn again
-            refused += 1
-            continue
-        while config["seed"] in taken:
-            config["seed"] = draw_value(roots, root["properties"]["seed"], root, "seed")
-        taken.add(config["seed"])
-        kept.append(config)
+    # the main configs from the seed's stream, each stratum's from one of its own: adding a stratum changes no
+    # main config
+    for rng, count, budget, band in [(random.Random(seed), configs, max_cpu_s, None),
+                                     *((random.Random(f"config-space stratum {name} {seed}"), n, cpu, BANDS[name])
+                                       for name, n, cpu in strata)]:
+        drawn = 0
+        while drawn < count:
+            config, n = draw_config(rng, root, budget, band)
+            refused += n
+            if config_errors(config):  # a limit across settings (T x d_k per trial): drawn again
+                refused += 1
+                continue
+            while config["seed"] in taken:
+                config["seed"] = draw_value(roots, root["properties"]["seed"], root, "seed")
+            taken.add(config["seed"])
+            kept.append(config)
+            drawn += 1
     return tuple(kept), refused
 
 
-def draw_configs(seed: int, configs: int, max_cpu_s: float) -> list[dict]:
+def draw_configs(seed: int, configs: int, max_cpu_s: float, strata: Sequence[Stratum] = ()) -> list[dict]:
     """The first `configs` valid configs drawn with `seed` whose estimated run (cpu_seconds) is at most
-    `max_cpu_s`: the same list for the same arguments (each a fresh copy)."""
-    return copy.deepcopy(list(_draw(seed, configs, max_cpu_s)[0]))
+    `max_cpu_s`, then each stratum's (name, configs, max_cpu_s): that many configs in band BANDS[name] within its
+    own budget: the same list for the same arguments (each a fresh copy)."""
+    return copy.deepcopy(list(_draw(seed, configs, max_cpu_s, tuple(map(tuple, strata)))[0]))
 
 
-def draws_refused(seed: int, configs: int, max_cpu_s: float) -> int:
+def draws_refused(seed: int, configs: int, max_cpu_s: float, strata: Sequence[Stratum] = ()) -> int:
     """How many section draws (draw_config) and whole configs (invalid across settings) were refused on the way."""
-    return _draw(seed, configs, max_cpu_s)[1]
+    return _draw(seed, configs, max_cpu_s, tuple(map(tuple, strata)))[1]

@@ -13,8 +13,10 @@ Standard library and the config check only: the Snakefile imports this when it i
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 
 from sdpa_lab.config import ConfigError, check_config
@@ -43,6 +45,8 @@ SPACE_SETTINGS = {
     "configs": (1, 100_000, "how many configs to draw (an integer)"),
     "max_cpu_s": (1e-3, 3600, "the cost model's CPU seconds of one run, at most (a number)"),
 }
+# The settings of a stratum of a space study (space.strata.<band>): its configs' count and budget.
+STRATUM_SETTINGS = {key: SPACE_SETTINGS[key] for key in ("configs", "max_cpu_s")}
 MAX_RUNS = 10_000_000
 
 # One row per (run, check): the columns of the study's CSVs, in order.
@@ -61,11 +65,24 @@ class Space:
     seed: int
     configs: int
     max_cpu_s: float
+    # strata drawn after the main configs, each (band name of space.BANDS, configs, max_cpu_s): a band of the
+    # space a uniform draw rarely reaches, sampled on purpose and shown apart
+    strata: tuple[tuple[str, int, float], ...] = ()
+
+    @property
+    def n_configs(self) -> int:
+        return self.configs + sum(n for _, n, _ in self.strata)
 
     def draw(self) -> list[dict]:
         from sdpa_lab.calibration.space import draw_configs
 
-        return draw_configs(self.seed, self.configs, self.max_cpu_s)
+        return draw_configs(self.seed, self.configs, self.max_cpu_s, self.strata)
+
+    def settings(self) -> dict:
+        """As a study file says it (check_study reads it back)."""
+        strata = {"strata": {name: {"configs": n, "max_cpu_s": cpu} for name, n, cpu in self.strata}}
+        return {"seed": self.seed, "configs": self.configs, "max_cpu_s": self.max_cpu_s,
+                **(strata if self.strata else {})}
 
 
 @dataclass(frozen=True)
@@ -83,10 +100,13 @@ class Study:
     # The study's registration: its size and stopping rule as fixed in its file before it ran, on a seed root never
     # used before (a study that says none does not show the 1e-4 promise, whatever its count: summary.false_fails)
     preregistered: str = ""
+    # seconds of one run of each of its space's strata, in their order, where the file says (None: seconds_per_run);
+    # like seconds_per_run, a resource, not a setting
+    stratum_seconds: tuple[float | None, ...] = ()
 
     @property
     def n_sweeps(self) -> int:
-        return self.space.configs if self.space else 1
+        return self.space.n_configs if self.space else 1
 
     def per_sweep(self, arm: str) -> int:
         """How many runs arm `arm` makes of each sweep."""
@@ -122,19 +142,31 @@ class Study:
     def batch_seconds(self, arm: str, batch: int) -> float:
         """The CPU seconds batch `batch` of arm `arm` is expected to take (its runs times the measured
         seconds_per_run; 0 if the study does not say): its jobs' order, the longest first."""
-        return len(self.indices(arm, batch)) * (self.seconds_per_run or 0.0)
+        return sum(self.run_seconds(arm, run) for run in self.indices(arm, batch))
+
+    def run_seconds(self, arm: str, run: int) -> float:
+        """The CPU seconds run `run` of arm `arm` is expected to take: its stratum's where the file says, else
+        seconds_per_run (0 if the study does not say)."""
+        sweep = self.run_key(arm, run)[0]
+        if self.space and sweep >= self.space.configs:
+            ends = list(accumulate((n for _, n, _ in self.space.strata), initial=self.space.configs))[1:]
+            own = self.stratum_seconds[bisect_right(ends, sweep)]
+            if own is not None:
+                return own
+        return self.seconds_per_run or 0.0
 
     def runtime_minutes(self) -> int:
-        """The runtime to ask for one job: twice the measured time of a full batch, at least 2 minutes
+        """The runtime to ask for one job: twice the measured time of its longest batch, at least 2 minutes
         (an hour if the study does not say how long a run takes)."""
         if self.seconds_per_run is None:
             return 60
-        return max(2, math.ceil(2 * self.batch * self.seconds_per_run / 60))
+        longest = max(self.batch_seconds(arm, b) for arm in ARMS for b in self.batches(arm))
+        return max(2, math.ceil(2 * longest / 60))
 
     def settings(self) -> dict:
         """Everything a batch's rows depend on: the batch rule's params, so that a change reruns the
         study and nothing else in the file does (check_study reads them back)."""
-        where = {"space": vars(self.space).copy()} if self.space else {"sweep": dict(self.sweep)}
+        where = {"space": self.space.settings()} if self.space else {"sweep": dict(self.sweep)}
         registered = {"preregistered": self.preregistered} if self.preregistered else {}
         return {"seeds": self.seeds, "broken_seeds": self.broken_seeds, "batch": self.batch, **where, **registered}
 
@@ -176,8 +208,11 @@ def check_study(raw, name: str) -> Study:
         raise ConfigError("\n  ".join(["invalid calibration study:", *errors]))
     seconds = None if seconds is None else float(seconds)
     if space is not None:
-        space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]))
-        return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space, registered)
+        drawn = space.get("strata", {})
+        strata = tuple((name, s["configs"], float(s["max_cpu_s"])) for name, s in drawn.items())
+        own = tuple(None if s.get("seconds_per_run") is None else float(s["seconds_per_run"]) for s in drawn.values())
+        space = Space(space["seed"], space["configs"], float(space["max_cpu_s"]), strata)
+        return Study(name, raw["seeds"], raw["broken_seeds"], raw["batch"], seconds, None, space, registered, own)
     try:
         # A config as config/config.yaml, naming only what it changes (a study without one: the defaults).
         sweep = check_config(raw.get("sweep", {}))
@@ -189,13 +224,39 @@ def check_study(raw, name: str) -> Study:
 def _space_errors(space, where: str) -> list[str]:
     if not isinstance(space, Mapping):
         return [f"{where}: setting space: got {space!r}; expected a mapping of {', '.join(SPACE_SETTINGS)}"]
-    errors = [f"{where}: unknown setting space.{key} (a typo?); allowed: {', '.join(SPACE_SETTINGS)}"
-              for key in space if key not in SPACE_SETTINGS]
-    for key, (low, high, what) in SPACE_SETTINGS.items():
-        value = space.get(key)
+    allowed = (*SPACE_SETTINGS, "strata")
+    errors = [f"{where}: unknown setting space.{key} (a typo?); allowed: {', '.join(allowed)}"
+              for key in space if key not in allowed]
+    errors += _settings_errors(space, SPACE_SETTINGS, f"{where}: setting space.")
+    strata = space.get("strata", {})
+    if not isinstance(strata, Mapping):
+        return [*errors, f"{where}: setting space.strata: got {strata!r}; expected a mapping of band names to "
+                         f"{', '.join(STRATUM_SETTINGS)}"]
+    from sdpa_lab.calibration.space import BANDS
+
+    for name, stratum in strata.items():
+        if name not in BANDS:
+            errors.append(f"{where}: setting space.strata.{name}: unknown band; expected one of {', '.join(BANDS)}")
+        elif not isinstance(stratum, Mapping) or not set(STRATUM_SETTINGS) <= set(stratum) <= {*STRATUM_SETTINGS,
+                                                                                                "seconds_per_run"}:
+            errors.append(f"{where}: setting space.strata.{name}: got {stratum!r}; expected a mapping of "
+                          f"{', '.join(STRATUM_SETTINGS)} (and seconds_per_run, optional)")
+        else:
+            errors += _settings_errors(stratum, STRATUM_SETTINGS, f"{where}: setting space.strata.{name}.")
+            if "seconds_per_run" in stratum:
+                errors += _settings_errors(stratum, {"seconds_per_run": SPACE_SETTINGS["max_cpu_s"]},
+                                           f"{where}: setting space.strata.{name}.")
+    return errors
+
+
+def _settings_errors(values: Mapping, settings: Mapping, prefix: str) -> list[str]:
+    """A line for each of `settings` (name -> (minimum, maximum, what)) that `values` lacks or has out of range."""
+    errors = []
+    for key, (low, high, what) in settings.items():
+        value = values.get(key)
         kinds = (int, float) if isinstance(low, float) else (int,)
         if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
-            errors.append(f"{where}: setting space.{key}: got {value!r}; expected {what} from {low} to {high}")
+            errors.append(f"{prefix}{key}: got {value!r}; expected {what} from {low} to {high}")
     return errors
 
 
@@ -284,14 +345,15 @@ def is_calibration_target(target: str) -> bool:
 
 def estimated_cpu_s(studies: Mapping[str, Study], done=lambda path: False) -> float:
     """The CPU seconds the batches of `studies` not yet `done` will take, by their studies' measured
-    seconds_per_run (1 s where a study does not say), with each job's start-up and a space study's draw."""
+    seconds_per_run (and their strata's, Study.batch_seconds; 1 s a run where a study does not say), with each job's
+    start-up and a space study's draw."""
     total = 0.0
     for name, study in studies.items():
-        per_run = study.seconds_per_run or 1.0
         for arm in ARMS:
             for b in study.batches(arm):
                 if not done(BATCH.format(study=name, arm=arm, batch=b)):
-                    total += SECONDS_PER_JOB + per_run * len(study.indices(arm, b))
+                    total += SECONDS_PER_JOB + (study.batch_seconds(arm, b) if study.seconds_per_run
+                                                else len(study.indices(arm, b)))
         if study.space and not done(SWEEPS.format(study=name)):
-            total += SECONDS_PER_DRAWN_CONFIG * study.space.configs
+            total += SECONDS_PER_DRAWN_CONFIG * study.space.n_configs
     return total

@@ -30,7 +30,7 @@ import pandas as pd
 
 from sdpa_lab import rates
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM
-from sdpa_lab.claims import CONDITION_NOT_MET, FAILS, HOLDS, INCONCLUSIVE
+from sdpa_lab.claims import FAILS, HOLDS, INCONCLUSIVE
 from sdpa_lab.claims.model import TOWARD_FAIL
 
 TWO_SIDED = ("within",)  # |measured - expected| <= k SE: z ~ N(0, 1) when expected is the truth
@@ -103,9 +103,8 @@ def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     fails such a check exactly when its largest margin toward failing exceeds 1. The check that came
     closest is named (closest_claim, closest_check, closest_parameters)."""
     two_sided = checks.relation.isin(TWO_SIDED)
-    # a check that cannot decide (premise not met, theory's sign unclear: Check.decides) has z but can never fail
-    undecided = (checks.verdict == CONDITION_NOT_MET) | ((checks.verdict == INCONCLUSIVE) & two_sided)
-    can_fail = checks.z.notna() & ~checks.literal.astype(bool) & ~undecided
+    # every check held to an SE can fail (one whose sentence theory leaves undecided is held to theory's value)
+    can_fail = checks.z.notna() & ~checks.literal.astype(bool)
     checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & can_fail,
                            abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks).where(can_fail),
                            margin_toward_fail=checks.margin.where(can_fail))  # toward failing already (Check.margin)
@@ -302,14 +301,16 @@ def tails_table(families: pd.DataFrame, every: pd.DataFrame) -> pd.DataFrame:
 
 def configs_table(sweeps: dict[str, list]) -> pd.DataFrame:
     """One row per sweep config of each study (study -> its sweeps, Study.sweeps): the config as JSON, the cost
-    model's CPU seconds of a run, and the settings that set its size, to plot margins against."""
-    from sdpa_lab.calibration.space import cpu_seconds
+    model's CPU seconds of a run, the band of the space it lies in (its stratum, space.band_of: "" for none), and
+    the settings that set its size, to plot margins against."""
+    from sdpa_lab.calibration.space import band_of, cpu_seconds
 
     rows = []
     for study, configs in sweeps.items():
         for i, c in enumerate(configs):
             sections = [c[s] for s in ("entropy_sweep", "ranking_invariance", "gradient", "learning")]
-            rows.append({"config": study, "sweep": i, "seed": c["seed"], "estimated_cpu_s": cpu_seconds(c),
+            rows.append({"config": study, "sweep": i, "seed": c["seed"], "stratum": band_of(c),
+                         "estimated_cpu_s": cpu_seconds(c),
                          "largest_d_k": max(max(s["d_k"]) for s in [c["variance"], *sections]),
                          "smallest_d_k": min(min(s["d_k"]) for s in [c["variance"], *sections]),
                          "n_pairs": c["variance"]["n_pairs"],

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sdpa_lab.claims import exact_laws
 from sdpa_lab.claims.model import Check, Claim, Decision
 from sdpa_lab.claims.registry import CLAIMS
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
@@ -33,9 +34,13 @@ def _with_tolerance(c: Check, tolerance: float, **changes) -> Check:
 
 def _with_k(c: Check, k: float) -> Check:
     """A statistical check with its k' (k, widened by Cornish-Fisher on the side its statistic's known skewness
-    stretches) and its tolerance, k' standard errors plus k Monte Carlo SEs of its expected value."""
-    k_prime = cornish_fisher(k, c.skewness, c.excess_kurtosis)
-    return _with_tolerance(c, c.se * k_prime + k * c.expected_se, k_prime=k_prime)
+    stretches, or from its exact law where the check names one: claims.exact_laws) and its tolerance, k' standard
+    errors plus k Monte Carlo SEs of its expected value; and, where it is held to a theory value besides
+    (Check.theory), that one's tolerance the same way."""
+    exact = exact_laws.k_prime(c.law, k, c.expected, c.se) if c.law else None  # the statistic's own law, where known
+    k_prime = exact if exact is not None else cornish_fisher(k, c.skewness, c.excess_kurtosis)
+    theory_tolerance = c.se * k_prime + k * c.theory_se if math.isfinite(c.theory) else math.nan
+    return _with_tolerance(c, c.se * k_prime + k * c.expected_se, k_prime=k_prime, theory_tolerance=theory_tolerance)
 
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
@@ -56,8 +61,12 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
         if not (np.isfinite(c.measured) or c.basis == "missing"):
             raise ResultsError(f"{R.dir / c.source}: claim {c.claim} ({c.check}, {c.parameters}) "
                                f"measured a non-finite value {c.measured}")
-    # derived checks repeat one of these, and a check that cannot decide (Check.decides) cannot fail: not counted
-    n_stat = sum(c.basis == "statistical" and c.decides for c in checks)
+    # derived checks repeat one of these: not counted. A check whose sentence theory leaves undecided still holds its
+    # measurement to theory's value, two-sided, so it counts. One held to a theory value besides its one-sided
+    # relation ("above" 0, where theory's difference is positive) counts once: it fails below the higher of -tolerance
+    # and theory - its tolerance, or above theory + its tolerance, one tail each, together within the two-sided share
+    # (docs/checker.md).
+    n_stat = sum(c.basis == "statistical" for c in checks)
     k = bonferroni_k(n_stat + other_statistical, alpha_family) if k is None else k
     checks = [_with_k(c, k) if c.basis in ("statistical", "derived") else c for c in checks]
     return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
@@ -107,6 +116,8 @@ def read_claims(path: str | Path) -> Decision:
                          theory_says_false=r["theory_says_false"] == "True",
                          premise_not_met=r.get("premise_not_met") == "True",
                          theory_unclear=r.get("theory_unclear") == "True",
+                         theory=_number(r.get("theory", "")), theory_se=_number(r.get("theory_se") or "0"),
+                         theory_tolerance=_number(r.get("theory_tolerance", "")),
                          note=r["note"])
                    for r in rows)
     for row, (c, r) in enumerate(zip(checks, rows, strict=True), start=2):

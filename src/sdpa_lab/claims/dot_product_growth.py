@@ -9,6 +9,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from sdpa_lab.claims.exact_laws import exact_law, exact_ratio_law
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import (
     exp_shape,
@@ -41,7 +42,9 @@ _EXERCISE1 = ("Extend the sweep to $d_k = 1024$: draw random $Q$ and $K$, comput
 # The tolerance of a sample variance of scores, which B2, B4 and B8 share with B1 (the report shows it once).
 SE_VARIANCE = ("k standard errors of the sample variance of n independent scores: SE = d sqrt((2 + 6/d) / n), exact "
                "at every d_k. Its law is skewed at small n, so the tolerance is the wider Cornish-Fisher quantile from "
-               "its exact skewness and kurtosis, which keeps each tail near its nominal rate")
+               "its exact skewness and kurtosis, which keeps each tail near its nominal rate; at d_k up to 4, where "
+               "its tail is heavier than the series reaches, the wider quantile of its exact law (the n-fold "
+               "convolution of the squared score's law)")
 
 
 def variance_points(R: Results) -> list[tuple[int, int]]:
@@ -50,9 +53,11 @@ def variance_points(R: Results) -> list[tuple[int, int]]:
     return [(int(d), n) for d in R.levels("variance.csv", "d_k")]
 
 
-def variance_shape(d: int, n: int) -> dict[str, float]:
-    """The skewness and excess kurtosis of a sample variance of n scores, for its Cornish-Fisher tolerance."""
-    return {"skewness": variance_skewness(d, n), "excess_kurtosis": variance_excess_kurtosis(d, n)}
+def variance_shape(d: int, n: int) -> dict:
+    """The skewness and excess kurtosis of a sample variance of n scores, for its Cornish-Fisher tolerance; and, at
+    small d_k, its exact law, which gives the tolerance in their place (claims.exact_laws)."""
+    return {"skewness": variance_skewness(d, n), "excess_kurtosis": variance_excess_kurtosis(d, n),
+            "law": exact_law(d, n)}
 
 
 def decide_b1(R: Results) -> list[Check]:
@@ -117,7 +122,8 @@ def decide_b3(R: Results) -> list[Check]:
         skew, kurt = exp_shape(math.sqrt(var_log_ratio), k3_log_ratio / var_log_ratio**1.5,
                                k4_log_ratio / var_log_ratio**2)
         out.append(statistical("B3", RATIO, f"d_k={da}->{db}", ratio, expected, se, "within", src,
-                               cell=std_b.cell, skewness=skew, excess_kurtosis=kurt))
+                               cell=std_b.cell, skewness=skew, excess_kurtosis=kurt,
+                               law=exact_ratio_law(da, db, a[1])))
     return out
 
 
@@ -174,7 +180,8 @@ B3 = Claim(
     "double the head size and the scores spread out by sqrt(2); from d_k = 16 to 256 the typical magnitude grows "
     "four-fold", "Why a Dot Product Grows With Dimension", ("variance.csv",),
     "k standard errors from the delta method: Var(log s) = (2 + 6/d) / (4n) per d_k, independent across d_k. The "
-    "skewness of log s, and of a ratio's exponential, widens the long side by Cornish-Fisher",
+    "skewness of log s, and of a ratio's exponential, widens the long side by Cornish-Fisher; a ratio between two d_k "
+    "up to 4 takes the wider quantile of its exact law instead (the two sample variances' exact laws)",
     decide_b3, sentences={SLOPE: _SPREAD, RATIO: _SPREAD}, page=PAGE, lead=(RATIO,))
 
 B4 = Claim(

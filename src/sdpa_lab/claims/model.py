@@ -27,13 +27,15 @@ HOLDS = "holds"
 FAILS = "fails"
 NOT_PER_DRAW = "holds on average, not per draw"
 NOT_MEASURED = "not measured"
-INCONCLUSIVE = "inconclusive"  # a direction claimed, not contradicted, but within the noise: more samples needed
+# A direction claimed, not contradicted, but within the noise (more samples needed), or theory's own sign of it unclear;
+# either way the measurement agrees with theory's value (one that departs from it fails).
+INCONCLUSIVE = "inconclusive"
 # Where theory says the lesson's sentence is false at this config: the measurement agrees with theory, so the
 # sentence does not hold here, and the pipeline is right to show it (neither a pass nor a failure; exit 0).
 NOT_HERE = "does not hold here, as theory predicts"
 # Where the lesson's sentence does not speak: its premise does not hold at this point (B7: the unscaled softmax is not
-# yet saturated, its Jacobian norm still rising with d_k), so the point is shown and counted neither for nor against
-# the claim.
+# yet saturated, its Jacobian norm still rising with d_k), so the sentence is counted neither for nor against the
+# claim; the measurement is still held to theory's value there, and departing from it fails.
 CONDITION_NOT_MET = "condition not met"
 
 # How measured is compared with expected (deviation = measured - expected, tol = tolerance).
@@ -84,15 +86,26 @@ class Check:
     skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
     excess_kurtosis: float = 0.0
     k_prime: float = math.nan  # k', the standard errors the tolerance allows the measurement; set with the tolerance
+    # where the statistic's own law gives k' (claims.exact_laws: its key), in place of Cornish-Fisher's from its shape
+    law: tuple | None = None
     reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
     literal: bool = False  # the lesson's literal single-draw statement, not the general claim
-    # theory says the lesson's sentence is false at this point: the check holds the measurement to theory's value,
-    # and agreeing with it is NOT_HERE (the sentence does not hold here), never HOLDS
+    # The three flags below leave the lesson's sentence undecided at this point; the check then holds the measurement
+    # to theory's value (relation "within", expected = theory's value) all the same, and a departure fails.
+    # theory says the lesson's sentence is false at this point: agreeing with theory is NOT_HERE, never HOLDS
     theory_says_false: bool = False
-    # the lesson's premise does not hold at this point: shown, never decided (CONDITION_NOT_MET)
+    # the lesson's premise does not hold at this point: agreeing with theory is CONDITION_NOT_MET
     premise_not_met: bool = False
-    # theory's sign of the difference the sentence is about is within its own uncertainty of 0: INCONCLUSIVE
+    # theory's sign of the difference the sentence is about is within its own uncertainty of 0: agreeing with theory
+    # is INCONCLUSIVE
     theory_unclear: bool = False
+    # Theory's value of the measurement where the relation compares it with another (a claimed fall "above" 0): the
+    # measurement is held to it too, whatever the relation says, so that a result the sentence leaves inconclusive is
+    # still one theory expects (nan: no such value). Its Monte Carlo SE is bounded as a bias, like expected_se, and
+    # its tolerance (k' SEs plus k of those) is set with the check's own.
+    theory: float = math.nan
+    theory_se: float = 0.0
+    theory_tolerance: float = math.nan
     note: str = ""
     cell: tuple | None = None  # the CSV cell the measured number moves with (file, row selector, column)
 
@@ -101,10 +114,32 @@ class Check:
         return self.measured - self.expected
 
     @property
-    def decides(self) -> bool:
-        """Whether the check can decide anything: not where the premise is not met, nor where theory's sign is
-        unclear (those are shown with their numbers and never fail, so they are not in the Bonferroni split)."""
-        return not (self.premise_not_met or self.theory_unclear)
+    def undecided(self) -> str:
+        """The verdict a check whose lesson sentence theory leaves undecided here shows when its measurement agrees
+        with theory's value (NOT_HERE, CONDITION_NOT_MET, INCONCLUSIVE); "" for a check that decides the sentence."""
+        if self.premise_not_met:
+            return CONDITION_NOT_MET
+        if self.theory_unclear:
+            return INCONCLUSIVE
+        return NOT_HERE if self.theory_says_false else ""
+
+    @property
+    def theory_margin(self) -> float:
+        """How far the measurement departs from theory's value, in its tolerance (|measured - theory| /
+        theory_tolerance), for a check held to a theory value besides its relation's; nan for any other. Above 1 the
+        check fails, whatever its relation says."""
+        if not math.isfinite(self.theory) or not self.theory_tolerance > 0:
+            return math.nan
+        return abs(self.measured - self.theory) / self.theory_tolerance
+
+    @property
+    def departs_from_theory(self) -> bool:
+        return self.theory_margin > 1
+
+    @property
+    def margin_toward_fail(self) -> float:
+        """The larger of margin and theory_margin: the check fails exactly when this is above 1."""
+        return max(self.margin, self.theory_margin) if math.isfinite(self.theory_margin) else self.margin
 
     @property
     def margin(self) -> float:
@@ -114,8 +149,6 @@ class Check:
         tolerance: 0 when the check holds, nan ("n/a") when it is inconclusive (a statistic with no spread at
         all, e.g. two scales that coincide: nothing to measure the deviation against, and no reason to call it
         infinitely far), inf when it fails."""
-        if not self.decides:  # nothing to fail
-            return math.nan
         if self.tolerance > 0:
             return TOWARD_FAIL[self.relation](self.deviation) / self.tolerance
         if self.basis == "missing" or RELATIONS[self.relation](self.deviation, 0.0):  # holds, or agrees with theory
@@ -128,13 +161,11 @@ class Check:
     def verdict(self) -> str:
         if self.basis == "missing":
             return NOT_MEASURED
-        if self.premise_not_met:
-            return CONDITION_NOT_MET
-        if self.theory_unclear:
-            return INCONCLUSIVE
         agrees = RELATIONS[self.relation](self.deviation, self.tolerance)
-        if self.theory_says_false:
-            return NOT_HERE if agrees else FAILS
+        if self.undecided:  # the sentence left undecided by theory; the measurement is not
+            return self.undecided if agrees else FAILS
+        if self.departs_from_theory:
+            return FAILS
         if agrees:
             return HOLDS
         if self.literal:
@@ -236,7 +267,8 @@ class Decision:
             "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
             "standard_error": c.se, "expected_se": c.expected_se, "k_prime": c.k_prime, "literal": c.literal,
             "theory_says_false": c.theory_says_false, "premise_not_met": c.premise_not_met,
-            "theory_unclear": c.theory_unclear, "source": c.source, "note": c.note,
+            "theory_unclear": c.theory_unclear, "theory": c.theory, "theory_se": c.theory_se,
+            "theory_tolerance": c.theory_tolerance, "source": c.source, "note": c.note,
         } for c in self.checks]
         return pd.DataFrame(rows)
 

@@ -12,6 +12,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from sdpa_lab.claims.by_theory import positive_by_theory, theory_sign
 from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
@@ -48,13 +49,6 @@ _RESPONSIVE = "The scale is what keeps softmax in its responsive, high-gradient 
 _NOT_D_K = ("Divide by $\\sqrt{d_k}$, not $d_k$ — the standard deviation grows like $\\sqrt{d_k}$, and that is what "
             "you rescale by")
 _DIVIDES = "If a random variable has variance $d_k$, dividing it by $\\sqrt{d_k}$ divides its variance by $d_k$"
-
-# A difference theory calls positive when its exact expectation exceeds this many Monte Carlo SEs.
-CLEAR = 4.0
-
-# A difference theory puts below this many of the measurement's SEs is too small for the run to show: a run's k is
-# about 5, so a correct run clears it only by chance.
-RESOLVED = 6.0
 
 # The largest relative SE of a mean entropy that the power-law fit takes (delta method for its log).
 MAX_RELATIVE_SE = 0.2
@@ -125,13 +119,14 @@ def decide_b5(R: Results) -> list[Check]:
     ds = _entropy_d_k(R)
     T, trials = int(R.first(src, "T")), int(R.first(src, "trials"))
     out = []
-    for a, b in pairwise(ds):  # the unscaled entropy falls at every step of the sweep (toward 0)
+    for a, b in pairwise(ds):  # the unscaled entropy falls at every step of the sweep (toward 0), by theory's fall
         later = _entropy(R, b, "none", "mean")
         drop = _entropy(R, a, "none", "mean") - later
         spread = fall_spread(R, "unscaled", "entropy", a, b, T, trials)
         note = _fitted_exponent(R, ds) if b == ds[-1] else ""
         out.append(statistical("B5", ENTROPY_FALL, f"d_k={a}->{b}, T={T}", drop, 0.0,
-                               spread.pop("se"), "above", src, cell=later.cell, note=note, **spread))
+                               spread.pop("se"), "above", src, cell=later.cell, note=note,
+                               **_theory_fall(R, "entropy", a, b, T), **spread))
     paired = scale_difference("inv_sqrt_dk", "unit_variance_reference")  # same trials: the per-trial difference
     for d in ds:  # the scaled entropy sits at its exact finite-d_k value relative to unit-variance scores
         gap, gap_se = R.expectation("scaled_minus_unit_variance", "entropy", d, T)
@@ -157,67 +152,22 @@ def decide_b5(R: Results) -> list[Check]:
     return out
 
 
+def _theory_fall(R: Results, quantity: str, a: int, b: int, T: int) -> dict:
+    """Theory's expected fall of the mean unscaled `quantity` from d_k = a to b, and its Monte Carlo SE (Check.theory,
+    theory_se): the value a claimed fall is held to besides being above 0."""
+    (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
+    return {"theory": ma - mb, "theory_se": math.hypot(sa, sb)}
+
+
 def _gradient(R: Results, d: int, scale: str, quantity: str, statistic: str):
     return R.value("gradient.csv", d_k=d, scale=scale, quantity=quantity, statistic=statistic)
-
-
-def _theory_sign(expected: float, expected_se: float) -> int:
-    """+1 or -1 where theory's exact expectation of a difference is clearly (CLEAR Monte Carlo SEs) positive or
-    negative; 0 where it is within its own uncertainty of 0."""
-    return 1 if expected > CLEAR * expected_se else -1 if expected < -CLEAR * expected_se else 0
-
-
-# Why a point of B7 is outside the lesson's sentence: it speaks of a saturated softmax (large scores, near one-hot).
-UNSATURATED = ("theory says the unscaled softmax is not yet saturated here: from near-uniform weights its Jacobian "
-               "norm first rises with the scores' spread, and only at wider heads falls; the lesson's sentence is "
-               "about the saturated regime")
-
-
-def _too_small_to_show(expected: float, se: float, trials: int | None) -> str:
-    """Why a claimed difference can hardly be decided at this run's size, in words ("" where it can): theory's value
-    of it is below RESOLVED of the measurement's SEs. Says how many trials would show it."""
-    if trials is None or expected >= RESOLVED * se:
-        return ""
-    needed = trials * (RESOLVED * se / expected) ** 2
-    needed = round(needed, 1 - int(math.log10(needed)))  # two significant digits
-    return (f"theory's difference here is only {number(expected, digits=2)}, {number(expected / se, digits=2)} of "
-            f"this run's SEs: at {number(trials)} trials a correct run shows it beyond the tolerance only by chance; "
-            f"about {number(needed)} trials would show it")
-
-
-def _positive_by_theory(claim, check, parameters, measured, se, expected, expected_se, src, cell,
-                        saturated: bool = True, trials: int | None = None, **shape) -> Check:
-    """The lesson's sentence that a difference is positive, decided ("above 0") where theory's exact expectation of
-    it is clearly positive and the unscaled softmax is saturated (`saturated`, the sentence's premise). Elsewhere the
-    difference is shown against theory's value ("within") and: where the premise does not hold, not decided
-    (model.CONDITION_NOT_MET); where theory's sign is unclear, inconclusive (model.INCONCLUSIVE); where theory says
-    the sentence is false, agreeing with it is "does not hold here, as theory predicts" (model.NOT_HERE), never
-    "holds", and departing from it fails. `shape`: the skewness and excess kurtosis of the measurement's law."""
-    sign = _theory_sign(expected, expected_se)
-    if saturated and sign > 0:  # `trials`: say so where theory's difference is too small for this run to show
-        return statistical(claim, check, parameters, measured, 0.0, se, "above", src, cell=cell,
-                           note=_too_small_to_show(expected, se, trials), **shape)
-    theory = f"({number(expected, digits=3)}, Monte Carlo SE {number(expected_se, digits=2)})"
-    if not saturated:
-        flags, note = {"premise_not_met": True}, f"{UNSATURATED}; theory's difference {theory}"
-    elif sign == 0:
-        flags = {"theory_unclear": True}
-        note = (f"theory's sign of the difference is unclear here {theory}: its value is within {number(CLEAR)} "
-                "Monte Carlo SEs of 0, so theory itself cannot say whether the sentence holds at this point; not "
-                "decided")
-    else:
-        flags = {"theory_says_false": True}
-        note = (f"theory says the lesson's sentence is false here: the difference is negative {theory}; held to "
-                "theory's value")
-    return statistical(claim, check, parameters, measured, expected, se, "within", src, expected_se=expected_se,
-                       cell=cell, note=note, **flags, **shape)
 
 
 def _saturates(R: Results, quantity: str, a: int, b: int, T: int) -> bool:
     """Whether theory says the unscaled softmax is saturating from d_k = a to b: its mean Jacobian norm `quantity`
     does not clearly rise there (a clear rise: the weights still moving away from uniform, not toward one-hot)."""
     (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
-    return _theory_sign(ma - mb, math.hypot(sa, sb)) >= 0
+    return theory_sign(ma - mb, math.hypot(sa, sb)) >= 0
 
 
 def decide_b7(R: Results) -> list[Check]:
@@ -232,7 +182,7 @@ def decide_b7(R: Results) -> list[Check]:
             drop = _gradient(R, a, "none", quantity, "mean") - later
             spread = fall_spread(R, "unscaled", quantity, a, b, T, trials)  # theory's law, as B5's falls
             (ma, sa), (mb, sb) = (R.expectation("unscaled", quantity, d, T) for d in (a, b))
-            c = _positive_by_theory("B7", check, f"d_k={a}->{b}, T={T}", drop, spread.pop("se"), ma - mb,
+            c = positive_by_theory("B7", check, f"d_k={a}->{b}, T={T}", drop, spread.pop("se"), ma - mb,
                                     math.hypot(sa, sb), src, later.cell, saturated=_saturates(R, quantity, a, b, T),
                                     trials=trials, **spread)
             out.append(c)
@@ -276,7 +226,7 @@ def decide_b7(R: Results) -> list[Check]:
         diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), quantity, "mean")
         spread = theory_spread(R, "scaled_minus_unscaled", quantity, d, T, trials, 0.0)
         (ms, ss), (mu, su) = (R.expectation(kind, quantity, d, T) for kind in ("scaled", "unscaled"))
-        c = _positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, spread["se"], ms - mu, math.hypot(ss, su),
+        c = positive_by_theory("B7", check, f"d_k={d}, T={T}", diff, spread["se"], ms - mu, math.hypot(ss, su),
                                 src, diff.cell, saturated=_saturates(R, quantity, *into, T), trials=trials,
                                 skewness=spread["skewness"], excess_kurtosis=spread["excess_kurtosis"])
         if quantity == "log10_jacobian_norm":
@@ -310,7 +260,7 @@ def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
     laws = ["", *(f":{shape}" for shape in SHAPES)]  # the expectation, then its law's shape (theory_spread)
     entropy_d_k = sorted(set(entropy["d_k"]))
     return ([("scaled_minus_unit_variance" + law, "entropy", d, entropy["T"]) for law in laws for d in entropy_d_k]
-            + [("unscaled" + law, "entropy", d, entropy["T"]) for law in laws[1:]  # the falls' law (fall_spread)
+            + [("unscaled" + law, "entropy", d, entropy["T"]) for law in laws  # the falls' value and law
                for d in (entropy_d_k if len(entropy_d_k) > 1 else [])]
             + [("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
             + [("unscaled" + law, q, d, T) for q in jacobian for law in laws[1:]  # the falls' law (fall_spread)

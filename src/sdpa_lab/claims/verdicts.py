@@ -46,9 +46,14 @@ def expected_text(c: Check) -> str:
     (0, 1, d_k), else to the digits its unit leaves (at_unit)."""
     if c.basis == "printed" and c.tolerance > 0:
         return number(c.expected, decimals=max(0, round(-math.log10(2 * c.tolerance))), integers=False)
-    if math.isfinite(c.expected) and c.expected == int(c.expected):
-        return number(c.expected)
-    return at_unit(c.expected, unit_of(c))
+    return value_text(c, c.expected)
+
+
+def value_text(c: Check, value: float) -> str:
+    """A value a check is compared with: an exact integer whole (0, 1, d_k), else to the digits its unit leaves."""
+    if math.isfinite(value) and value == int(value):
+        return number(value)
+    return at_unit(value, unit_of(c))
 
 
 # A literal single-draw check's margin is how far single draws fall short of the lesson's every-draw statement:
@@ -63,14 +68,36 @@ def describe(c: Check, rule: bool = True) -> str:
     sdpa_lab.numbers."""
     if c.verdict == NOT_MEASURED:
         return f"{c.check} [{c.parameters}]: not measured ({c.note})"
-    if not c.decides:  # shown against theory's value, never decided: no tolerance, no margin
-        why = "premise not met, not decided" if c.premise_not_met else "theory's sign unclear, not decided"
-        return (f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, measured_unit(c))}, theory "
-                f"{expected_text(c)} ({why})")
     tol = f" ± {number(c.tolerance, digits=2)}" if c.tolerance > 0 else ""
-    return (f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, measured_unit(c))} {c.relation} "
+    line = (f"{c.check} [{c.parameters}]: measured {at_unit(c.measured, measured_unit(c))} {c.relation} "
             f"{expected_text(c)}{tol} (margin {margin(c.margin)}{MARGIN_KIND if c.literal else ''}"
-            f"{'; fails above 1' if rule and not c.literal else ''})")
+            f"{'; fails above 1' if rule and not c.literal else ''}"
+            f"{f'; {UNDECIDED_WHY[c.undecided]}' if c.undecided else ''}{held_to_theory(c)})")
+    return f"{line}: {departure(c)}" if c.verdict == FAILS and (c.undecided or c.departs_from_theory) else line
+
+
+def held_to_theory(c: Check) -> str:
+    """For a check held to a theory value besides its relation (Check.theory), that value, its tolerance and how far
+    the measurement is from it, in that tolerance; "" for any other."""
+    if not math.isfinite(c.theory_margin):
+        return ""
+    return (f"; held to theory's {value_text(c, c.theory)} ± {number(c.theory_tolerance, digits=2)} too, margin "
+            f"{margin(c.theory_margin)}")
+
+
+# Why a check held to theory's value leaves the lesson's sentence undecided, by the verdict it then shows.
+UNDECIDED_WHY = {CONDITION_NOT_MET: "the lesson's premise does not hold here: held to theory's value",
+                 INCONCLUSIVE: "theory's sign is unclear here: held to theory's value",
+                 NOT_HERE: "theory says the lesson's sentence is false here: held to theory's value"}
+
+
+def departure(c: Check) -> str:
+    """Why a check held to theory's value fails, in words: the measurement, theory's value and its tolerance, and
+    how many tolerances apart ("measured -0.93 where theory expects 0.0003 ± 0.062, 15 tolerances off")."""
+    theory, tolerance = (c.theory, c.theory_tolerance) if c.departs_from_theory else (c.expected, c.tolerance)
+    apart = abs(c.measured - theory) / tolerance if tolerance > 0 else math.inf
+    return (f"the measurement departs from theory: measured {at_unit(c.measured, measured_unit(c))} where theory "
+            f"expects {value_text(c, theory)} ± {number(tolerance, digits=2)}, {margin(apart)} tolerances off")
 
 
 def closeness(c: Check) -> float:
@@ -80,7 +107,8 @@ def closeness(c: Check) -> float:
         return math.inf
     if c.tolerance == 0 or c.verdict == CONDITION_NOT_MET:
         return -math.inf
-    return c.margin - (-1.0 if c.relation in ("above", "below") else 1.0)
+    # held to theory besides: it stops holding at whichever line it is nearer
+    return max(c.margin - (-1.0 if c.relation in ("above", "below") else 1.0), c.theory_margin - 1.0)
 
 
 def why_not_here(checks: Sequence[Check]) -> str:
@@ -113,7 +141,7 @@ def why_condition_not_met(checks: Sequence[Check]) -> str:
     points = "; ".join(f"{c.check} [{c.parameters}]" for c in out)
     return (f"At {len(out)} point{'s' if len(out) > 1 else ''} the lesson's premise does not hold ({points}): "
             f"{out[0].note}. The lesson's sentence does not speak there, so those points count neither for nor "
-            "against the claim.")
+            "against the claim; their measurements agree with theory's values (one departing from them would fail).")
 
 
 def shown_first(checks: Sequence[Check]) -> Check:
@@ -142,21 +170,18 @@ def claim_verdict(checks: Sequence[Check]) -> str:
 def margin_rule(checks: Iterable[Check]) -> str:
     """The margin's meaning in one sentence, true for each of `checks` (those whose margins are shown under it): the
     failing line at 1, and only where such checks are shown, a claimed rise or fall's line at −1, a per-draw check's
-    shortfall that never fails, a point not decided; "" where none of them shows a margin."""
+    shortfall that never fails; "" where none of them shows a margin."""
     checks = [c for c in checks if c.verdict != NOT_MEASURED]
     if not checks:
         return ""
     literal = any(c.literal for c in checks)
-    direction = any(c.relation in ("above", "below") and c.tolerance > 0 and c.decides for c in checks)
-    undecided = any(not c.decides for c in checks)
+    direction = any(c.relation in ("above", "below") and c.tolerance > 0 for c in checks)
     rule = "Margin: how far a check went toward failing, in units of its tolerance; above 1 it fails"
     if literal:
         rule += (", except a per-draw check (Exercise 2, literal), whose margin is how far single draws fall short "
                  "of “every draw” and never a failure")
     if direction:
         rule += "; a claimed rise or fall holds only below −1 (between −1 and 1: inconclusive)"
-    if undecided:
-        rule += "; n/a: a point not decided, with no margin"
     return rule + "."
 
 
@@ -222,7 +247,7 @@ def margin_words(c: Check) -> str:
         return "not measured"
     if c.literal:
         return f"{margin(c.margin)}, a per-draw shortfall"
-    if c.relation in ("above", "below") and c.tolerance > 0 and c.decides:
+    if c.relation in ("above", "below") and c.tolerance > 0:
         return f"{margin(c.margin)}, holds below −1"
     return margin(c.margin)
 
@@ -267,7 +292,8 @@ def summary(decision: Decision, show_all: bool = False, width: int | None = None
     if unmet:
         footer.append(f"'{CONDITION_NOT_MET}' ({unmet} check{'s' if unmet > 1 else ''}): the lesson's premise does not "
                       "hold at that point (e.g. an unscaled softmax not yet saturated), so the sentence does not speak "
-                      "there; shown, counted neither for nor against its claim")
+                      "there; the measurement agrees with theory's value (one that departs from it fails), counted "
+                      "neither for nor against its claim")
     failing = [cid for cid, v in verdicts.items() if v == FAILS]
     totals = ", ".join(counted(v, counts[v]) for v in VERDICT_KINDS if counts[v])
     footer.append(f"{len(claims)} claim{'s' if len(claims) != 1 else ''}: {totals}"

@@ -1,7 +1,7 @@
 """B9: the forward maps (B, T, d_k) -> weights (B, T, T) -> output (B, T, d_k), rows summing to 1; and its output
 is softmax(Q K^T / sqrt(d_k)) V, checked against a reference written apart from the attention, on the lesson's
-shapes and on shapes where every dimension differs (T_q != T_k, d_v != d_k: a forward run only with d_v = d_k
-cannot tell sqrt(d_k) from sqrt(d_v), nor one with T_q = T_k the axes of Q from those of K)."""
+shapes and on shapes where T_q, T_k, d_k and d_v all differ (a forward run only with d_v = d_k cannot tell sqrt(d_k)
+from sqrt(d_v), one with T_q = d_k sqrt(d_k) from sqrt(T_q), nor one with T_q = T_k the axes of Q from those of K)."""
 
 from __future__ import annotations
 
@@ -20,24 +20,26 @@ DTYPES = ("float64", "float32")
 # What is measured per forward and dtype, one row each, in this order.
 QUANTITIES = ("weights_B", "weights_T_q", "weights_T_k", "output_B", "output_T", "output_d", "output_ndim",
               "weights_ndim", "dtype_kept", "max_row_sum_error", "min_weight", "all_finite",
-              "max_output_error", "max_norm_product", "max_abs_value")
+              "max_relative_output_error", "max_norm_product")
 # Queries the reference takes at a time: its (rows, T_k) blocks stay small beside the forward's own arrays.
 REFERENCE_ROWS = 256
 
 
-def reference_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> np.ndarray:
+def reference_forward(Q: np.ndarray, K: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """softmax(Q K^T / sqrt(d_k)) V in float64 for Q (B, T_q, d_k), K (B, T_k, d_k), V (B, T_k, d_v), written out
     apart from sdpa_lab.attention (its own scale from Q's last axis, softmax and products), REFERENCE_ROWS queries at
-    a time -> (B, T_q, d_v)."""
+    a time -> (B, T_q, d_v); and the output's magnitude softmax(...) |V| (B, T_q, d_v), which bounds its rounding."""
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     c = 1.0 / math.sqrt(Q.shape[-1])
-    out = np.empty((*Q.shape[:-1], V.shape[-1]))
+    out, magnitude = np.empty((2, *Q.shape[:-1], V.shape[-1]))
     for b in range(Q.shape[0]):
         for start in range(0, Q.shape[1], REFERENCE_ROWS):
             s = (Q[b, start:start + REFERENCE_ROWS] @ K[b].T) * c  # (rows, T_k)
             e = np.exp(s - s.max(axis=1, keepdims=True))
-            out[b, start:start + REFERENCE_ROWS] = (e @ V[b]) / e.sum(axis=1, keepdims=True)  # (rows, d_v)
-    return out
+            total = e.sum(axis=1, keepdims=True)
+            out[b, start:start + REFERENCE_ROWS] = (e @ V[b]) / total  # (rows, d_v)
+            magnitude[b, start:start + REFERENCE_ROWS] = (e @ np.abs(V[b])) / total
+    return out, magnitude
 
 
 def max_norm_product(Q: np.ndarray, K: np.ndarray) -> float:
@@ -47,9 +49,12 @@ def max_norm_product(Q: np.ndarray, K: np.ndarray) -> float:
     return float(np.max(norm(Q) * norm(K)))
 
 
-def _measured(Q, K, V, dtype: str, reference: np.ndarray, attention: Attention) -> dict:
+def _measured(Q, K, V, dtype: str, reference: tuple[np.ndarray, np.ndarray], attention: Attention) -> dict:
     """The quantities of one forward (`attention`'s) of float64 Q, K, V cast to `dtype`; `reference`:
-    reference_forward(Q, K, V), the uncast inputs' (B9's bound for float32 counts the cast's rounding)."""
+    reference_forward(Q, K, V), the uncast inputs' (B9's bound for float32 counts the cast's rounding). The output's
+    error is relative to its magnitude, element by element: the rounding of a weighted sum of values scales with
+    the weighted sum of their sizes, not with the largest value."""
+    reference, magnitude = reference
     out, weights = attention.forward(*(a.astype(dtype) for a in (Q, K, V)))
     row_sums = weights.sum(axis=-1, dtype=np.float64)  # (B, T_q)
     comparable = out.shape == reference.shape and bool(np.isfinite(out).all())
@@ -62,42 +67,45 @@ def _measured(Q, K, V, dtype: str, reference: np.ndarray, attention: Attention) 
         "min_weight": float(weights.min()),
         "all_finite": float(np.isfinite(out).all() and np.isfinite(weights).all()),
         # an output of the wrong shape, or not finite, is as far from the reference as a finite CSV cell can say
-        "max_output_error": (float(np.max(np.abs(out.astype(np.float64) - reference))) if comparable
-                             else float(np.finfo(np.float64).max)),
+        "max_relative_output_error": (float(np.max(np.abs(out.astype(np.float64) - reference) / magnitude))
+                                      if comparable else float(np.finfo(np.float64).max)),
     }
 
 
 def _input_bounds(Q, K, V) -> dict:
-    """The float64 inputs' sizes B9's rounding bounds read: the same for every dtype the inputs are cast to."""
-    return {"max_norm_product": max_norm_product(Q, K), "max_abs_value": float(np.max(np.abs(V)))}
+    """The float64 inputs' size B9's rounding bound reads: the same for every dtype the inputs are cast to."""
+    return {"max_norm_product": max_norm_product(Q, K)}
 
 
 def forward_shape_rows(seed: int, shapes: Sequence[Sequence[int]], attention: Attention = SHIPPED) -> Rows:
     """For each (B, T, d_k) and dtype: the shapes, dtype, row sums and output error of one seeded forward of
-    `attention` with
-    Q, K, V (B, T, d_k), and of one with Q (B, T, d_k), K (B, T_k, d_k), V (B, T_k, d_v) (other_dimensions)."""
+    `attention` with Q, K, V (B, T, d_k), and of one with Q (B, T_q, d_k), K (B, T_k, d_k), V (B, T_k, d_v)
+    (other_dimensions: all four different)."""
     seed, shapes = check_seed(seed), check_shapes(shapes, "shapes")
     for i, shape in enumerate(shapes):
         if problem := forward_size_problem(shape):
             raise ValueError(f"shapes[{i}] = {list(shape)}: {problem}")
     rows = []
     for B, T, d_k in shapes:
-        for T_k, d_v in ((T, d_k), other_dimensions(T, d_k)):  # one forward's arrays held at a time
-            Q, K, V = _inputs(seed, B, T, d_k, T_k, d_v)
+        for T_q, T_k, d_v in ((T, T, d_k), other_dimensions(T, d_k)):  # one forward's arrays held at a time
+            Q, K, V = _inputs(seed, B, T, d_k, (T_q, T_k, d_v))
             reference, bounds = reference_forward(Q, K, V), _input_bounds(Q, K, V)  # once per forward, not per dtype
             for dtype in DTYPES:
                 measured = _measured(Q, K, V, dtype, reference, attention) | bounds
                 for quantity in QUANTITIES:
-                    rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "T_k": T_k, "d_v": d_v, "dtype": dtype,
-                                 "quantity": quantity, "value": float(measured[quantity])})
+                    rows.append({"seed": seed, "B": B, "T": T, "d_k": d_k, "T_q": T_q, "T_k": T_k, "d_v": d_v,
+                                 "dtype": dtype, "quantity": quantity, "value": float(measured[quantity])})
     return rows
 
 
-def _inputs(seed: int, B: int, T: int, d_k: int, T_k: int, d_v: int) -> tuple[np.ndarray, ...]:
-    """Q (B, T, d_k), K (B, T_k, d_k), V (B, T_k, d_v), drawn in that order: the lesson's shapes (T_k = T,
-    d_v = d_k) from stream(seed, "forward_shape", B, T, d_k), any other from a stream of its own."""
-    rng = stream(seed, "forward_shape", B, T, d_k, *(() if (T_k, d_v) == (T, d_k) else (T_k, d_v)))
-    return rng.standard_normal((B, T, d_k)), rng.standard_normal((B, T_k, d_k)), rng.standard_normal((B, T_k, d_v))
+def _inputs(seed: int, B: int, T: int, d_k: int, other: tuple[int, int, int]) -> tuple[np.ndarray, ...]:
+    """Q (B, T_q, d_k), K (B, T_k, d_k), V (B, T_k, d_v) for other = (T_q, T_k, d_v), drawn in that order: the
+    lesson's shapes (T, T, d_k) from stream(seed, "forward_shape", B, T, d_k), any other from a stream of its own
+    (named by T_k and d_v, and by T_q too where it is not T)."""
+    T_q, T_k, d_v = other
+    rng = stream(seed, "forward_shape", B, T, d_k,
+                 *(() if other == (T, T, d_k) else other[1:] if T_q == T else other))
+    return rng.standard_normal((B, T_q, d_k)), rng.standard_normal((B, T_k, d_k)), rng.standard_normal((B, T_k, d_v))
 
 
 def forward_shape_row_counts(settings: Mapping) -> dict[str, int]:
@@ -116,8 +124,8 @@ DECLARED = (
     Experiment(
         "forward_shape", "sdpa_lab.experiments.forward_shape:forward_shape_tables",
         {"table": Output("forward_shape.csv",
-                         {"seed": "int", "B": "int", "T": "int", "d_k": "int", "T_k": "int", "d_v": "int",
-                          "dtype": "str", "quantity": "str", "value": "float"},
+                         {"seed": "int", "B": "int", "T": "int", "d_k": "int", "T_q": "int", "T_k": "int",
+                          "d_v": "int", "dtype": "str", "quantity": "str", "value": "float"},
                          {"seed": "seed", "shapes": ("B", "T", "d_k")})},
         claims=("B9",), section="forward_shape",
         row_counts="sdpa_lab.experiments.forward_shape:forward_shape_row_counts"),

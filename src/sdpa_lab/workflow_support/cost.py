@@ -93,11 +93,11 @@ def forward_work(shapes) -> dict[str, float]:
     blocks of queries, and the shapes (each a few small calls)."""
     terms = dict.fromkeys(NS_PER["forward_shape"], 0)
     for B, T, d_k in shapes:
-        T_k, d_v = other_dimensions(T, d_k)
-        terms["flop"] += B * T * T * 2 * d_k + B * T * T_k * (d_k + d_v)
-        terms["weight"] += B * T * (T + T_k)
-        terms["normal"] += 3 * B * T * d_k + B * (T * d_k + T_k * (d_k + d_v))
-        terms["reference_block"] += 2 * B * -(-T // 256)
+        T_q, T_k, d_v = other_dimensions(T, d_k)
+        terms["flop"] += B * T * T * 2 * d_k + B * T_q * T_k * (d_k + d_v)
+        terms["weight"] += B * (T * T + T_q * T_k)
+        terms["normal"] += 3 * B * T * d_k + B * (T_q * d_k + T_k * (d_k + d_v))
+        terms["reference_block"] += B * (-(-T // 256) - (-T_q // 256))
         terms["shape"] += 1
     return terms
 
