@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from sdpa_lab.grading import classroom, sandbox
+from sdpa_lab.grading import classroom, record, sandbox
 from sdpa_lab.grading.classroom import ClassError, submissions
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,9 +75,9 @@ def test_a_file_that_raises_at_import_is_unusable_with_its_error_and_line(tmp_pa
 def test_a_traceback_in_one_line_is_its_error_and_the_deepest_place_in_the_learners_file():
     traceback = ('  File "zoe.py", line 3, in <module>\n    helper()\n  File "zoe.py", line 9, in helper\n'
                  '    import sdpa_lab\nModuleNotFoundError: No module named \'sdpa_lab\'\n')
-    assert classroom.error_line(traceback) == "ModuleNotFoundError: No module named 'sdpa_lab' (zoe.py, line 9)"
-    assert classroom.error_line("ValueError: bad") == "ValueError: bad"
-    assert classroom.error_line("  \n") == "an error"
+    assert record.error_line(traceback) == "ModuleNotFoundError: No module named 'sdpa_lab' (zoe.py, line 9)"
+    assert record.error_line("ValueError: bad") == "ValueError: bad"
+    assert record.error_line("  \n") == "an error"
 
 
 def test_forged_replies_in_every_function_make_one_line_not_five():
@@ -86,10 +86,10 @@ def test_forged_replies_in_every_function_make_one_line_not_five():
     lost = [NS(lost=NS(message=f"unusable: the learner's process broke the grader's protocol while running {name}: "
                                 "unknown status 'pass'")) for name in classroom.PARTS]
     g = NS(usable=True, load=NS(status="ready", message=""), forged=lost)
-    assert classroom.unusable_reason(g) == ("unusable: the learner's process broke the grader's protocol while running "
+    assert record.unusable_reason(g) == ("unusable: the learner's process broke the grader's protocol while running "
                                             "softmax: unknown status 'pass' (and in 4 more functions)")
     g.forged = lost[:1]
-    assert classroom.unusable_reason(g) == lost[0].lost.message
+    assert record.unusable_reason(g) == lost[0].lost.message
 
 
 def test_the_config_accepts_a_class_and_its_grading_settings_and_names_a_bad_one(tiny_config):

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from sdpa_lab.grading import evidence, machine, sandbox
-from sdpa_lab.grading.classroom import unusable_reason
 from sdpa_lab.grading.grade import PASS, UNUSABLE, Grade, grade
 from sdpa_lab.grading.modules import named_modules
 from sdpa_lab.grading.parts import Part
+from sdpa_lab.grading.record import unusable_reason
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 
 from tests.grading.notebooks import EXAMPLES, notebook

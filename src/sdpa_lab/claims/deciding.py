@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sdpa_lab.claims import exact_laws
+import sdpa_lab.claims.exact_laws as exact_laws
 from sdpa_lab.claims.model import Check, Claim, Decision
 from sdpa_lab.claims.registry import CLAIMS
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher

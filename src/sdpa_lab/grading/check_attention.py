@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import sdpa_lab.grading.mistakes as M
+import sdpa_lab.grading.scale as S
 from sdpa_lab.attention import scaled_dot_product_attention as reference_attention
 from sdpa_lab.claims.lesson_numbers import LESSON_WEIGHTS_6X6
 from sdpa_lab.experiments.replication import A3_SHAPE
-from sdpa_lab.grading import mistakes as M
-from sdpa_lab.grading import scale as S
 from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
 from sdpa_lab.grading.parts import (
     Draw,

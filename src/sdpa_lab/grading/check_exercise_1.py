@@ -14,9 +14,9 @@ from functools import cache
 
 import numpy as np
 
+import sdpa_lab.grading.mistakes as M
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, variance_se
 from sdpa_lab.experiments.replication import A1_D_K, A1_N_SAMPLES, _legacy_normal_chunks, lesson_variance_scores
-from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_1_scale, exercise_1_variances
 from sdpa_lab.grading.evidence import call_seeds, decide, evidence_sizes, variance_evidence
 from sdpa_lab.grading.limits import QUICK_N_SAMPLES

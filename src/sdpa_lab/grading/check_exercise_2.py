@@ -9,9 +9,9 @@ from functools import cache
 
 import numpy as np
 
+import sdpa_lab.grading.mistakes as M
 from sdpa_lab.attention import lesson_entropy
 from sdpa_lab.attention import softmax as reference_softmax
-from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import exercise_2_scale
 from sdpa_lab.grading.evidence import ENTROPY_CALLS, call_seeds, decide, entropy_evidence
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, floats, fresh_seed, on, same_values, stopped

@@ -8,9 +8,9 @@ from functools import cache
 
 import numpy as np
 
+import sdpa_lab.grading.mistakes as M
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.experiments.replication import A2_D_K, A2_T
-from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.evidence import ARGSORT_CALLS, argsort_evidence, call_seeds, decide
 from sdpa_lab.grading.learner_text import array_text
 from sdpa_lab.grading.parts import Draw, Part, SolutionCheck, fresh_seed, on, stopped

@@ -37,7 +37,7 @@ class Line:
 
 
 def _points(g: Grade) -> dict:
-    from sdpa_lab.grading.classroom import grade_record
+    from sdpa_lab.grading.record import grade_record
 
     return score(grade_record(g, "you"), RUBRIC)
 
@@ -45,7 +45,7 @@ def _points(g: Grade) -> dict:
 def part_lines(p, points: float, worth: float) -> list[Line]:
     """One part: its verdict and points, then what fails, the error, the mistakes with their fixes, what to
     reread (the mistakes' sections, else the task's), and the notes the verdict rests on."""
-    from sdpa_lab.grading import mistakes as M
+    import sdpa_lab.grading.mistakes as M
 
     tone = "pass" if p.passed else "lost" if p.lost is not None else "fail"
     out = [Line("verdict", f"{p.signature}: {p.verdict} ({points:g} of {worth:g} points)", tone)]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import sdpa_lab.grading.mistakes as M
 from sdpa_lab.attention import softmax as reference_softmax
-from sdpa_lab.grading import mistakes as M
 from sdpa_lab.grading.diagnosis import name_mistakes as _diagnose
 from sdpa_lab.grading.parts import (
     Draw,

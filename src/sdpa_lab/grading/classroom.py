@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING
 from sdpa_lab.grading.learner_text import file_name
 from sdpa_lab.grading.limits import MEMORY_MIB, N_SAMPLES, TIME_LIMIT, UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
+from sdpa_lab.grading.record import grade_record
 
 if TYPE_CHECKING:
-    from sdpa_lab.grading.grade import Grade
+    pass
 
 # Parse-time light (the Snakefile lists the class with `submissions`): NumPy and the checks load in the jobs.
 SUFFIXES = (".py", ".ipynb")
@@ -108,53 +109,6 @@ def refusal(path: str | os.PathLike) -> str:
 
 
 # -- one learner ------------------------------------------------------------------
-
-def unusable_reason(g: Grade) -> str:
-    """Why a grade could not use the file, in one line: the load's error (an exception raised at import as its
-    last line and where), or the first reply that broke the protocol and in how many more functions one did, or
-    the first part the machine left ungraded (its load, its memory) and how many more."""
-    if not g.usable and g.load.message:
-        return error_line(g.load.message) if g.load.status == "error" else g.load.message.splitlines()[0]
-    forged = [p.lost.message for p in g.forged] or [f"{p.name}: {p.lost.message}" for p in g.ungraded]
-    if not forged:
-        return g.load.status
-    more = len(forged) - 1
-    return forged[0] + (f" (and in {more} more function{'s' if more > 1 else ''})" if more else "")
-
-
-def error_line(traceback: str) -> str:
-    """A learner's traceback in one line: its exception, and the file and line it was raised at."""
-    lines = [line for line in traceback.strip().splitlines() if line.strip()]
-    if not lines:
-        return "an error"
-    places = [m for line in lines if (m := re.match(r'\s*File "([^"]+)", line (\d+)', line))]
-    where = f" ({places[-1][1]}, line {places[-1][2]})" if places else ""
-    return lines[-1].strip() + where
-
-
-def grade_record(g: Grade, learner: str) -> dict:
-    """A grade as plain data (the JSON a submission's job writes)."""
-    from sdpa_lab.grading import mistakes as M
-
-    parts = []
-    for p in g.parts:
-        parts.append({
-            "name": p.name, "signature": p.signature, "verdict": p.verdict, "passed": bool(p.passed),
-            "lost": p.lost.message if p.lost is not None else "", "lost_status": p.lost.status if p.lost else "",
-            "checks": [{"claim": c.claim, "what": c.what, "passed": bool(c.passed), "detail": c.detail}
-                       for c in p.checks],
-            "notes": list(p.notes), "error": p.error, "diagnosis": list(p.diagnosis), "mistakes": list(p.mistakes),
-            "reread": [M.MISTAKES[k].reread for k in p.mistakes if k in M.MISTAKES],
-        })
-    unusable = "" if g.exit_status != UNUSABLE else unusable_reason(g)
-    return {"learner": learner, "file": shown_name(g.path), "seed": g.seed, "isolation": g.isolation,
-            "time_limit": g.time_limit, "memory_mib": g.memory_mib, "peak_mib": round(g.peak_mib, 1),
-            "written_mib": round(g.written_mib, 1),
-            "seconds": round(g.seconds, 3), "learner_cpu_seconds": round(g.learner_cpu_seconds, 3),
-            "exit_status": g.exit_status, "usable": g.usable,
-            "load_status": g.load.status, "load_message": g.load.message, "unusable": unusable,
-            "passed": sum(bool(p.passed) for p in g.parts), "parts": parts, "notes": list(g.notes)}
-
 
 def grade_submission(path: str | os.PathLike, learner: str, seed: int | None = None,
                      time_limit: float = CLASS_TIME_LIMIT, memory_mib: int = CLASS_MEMORY_MIB,

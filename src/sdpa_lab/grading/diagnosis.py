@@ -8,11 +8,11 @@ from fractions import Fraction
 
 import numpy as np
 
+import sdpa_lab.grading.mistakes as M
+import sdpa_lab.grading.scale as S
 from sdpa_lab.attention import lesson_entropy
 from sdpa_lab.attention import softmax as reference_softmax
 from sdpa_lab.claims.standard_errors import product_variance_se, variance_se
-from sdpa_lab.grading import mistakes as M
-from sdpa_lab.grading import scale as S
 from sdpa_lab.numbers import number
 
 

@@ -9,7 +9,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sdpa_lab.grading import checks, limits, machine
+import sdpa_lab.grading.checks as checks
+import sdpa_lab.grading.limits as limits
+import sdpa_lab.grading.machine as machine
 from sdpa_lab.grading.assignment import none_defined, not_defined
 from sdpa_lab.grading.files import read_bytes
 from sdpa_lab.grading.learner_text import shown
@@ -84,7 +86,7 @@ class Grade:
 
 def resolve_isolation(isolation: str):
     """The Sandbox class to use, or None for a plain process; SandboxUnavailable where one is required."""
-    from sdpa_lab.grading import sandbox
+    import sdpa_lab.grading.sandbox as sandbox
 
     if isolation not in ISOLATIONS:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
@@ -201,7 +203,7 @@ def _wrap(text: str, indent: str) -> str:
 
 def grade_score(g: Grade, table=RUBRIC) -> dict:
     """The grade's parts passed and points (points.score on its record: one count, whoever shows it)."""
-    from sdpa_lab.grading.classroom import grade_record
+    from sdpa_lab.grading.record import grade_record
 
     return score(grade_record(g, g.path.stem), table)
 

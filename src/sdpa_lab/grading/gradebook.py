@@ -145,7 +145,7 @@ def check_rates(records: list[dict]) -> list[dict]:
 def overview(records: list[dict], table: Mapping[str, float] = RUBRIC, page_href=lambda learner: "") -> dict:
     """The class at a glance: a row per learner (learner_row), the mean score, the pass rate per part and per
     check, the most common mistakes in words, and the unusable submissions and why."""
-    from sdpa_lab.grading import mistakes as M
+    import sdpa_lab.grading.mistakes as M
 
     usable = [r for r in records if r["exit_status"] != UNUSABLE]
     rates = []

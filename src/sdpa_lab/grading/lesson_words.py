@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sdpa_lab.grading import mistakes as M
+import sdpa_lab.grading.mistakes as M
 
 LESSON = "Lesson 2 - Scaled Dot-Product Attention"
 PRACTICE = "Practice Exercises"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from sdpa_lab.grading import scale as S
+import sdpa_lab.grading.scale as S
 from sdpa_lab.grading.catalogue import (  # noqa: F401 - the words, named here too
     CANONICAL_FORWARD,
     DOT_PRODUCT_GROWS,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sdpa_lab.grading import mistakes as M
+import sdpa_lab.grading.mistakes as M
 from sdpa_lab.grading.runner import Calls, Outcome
 from sdpa_lab.seeding import LESSON_SEED, stream
 

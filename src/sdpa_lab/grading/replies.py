@@ -14,7 +14,7 @@ import zipfile
 
 import numpy as np
 
-from sdpa_lab.grading import child
+import sdpa_lab.grading.child as child
 from sdpa_lab.grading.learner_text import MAX_TEXT, shown
 
 OK = "ok"

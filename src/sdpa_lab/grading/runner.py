@@ -30,7 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sdpa_lab.grading import child, machine
+import sdpa_lab.grading.child as child
+import sdpa_lab.grading.machine as machine
 from sdpa_lab.grading.modules import COURSE_MODULES, linked_site
 from sdpa_lab.grading.replies import Forged, check_call_reply, check_load_reply
 from sdpa_lab.grading.sandbox import HARNESS, Sandbox

@@ -44,7 +44,7 @@ import time
 from functools import cache
 from pathlib import Path
 
-from sdpa_lab.grading import child
+import sdpa_lab.grading.child as child
 from sdpa_lab.grading.modules import COURSE_MODULES, site_entries
 from sdpa_lab.grading.seccomp import program_fd
 
