@@ -18,6 +18,7 @@ from sdpa_lab.grading.learner_text import shown
 from sdpa_lab.grading.limits import UNUSABLE
 from sdpa_lab.grading.modules import COURSE_MODULES
 from sdpa_lab.grading.points import RUBRIC, rubric, score
+from sdpa_lab.grading.record import grade_record
 from sdpa_lab.grading.runner import Calls, LearnerProcess, Outcome
 from sdpa_lab.grading.source import prepare
 from sdpa_lab.numbers import num
@@ -203,8 +204,6 @@ def _wrap(text: str, indent: str) -> str:
 
 def grade_score(g: Grade, table=RUBRIC) -> dict:
     """The grade's parts passed and points (points.score on its record: one count, whoever shows it)."""
-    from sdpa_lab.grading.record import grade_record
-
     return score(grade_record(g, g.path.stem), table)
 
 
