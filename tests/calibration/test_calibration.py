@@ -282,8 +282,8 @@ SHIPPED = {
 
 
 @pytest.mark.parametrize(("sweep", "arm"), [
-    *(pytest.param(s, CORRECT_ARM, id=name) for name, s in SWEEPS.items()),
-    pytest.param(SMALLEST, "none", id="smallest, no scale"),
+    *(pytest.param(s, CORRECT_ARM, id=name, marks=pytest.mark.house) for name, s in SWEEPS.items()),
+    pytest.param(SMALLEST, "none", id="smallest, no scale", marks=pytest.mark.house),
     *(pytest.param(s, CORRECT_ARM, id=name, marks=pytest.mark.pipeline) for name, s in SHIPPED.items()),
 ])
 def test_a_decision_asks_for_exactly_the_expectations_a_study_computes(sweep, arm, tmp_path):

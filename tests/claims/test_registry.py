@@ -107,6 +107,7 @@ FAIL_HOLD = {"within": (2.0, 0.5), "not above": (2.0, 0.5), "not below": (-2.0, 
              "above": (-2.0, 2.0), "below": (2.0, -2.0)}
 
 
+@pytest.mark.house
 def test_every_claim_in_the_inventory_is_registered():
     lesson_order = ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"]  # a contract
     ids = [c.id for c in C.CLAIMS]

@@ -130,6 +130,7 @@ def test_a_run_above_an_hour_needs_confirmation(default_config):
     assert "snakemake asks for --config confirm_long_run=true" in cost.summary(estimate)[0]
 
 
+@pytest.mark.house
 def test_an_experiment_the_model_leaves_out_is_named(default_config, monkeypatch):
     estimate = cost.estimate(default_config)
     # the registry's experiments the model estimates (an experiment added without its line is left out: optional)

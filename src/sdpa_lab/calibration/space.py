@@ -108,7 +108,15 @@ def _is_setting(prop: Mapping) -> bool:
     return "default" in prop
 
 
+def _off(node: Mapping) -> bool:
+    """Whether a setting is off unless given (its default null: a grading option no experiment reads): it stays
+    off in every drawn config."""
+    return "default" in node and node["default"] is None
+
+
 def _drawn(rng: random.Random, node: Mapping, name: str) -> Any:
+    if _off(node):
+        return None
     if (options := choices(node)) is not None:
         return rng.choice(options)  # named choices have no order to favour edges of: uniform
     kind = node.get("type")
@@ -133,6 +141,8 @@ def _entry_choices(array: Mapping, root: Mapping) -> list | None:
 
 
 def _lowest(node: Mapping, name: str) -> Any:
+    if _off(node):
+        return None
     if (options := choices(node)) is not None:
         return options[0]
     kind = node.get("type")
