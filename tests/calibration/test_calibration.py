@@ -42,7 +42,7 @@ from sdpa_lab.calibration.tables_jobs import aggregate
 from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectation_table import expectations_job, read_expectations, sweep_expectations
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
-from sdpa_lab.claims.softmax_saturation import expectations_asked
+from sdpa_lab.claims.registry import expectations_asked
 from sdpa_lab.config import ConfigError, check_config
 from sdpa_lab.experiments import gradient, learning, trial_scores
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
