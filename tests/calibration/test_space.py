@@ -52,7 +52,9 @@ def edges(node, root, path=""):
     out = {}
     if node.get("type") == "object":
         for key, prop in node["properties"].items():
-            if "default" in prop:  # a setting; the others are optional switches no experiment reads
+            if "default" in prop and prop["default"] is None:  # off unless given (a grading option): stays off
+                out[f"{path}.{key}"] = [None]
+            elif "default" in prop:  # a setting; the others are optional switches no experiment reads
                 out.update(edges(prop, root, f"{path}.{key}"))
     elif node.get("type") == "array":
         options = choices(resolve(node["items"], root))
