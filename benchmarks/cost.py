@@ -2,6 +2,7 @@
 
     python benchmarks/cost.py                 # the config-space study's configs and the large ones -> cost.csv
     python benchmarks/cost.py --fit           # the fit points instead -> cost_fit.csv, and the constants per term
+                                              # (every experiment that declares its work: registry.EXPERIMENTS)
     python benchmarks/cost.py --step-repeats 3  # the learning step past the cache, again and again -> cost_step.csv
 
 Each config runs in a fresh process, as a job would, with BLAS on one thread (ONE_THREAD): every
@@ -31,8 +32,10 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "src"))
 
 from sdpa_lab.calibration.space import draw_configs  # noqa: E402
-from sdpa_lab.config import check_config  # noqa: E402
+from sdpa_lab.config import check_config, load_schema, resolve  # noqa: E402
 from sdpa_lab.config_file import read_config_file as load_config_file  # noqa: E402
+from sdpa_lab.experiments.declaration import Experiment  # noqa: E402
+from sdpa_lab.experiments.registry import EXPERIMENTS  # noqa: E402
 from sdpa_lab.workflow_support import cost  # noqa: E402
 
 SPACE_CONFIGS = 12  # the first this many configs the config-space study draws
@@ -113,7 +116,7 @@ def large_configs() -> dict[str, dict]:
     }
 
 
-SHARING = ("entropy_sweep", "ranking_invariance", "gradient")
+SHARING = tuple(e.section for e in EXPERIMENTS.values() if e.shares_trial_scores)
 # The sections a fit point does not measure, at small sizes: their trial scores are drawn (and measured) anyway.
 QUIET = {**{name: {"d_k": [4], "T": 8, "trials": 100} for name in SHARING}}
 
@@ -128,8 +131,9 @@ def _learning(d_k, T, runs, steps, rates) -> dict:
                          "learning_rates": [10.0 ** (i / 4 - 3) for i in range(rates)]}}
 
 
-# The fit's points, apart from the configs the model is held to: each part's sizes varied one at a time and
-# together, small heads and wide, short sequences and long, from the schema's low edges up (name -> (parts, config)).
+# The fit's points made by hand for the shipped experiments, apart from the configs the model is held to: each
+# part's sizes varied one at a time and together, small heads and wide, short sequences and long, from the schema's
+# low edges up (name -> (parts, config)). An experiment none of them measures gets its own (generated_points).
 FIT_POINTS: dict[str, tuple[list[str], dict]] = {
     **{f"variance {d} x {n}": (["variance"], QUIET | {"variance": {"d_k": d, "n_pairs": n}})
        for d, n in [([1], 3_000_000), ([4], 1_000_000), ([64], 100_000), ([1024], 10_000), ([65536], 1000),
@@ -154,6 +158,30 @@ FIT_POINTS: dict[str, tuple[list[str], dict]] = {
 }
 
 
+def generated_points(e: Experiment, root: dict) -> dict[str, tuple[list[str], dict]]:
+    """Fit points of an experiment no hand-made point measures: its section at its defaults, and each integer setting
+    at a quarter and at four times its default (within its bounds), one at a time."""
+    points = {f"{e.name} at its defaults": ([e.name], QUIET | {e.section: {}})}
+    for key, prop in root["properties"][e.section]["properties"].items():
+        prop = resolve(prop, root)
+        if prop.get("type") != "integer" or "default" not in prop:
+            continue
+        for factor in (0.25, 4):
+            value = min(prop["maximum"], max(prop["minimum"], round(prop["default"] * factor)))
+            if value != prop["default"]:
+                points[f"{e.name} {key} {value}"] = ([e.name], QUIET | {e.section: {key: value}})
+    return points
+
+
+def fit_points() -> dict[str, tuple[list[str], dict]]:
+    """Every fit point: FIT_POINTS, and generated_points for each experiment of the registry that declares its work
+    and none of FIT_POINTS measures."""
+    measured = {part for parts, _ in FIT_POINTS.values() for part in parts}
+    root = load_schema()
+    return FIT_POINTS | {name: point for e in EXPERIMENTS.values() if e.work and e.name not in measured
+                         for name, point in generated_points(e, root).items()}
+
+
 def fit(rows: list[dict], points: dict[str, dict]) -> dict[str, dict[str, float]]:
     """Per part, the ns per unit of each term of cost.work that best fit the measured CPU of `rows` (least squares
     on relative error, every constant at least 0: a term that would come out negative is dropped and the rest
@@ -163,18 +191,19 @@ def fit(rows: list[dict], points: dict[str, dict]) -> dict[str, dict[str, float]
     fitted = {}
     for part, terms in cost.NS_PER.items():
         obs = [(cost.work(with_defaults(points[r["config"]]), _files(points[r["config"]]))[part], r["measured_cpu_s"])
-               for r in rows if r["part"] == part]
+               for r in rows if r["part"] == part and r["measured_cpu_s"] > 0]  # relative error: a CPU to compare
         if not obs:
             continue
-        names = list(terms)
-        X = np.array([[w[t] for t in names] for w, _ in obs]) * cost.NS
+        names = list(dict.fromkeys([*terms, *(t for w, _ in obs for t in w)]))  # its declared terms, and its work's
+        X = np.array([[w.get(t, 0) for t in names] for w, _ in obs]) * cost.NS
         y = np.array([m for _, m in obs])
-        keep = [j for j in range(len(names)) if X[:, j].any()]
-        while True:
+        keep, coef = [j for j in range(len(names)) if X[:, j].any()], np.zeros(0)
+        while keep:  # none left: every constant 0, the part measured but not modelled by its terms
             coef, *_ = np.linalg.lstsq(X[:, keep] / y[:, None], np.ones(len(y)), rcond=None)
             if (coef >= 0).all():
                 break
             keep = [j for j, c in zip(keep, coef, strict=True) if c >= 0]
+        coef = coef if keep else np.zeros(0)
         fitted[part] = {name: 0.0 for name in names} | {names[j]: float(f"{c:.3g}") for j, c in zip(keep, coef,
                                                                                                      strict=True)}
     return fitted
@@ -223,6 +252,11 @@ def measure(config: dict, parts: list[str]) -> dict[str, float]:
     return json.loads(proc.stdout)
 
 
+def _ratio(measured: float, model: float) -> float | str:
+    """measured / model, or "" where the model says 0 (an experiment whose constants are not fitted yet)."""
+    return round(measured / model, 3) if model else ""
+
+
 def rows_of(group: str, name: str, config: dict, only: list[str] | None) -> list[dict]:
     """Measured against modelled CPU per part of `config`, and their totals."""
     config = with_defaults(config)
@@ -233,11 +267,11 @@ def rows_of(group: str, name: str, config: dict, only: list[str] | None) -> list
     if only and "trial_scores" not in only:
         measured.pop("trial_scores")
     rows = [{"group": group, "config": name, "part": part, "measured_cpu_s": round(cpu, 4),
-             "model_cpu_s": round(model[part], 4), "ratio": round(cpu / model[part], 3) if model[part] else "",
+             "model_cpu_s": round(model[part], 4), "ratio": _ratio(cpu, model[part]),
              "load_before": round(load, 2)} for part, cpu in measured.items()]
     total_m, total_e = sum(measured.values()), sum(model[p] for p in measured)
     rows.append({"group": group, "config": name, "part": "total", "measured_cpu_s": round(total_m, 4),
-                 "model_cpu_s": round(total_e, 4), "ratio": round(total_m / total_e, 3), "load_before": round(load, 2)})
+                 "model_cpu_s": round(total_e, 4), "ratio": _ratio(total_m, total_e), "load_before": round(load, 2)})
     for row in rows:
         print(f"{row['config'][:38]:<38} {row['part']:<18} {row['measured_cpu_s']:>9.3f} {row['model_cpu_s']:>9.3f} "
               f"{row['ratio']}", flush=True)
@@ -248,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(HERE / "cost.csv"))
     parser.add_argument("--only", help="run only the configs whose name contains this")
-    parser.add_argument("--fit", action="store_true", help="measure FIT_POINTS too and print the fitted constants")
+    parser.add_argument("--fit", action="store_true", help="measure the fit points instead and print the fitted "
+                        "constants of every experiment that declares its work")
     parser.add_argument("--step-repeats", type=int, default=0,
                         help="measure the learning step past the cache this many times -> cost_step.csv (its ratio "
                              "column: ns per element)")
@@ -256,10 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.step_repeats:
         rows = step_repeats(args.step_repeats)
         args.out = str(HERE / "cost_step.csv")
-    elif args.fit:  # the fit points alone, to benchmarks/cost_fit.csv; then paste the constants into cost.NS_PER
-        rows = [row for name, (parts, config) in FIT_POINTS.items()
+    elif args.fit:  # the fit points alone, to benchmarks/cost_fit.csv; then paste each part's constants where it is
+        points = fit_points()  # declared: an experiment's into its `ns_per`, the trial scores' into cost.py
+        rows = [row for name, (parts, config) in points.items()
                 for row in rows_of("fit", name, config, ["trial_scores", *parts])]
-        print("NS_PER = " + json.dumps(fit(rows, {name: config for name, (_, config) in FIT_POINTS.items()}), indent=1))
+        for part, constants in fit(rows, {name: config for name, (_, config) in points.items()}).items():
+            print(f"{part}: ns_per={json.dumps(constants)}")
         args.out = str(HERE / "cost_fit.csv")
     else:
         configs = [("config_space", n, c) for n, c in space_configs().items()]
@@ -274,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.DictWriter(fh, fieldnames=[*rows[0], *stamp])
         writer.writeheader()
         writer.writerows(row | stamp for row in rows)
-    within = [r for r in rows if r["part"] == "total"]
+    within = [r for r in rows if r["part"] == "total" and r["ratio"] != ""]
     if not within:
         return 0
     worst = max(within, key=lambda r: max(r["ratio"], 1 / r["ratio"]))

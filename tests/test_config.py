@@ -19,15 +19,19 @@ from hypothesis import strategies as st
 
 from sdpa_lab import config as config_module
 from sdpa_lab.config import (
+    LIMITS,
     ConfigError,
     check_config,
     command_line_problems,
     config_errors,
+    experiment_sections,
+    limit_problems,
     load_config,
     load_schema,
 )
 from sdpa_lab.config_file import MAX_CONFIG_BYTES, read_config_file
 from sdpa_lab.experiments.registry import SECTIONS
+from sdpa_lab.validation import forward_size_problem, trial_size_problem
 
 from tests.conftest import REPO
 
@@ -574,3 +578,48 @@ def test_an_overlong_integer_on_the_command_line_is_too_many_digits(value, digit
         f"config setting seed: --config seed=<an integer of {digits} digits>: too many digits; at most 100 are "
         "read (a seed has at most 20)"]
     assert command_line_problems(["seed=" + "9" * 100, "seed=1e400", "seed=abc"]) == []
+
+
+# ---- limits a section declares (x-limits), read from the schema, never from its settings' names ------------------
+
+def _root_with(section: dict) -> dict:
+    """The shipped schema with one more section, `toy`."""
+    root = copy.deepcopy(load_schema())
+    root["properties"]["toy"] = {"type": "object", "default": {}, "properties": {}, **section}
+    return root
+
+
+def test_the_trial_size_limit_reads_the_settings_the_section_names_and_the_largest_of_a_list():
+    # a section whose keys per trial are a list (one T per step) and whose widths are named otherwise
+    root = _root_with({"x-limits": [{"limit": "trial_size", "T": "keys", "d_k": "widths"}]})
+    config = check_config({})
+    config["toy"] = {"keys": [2, 4096], "widths": [8, 4096]}  # 4096 x 4096 floats: over 2^23
+    assert limit_problems(config, root) == [
+        f"config setting toy.widths: got 4096 with keys = 4096: {trial_size_problem(4096, 4096)}"]
+    config["toy"] = {"keys": [2, 8], "widths": [8, 4096]}
+    assert limit_problems(config, root) == []
+
+
+def test_a_section_declaring_no_limit_is_not_read_for_one_whatever_its_settings_are_named():
+    root = _root_with({})
+    config = check_config({})
+    config["toy"] = {"T": [2, 4096], "d_k": [4096]}  # a list of T: no name is read for meaning
+    assert limit_problems(config, root) == []
+
+
+def test_the_forward_size_limit_names_each_shape_too_large():
+    root = _root_with({"x-limits": [{"limit": "forward_size", "shapes": "forwards"}]})
+    config = check_config({})
+    config["toy"] = {"forwards": [[1, 2, 3], [64, 4096, 8], [2, 2, 2]]}
+    assert limit_problems(config, root) == [
+        f"config setting toy.forwards[1]: got [64, 4096, 8]: {forward_size_problem([64, 4096, 8])}"]
+
+
+@pytest.mark.house
+def test_every_limit_the_schema_declares_is_known_and_bounds_settings_of_its_section():
+    root = load_schema()
+    declared = [(s, limit) for s in experiment_sections(root) for limit in root["properties"][s].get("x-limits", ())]
+    assert {limit["limit"] for _, limit in declared} == set(LIMITS)  # each known, each used
+    for section, limit in declared:
+        names = {role: name for role, name in limit.items() if role != "limit"}
+        assert set(names.values()) <= set(root["properties"][section]["properties"]), section

@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.house  # the house's invariants (docs/testing.md)
+
 GUIDE = (REPO / "CONTRIBUTING.md").read_text()
 
 

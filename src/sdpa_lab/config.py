@@ -317,6 +317,41 @@ def bulk_problem(config: Any) -> str | None:
     return None
 
 
+def _largest(value: Any) -> Any:
+    """A setting's value, or its largest entry if it is a list (its costliest)."""
+    return max(value) if isinstance(value, list) else value
+
+
+def _trial_size(section: str, settings: Mapping, names: Mapping) -> list[str]:
+    """One trial's keys, T of them (names["T"]) of the widest d_k (names["d_k"]), in bounded memory."""
+    T, d_k = _largest(settings[names["T"]]), _largest(settings[names["d_k"]])
+    if problem := trial_size_problem(T, d_k):
+        return [f"config setting {section}.{names['d_k']}: got {d_k} with {names['T']} = {T}: {problem}"]
+    return []
+
+
+def _forward_size(section: str, settings: Mapping, names: Mapping) -> list[str]:
+    """Each forward's shape (B, T, d_k) of the list names["shapes"], in bounded memory."""
+    key = names["shapes"]
+    return [f"config setting {section}.{key}[{i}]: got {short(shape)}: {problem}"
+            for i, shape in enumerate(settings[key]) if (problem := forward_size_problem(shape))]
+
+
+# The limits a schema section may declare in its `x-limits` (each entry: `limit`, one of these, and the section's
+# settings it bounds, by role): what several of its values bound together, beyond what the schema says of each.
+LIMITS: dict[str, Callable[[str, Mapping, Mapping], list[str]]] = {
+    "trial_size": _trial_size,
+    "forward_size": _forward_size,
+}
+
+
+def limit_problems(config: Mapping, root: Mapping) -> list[str]:
+    """What breaks a limit a section of `root` declares (its `x-limits`), one line each; `config` valid under the
+    schema, its settings at their defaults."""
+    return [line for section in experiment_sections(root) for limit in root["properties"][section].get("x-limits", ())
+            for line in LIMITS[limit["limit"]](section, config[section], limit)]
+
+
 def config_errors(config: Any) -> list[str]:
     """Every schema violation in `config` (its left-out settings at their defaults), one line each, naming
     the setting, the bad value and what is allowed."""
@@ -329,19 +364,11 @@ def config_errors(config: Any) -> list[str]:
     if len(lines) > MAX_ERROR_LINES:
         lines[MAX_ERROR_LINES - 1:] = [f"... and {len(lines) - MAX_ERROR_LINES + 1} more problems"]
     if not lines:  # beyond the schema: limits that involve several values at once
-        for i, shape in enumerate(config["forward_shape"]["shapes"]):
-            if problem := forward_size_problem(shape):
-                lines.append(f"config setting forward_shape.shapes[{i}]: got {short(shape)}: {problem}")
-        # a section that draws T keys per d_k
-        for section in (s for s in experiment_sections(root) if {"T", "d_k"} <= config[s].keys()):
-            T, widest = config[section]["T"], max(config[section]["d_k"])
-            if problem := trial_size_problem(T, widest):
-                lines.append(f"config setting {section}.d_k: got {widest} with T = {T}: {problem}")
+        lines += limit_problems(config, root)
         from sdpa_lab.grading.limits import grading_problems
 
         lines += grading_problems(config)
     return lines
-
 
 
 def command_line_problems(args: Any) -> list[str]:

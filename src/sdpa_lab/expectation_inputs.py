@@ -1,9 +1,12 @@
-"""The settings the claims' finite-d_k expectations read, declared once.
+"""The settings the claims' finite-d_k expectations read, as the workflow reads them when it is parsed.
 
-The expectations (sdpa_lab.claims.expectation_table, from softmax_saturation.expectations_asked) depend on the
-d_k and T of two sections and on nothing else of a sweep. The workflow's `expectations` rule takes exactly these
-as its params, so a change elsewhere (say `learning`) does not rerun it, and the expectations are computed from
-them alone, so reading any other setting there fails at once instead of going stale.
+Each claim declares its expectations and the settings they are made from beside its decide function
+(`Claim.expectations`, `Claim.expectation_settings`; gathered by sdpa_lab.claims.registry). The workflow's
+`expectations` rule takes exactly those settings as its params, so a change elsewhere (say `learning`) does not
+rerun it, and the expectations are computed from them alone, so reading any other setting there fails at once
+instead of going stale. The claims import pandas, which the Snakefile does not load when it is parsed (a no-op
+rerun would pay it): their declarations are repeated here, and the house lane holds this copy to them
+(tests/claims/test_expectation_table.py).
 
 Standard library only: the Snakefile imports this when it is parsed.
 """

@@ -42,7 +42,7 @@ from sdpa_lab.calibration.tables_jobs import aggregate
 from sdpa_lab.claims import decide
 from sdpa_lab.claims.expectation_table import expectations_job, read_expectations, sweep_expectations
 from sdpa_lab.claims.expectations import expectation, mean_statistic, scaled_minus_unit_variance
-from sdpa_lab.claims.softmax_saturation import expectations_asked
+from sdpa_lab.claims.registry import expectations_asked
 from sdpa_lab.config import ConfigError, check_config
 from sdpa_lab.experiments import gradient, learning, trial_scores
 from sdpa_lab.experiments.registry import EXPERIMENTS, settings_of
@@ -283,8 +283,8 @@ SHIPPED = {
 
 
 @pytest.mark.parametrize(("sweep", "arm"), [
-    *(pytest.param(s, CORRECT_ARM, id=name) for name, s in SWEEPS.items()),
-    pytest.param(SMALLEST, "none", id="smallest, no scale"),
+    *(pytest.param(s, CORRECT_ARM, id=name, marks=pytest.mark.house) for name, s in SWEEPS.items()),
+    pytest.param(SMALLEST, "none", id="smallest, no scale", marks=pytest.mark.house),
     *(pytest.param(s, CORRECT_ARM, id=name, marks=pytest.mark.pipeline) for name, s in SHIPPED.items()),
 ])
 def test_a_decision_asks_for_exactly_the_expectations_a_study_computes(sweep, arm, tmp_path):

@@ -14,13 +14,18 @@ import pytest
 from sdpa_lab.calibration import space
 from sdpa_lab.calibration.report import build_report, worst_margins
 from sdpa_lab.calibration.runner import run_batch
-from sdpa_lab.calibration.studies import CORRECT_ARM, check_study
+from sdpa_lab.calibration.studies import CORRECT_ARM, check_study, load_studies
 from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
 from sdpa_lab.config import ConfigError, check_config, choices, load_schema, resolve
 from sdpa_lab.io import write_csv
 
 from tests.claims.tables import lesson_csvs
 from tests.conftest import lesson_tables
+
+# The budgets configs are drawn under here (CPU s per run): the space studies' (close above the cheapest config, so
+# their draws stay quick) and the drawn configs' test.
+SPACE_STUDY_BUDGET = 0.35
+DRAW_BUDGET = 0.6
 
 # On one test worker (pytest-xdist, --dist loadgroup): the drawn configs' runs, made once.
 pytestmark = pytest.mark.xdist_group("calibration_space")
@@ -47,7 +52,9 @@ def edges(node, root, path=""):
     out = {}
     if node.get("type") == "object":
         for key, prop in node["properties"].items():
-            if "default" in prop:  # a setting; the others are optional switches no experiment reads
+            if "default" in prop and prop["default"] is None:  # off unless given (a grading option): stays off
+                out[f"{path}.{key}"] = [None]
+            elif "default" in prop:  # a setting; the others are optional switches no experiment reads
                 out.update(edges(prop, root, f"{path}.{key}"))
     elif node.get("type") == "array":
         options = choices(resolve(node["items"], root))
@@ -85,17 +92,17 @@ def test_every_setting_is_drawn_over_its_whole_range_edges_included():
 
 
 def test_drawn_configs_are_valid_under_the_budget_and_the_same_for_the_same_seed():
-    configs = space.draw_configs(5, 20, 0.6)
+    configs = space.draw_configs(5, 20, DRAW_BUDGET)
     assert len(configs) == 20
     for c in configs:
         assert check_config(c) == c  # valid as drawn: nothing to fill in
-        assert space.cpu_seconds(c) <= 0.6
-    again = space._draw.__wrapped__(5, 20, 0.6)[0]  # drawn afresh, not from the cache
+        assert space.cpu_seconds(c) <= DRAW_BUDGET
+    again = space._draw.__wrapped__(5, 20, DRAW_BUDGET)[0]  # drawn afresh, not from the cache
     assert json.dumps(list(again)) == json.dumps(configs)
-    assert space.draw_configs(6, 20, 0.6) != configs
+    assert space.draw_configs(6, 20, DRAW_BUDGET) != configs
     assert len({json.dumps(c) for c in configs}) == 20
     # no two configs share a seed, the root of their runs' seeds: their runs are independent draws
-    many = space.draw_configs(5, 60, 0.6)
+    many = space.draw_configs(5, 60, DRAW_BUDGET)
     assert len({c["seed"] for c in many}) == 60
     assert {0, 2**64 - 1} <= {c["seed"] for c in many}  # the edges still drawn, once each
     with pytest.raises(ConfigError, match="cheapest config"):
@@ -128,7 +135,18 @@ def test_a_section_the_cost_model_leaves_out_keeps_its_sizes_and_draws_its_named
     assert len(lists) > 3 and {law for chosen in lists for law in chosen} == laws
 
 
-def space_study(configs=20, seeds=1, max_cpu_s=0.35, seed=20261201, **change) -> dict:
+@pytest.mark.house
+def test_every_budget_configs_are_drawn_under_is_above_the_cheapest_config():
+    # a new experiment's lowest sizes add to every config's cost: past a budget, every draw under it is refused
+    root = load_schema()
+    floor = space.cpu_seconds(space.lowest(root, root))
+    budgets = {"tests' space studies": SPACE_STUDY_BUDGET, "tests' drawn configs": DRAW_BUDGET,
+               **{f"study {name}": s.space.max_cpu_s for name, s in load_studies().items() if s.space}}
+    headroom = {name: round(budget - floor, 3) for name, budget in budgets.items()}
+    assert min(headroom.values()) > 0, f"the cheapest config takes {floor:.3f} CPU s per run; headroom: {headroom}"
+
+
+def space_study(configs=20, seeds=1, max_cpu_s=SPACE_STUDY_BUDGET, seed=20261201, **change) -> dict:
     return {"space": {"seed": seed, "configs": configs, "max_cpu_s": max_cpu_s}, "seeds": seeds,
             "broken_seeds": 0, "batch": configs * seeds, **change}
 
@@ -138,7 +156,7 @@ def test_a_space_study_makes_its_seeds_of_each_drawn_config():
     assert s.sweep is None and s.runs(CORRECT_ARM) == 12 and s.runs("none") == 0 and list(s.batches("none")) == []
     assert [s.run_key(CORRECT_ARM, i) for i in (0, 2, 3, 11)] == [(0, 0), (0, 2), (1, 0), (3, 2)]
     assert check_study(s.settings(), "cs") == s
-    assert s.sweeps() == space.draw_configs(20261201, 4, 0.35)
+    assert s.sweeps() == space.draw_configs(20261201, 4, SPACE_STUDY_BUDGET)
 
 
 @pytest.mark.parametrize("change, words", [
@@ -183,7 +201,7 @@ def test_twenty_drawn_configs_pass_with_a_correct_pipeline(tmp_path_factory):
     assert tables["false_fail_checks"].empty
     assert (runs.max_margin_toward_fail < 1).all() and (runs.closest_claim != "").all()
     assert [json.loads(c) for c in configs.settings] == sweeps  # every config tried, recorded whole
-    assert (configs.estimated_cpu_s <= 0.35).all()
+    assert (configs.estimated_cpu_s <= SPACE_STUDY_BUDGET).all()
 
 
 def test_a_false_fail_is_recorded_with_its_config(two):

@@ -11,6 +11,8 @@ import pytest
 
 from sdpa_lab.claims.replication import A1, A2
 
+pytestmark = pytest.mark.house  # the house's invariants (docs/testing.md)
+
 claims_registry = importlib.import_module("sdpa_lab.claims.registry")  # the package exports a function `registry`
 
 

@@ -117,6 +117,7 @@ def fail_and_hold(check: C.Check) -> tuple[float, float]:
     return check.expected + fail * check.tolerance, check.expected + hold * check.tolerance
 
 
+@pytest.mark.house
 def test_every_claim_in_the_inventory_is_registered():
     lesson_order = ["A1", "A2", "A3", "B1", "B2", "B3", "B4", "B5", "B6", "B7", "B8", "B9", "B10"]  # a contract
     ids = [c.id for c in C.CLAIMS]

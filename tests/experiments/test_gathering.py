@@ -13,6 +13,8 @@ from sdpa_lab.config import experiment_sections
 from sdpa_lab.experiments.declaration import Experiment, Output, declared_in
 from sdpa_lab.experiments.registry import EXPERIMENTS, gather, package_modules
 
+pytestmark = pytest.mark.house  # the house's invariants (docs/testing.md)
+
 
 def module(name: str, *declared: Experiment) -> ModuleType:
     """A stand-in module `sdpa_lab.experiments.<name>`, declaring `declared` (none: no DECLARED at all)."""

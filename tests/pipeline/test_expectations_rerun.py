@@ -72,6 +72,6 @@ def test_a_setting_the_expectations_read_reruns_them(expectations_run, path, val
 
 def test_the_expectations_are_computed_from_the_settings_declared_alone():
     # what the rule's params hold is enough: expectations_asked reading anything else would fail here
-    from sdpa_lab.claims.softmax_saturation import expectations_asked
+    from sdpa_lab.claims.registry import expectations_asked
 
     assert expectations_asked(expectation_sweep(TINY_CONFIG)) == expectations_asked(TINY_CONFIG)

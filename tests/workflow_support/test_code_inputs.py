@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from sdpa_lab.workflow_support.code_inputs import code_files, imported_modules, package_dir
 
 
@@ -79,6 +81,7 @@ def test_an_import_in_any_block_of_code_is_found(tmp_path):
     assert imported_modules(tmp_path / "m.py", "sdpa_lab.m") == {f"sdpa_lab.{c}" for c in "abcdefg"}
 
 
+@pytest.mark.house
 def test_the_package_has_no_import_cycle(repo):
     """No module imports, at any depth of its code (inside functions too), a module that imports it back."""
     src = repo / "src"

@@ -130,6 +130,7 @@ def test_a_run_above_an_hour_needs_confirmation(default_config):
     assert "snakemake asks for --config confirm_long_run=true" in cost.summary(estimate)[0]
 
 
+@pytest.mark.house
 def test_an_experiment_the_model_leaves_out_is_named(default_config, monkeypatch):
     estimate = cost.estimate(default_config)
     # the registry's experiments the model estimates (an experiment added without its line is left out: optional)
@@ -203,12 +204,12 @@ def test_a_run_with_solutions_announces_their_grading_too(default_config):
 
 def test_exercise2_is_counted_with_the_experiments_own_sizes(default_config):
     """entropy_sweep's Exercise 2 draws (EXERCISE2_T + 1) * d_k normals per sequence and d_k of EXERCISE2_D_K, for
-    each of the sweep's trials: the cost model counts them with the sizes the experiment itself uses (one
+    each of the sweep's trials: the cost model counts them as the experiment declares its work, with its sizes (one
     declaration, sdpa_lab.experiments.sizes), so a config of a million trials at one small head costs its Exercise 2,
     not nothing."""
     from sdpa_lab.experiments import entropy_sweep
 
-    assert cost.EXERCISE2_D_K is entropy_sweep.EXERCISE2_D_K and cost.EXERCISE2_T == entropy_sweep.EXERCISE2_T
+    assert cost.EXPERIMENTS["entropy_sweep"].work == "sdpa_lab.experiments.entropy_sweep:entropy_sweep_work"
     one = copy.deepcopy(default_config) | {"entropy_sweep": {"d_k": [1], "T": 2, "trials": 1_000_000}}
     per_sequence = sum(d * (entropy_sweep.EXERCISE2_T + 1) for d in entropy_sweep.EXERCISE2_D_K)
     assert cost.work(check_config(one), [])["entropy_sweep"]["exercise2_normal"] == 1_000_000 * per_sequence
@@ -223,3 +224,65 @@ def test_the_cost_model_stays_light_at_parse_time():
             "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('pandas', 'matplotlib')); "
             "assert not heavy, heavy[:3]")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---- each experiment's line of the model, declared beside it; the fit walks the registry ------------------------
+
+@pytest.mark.house
+def test_each_experiment_declares_a_constant_for_every_term_of_its_work(default_config):
+    declaring = [e for e in cost.EXPERIMENTS.values() if e.work]
+    assert declaring  # the shipped ones all do
+    for e in declaring:
+        assert set(e.work_of(default_config[e.section])) == set(e.ns_per), e.name  # no term free by omission
+        assert cost.NS_PER[e.name] is e.ns_per  # the model reads the declaration itself
+    assert set(cost.work(default_config, [])) == {"trial_scores", *(e.name for e in declaring)}
+
+
+def test_an_experiment_declared_with_its_work_is_estimated_by_its_own_constants(default_config, monkeypatch):
+    # a toy part: one term, counted from its settings, 1e9 ns (1 s) per unit
+    toy = dataclasses.replace(cost.EXPERIMENTS["variance"], name="toy", work="tests.workflow_support."
+                              "test_cost:_toy_work", ns_per={"pair": 1e9})
+    monkeypatch.setattr(cost, "EXPERIMENTS", {**cost.EXPERIMENTS, "toy": toy})
+    monkeypatch.setitem(cost.NS_PER, "toy", toy.ns_per)
+    estimate = cost.estimate(default_config)
+    assert estimate.cpu_s["toy"] == pytest.approx(3 * default_config["variance"]["n_pairs"])
+
+
+def _toy_work(settings):
+    return {"pair": 3 * settings["n_pairs"]}
+
+
+def _benchmark():
+    """benchmarks/cost.py, imported as a module (it is a script, not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cost_benchmark", REPO / "benchmarks" / "cost.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_fit_points_measure_every_experiment_that_declares_its_work_and_generated_ones_are_valid():
+    bench = _benchmark()
+    points = bench.fit_points()
+    measured = {part for parts, _ in points.values() for part in parts}
+    assert {e.name for e in cost.EXPERIMENTS.values() if e.work} <= measured
+    generated = bench.generated_points(cost.EXPERIMENTS["variance"], load_schema())
+    pairs = {check_config(config)["variance"]["n_pairs"] for _, config in generated.values()}
+    assert pairs == {100_000, 25_000, 400_000}  # its default, a quarter and four times it, within the bounds
+    assert all(parts == ["variance"] for parts, _ in generated.values())
+
+
+def test_the_fit_recovers_the_constants_and_takes_zero_placeholders():
+    bench = _benchmark()
+    points = {name: config for name, (parts, config) in bench.FIT_POINTS.items() if parts == ["variance"]}
+    true = {"pair_dimension": 20.0, "pair": 5.0, "d_k": 3.0e5}
+    rows = [{"config": name, "part": "variance",
+             "measured_cpu_s": cost.NS * sum(true[t] * n for t, n in cost.work(check_config(config), [])["variance"]
+                                              .items())} for name, config in points.items()]
+    assert bench.fit(rows, points)["variance"] == pytest.approx(true, rel=1e-2)
+    zero = dict.fromkeys(true, 0.0)  # a new experiment's constants before its first fit
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(cost.NS_PER, "variance", zero)
+        assert bench.fit(rows, points)["variance"] == pytest.approx(true, rel=1e-2)
+    assert bench._ratio(1.0, 0.0) == "" and bench._ratio(3.0, 2.0) == 1.5

@@ -25,7 +25,7 @@ LEARNING = [
 
 def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float]:
     """What learning_rows does, counted as the model's learning terms name it."""
-    counts = dict.fromkeys(cost.NS_PER["learning"], 0)
+    counts = dict.fromkeys(learning.COST_NS_PER, 0)
     real_descent, real_chunks = learning.descent, learning.run_chunks
 
     def descent(q0, K, V, target, scale, lrs, n_steps, attention=learning.SHIPPED):
@@ -43,7 +43,7 @@ def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float
             if t < n_steps and not through_gram:  # (R, L, T) @ (R, T, d_k), then @ (R, d_k, T)
                 counts["descent_keys"] += R * L * 2 * T_ * d
             elif t < n_steps:  # a step through the Gram matrix: (R, L, T) @ (R, T, T)
-                uncached = T_ * T_ * 8 > cost.CACHED_GRAM_BYTES
+                uncached = T_ * T_ * 8 > learning.CACHED_GRAM_BYTES
                 counts["descent_gram_uncached" if uncached else "descent_gram"] += R * L * T_ * T_
             yield loss
 
@@ -61,7 +61,7 @@ def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float
 
 @pytest.mark.parametrize("d_k, T, runs, steps, rates", LEARNING)
 def test_the_learning_terms_count_what_learning_rows_does(monkeypatch, d_k, T, runs, steps, rates):
-    model = cost.learning_work({"d_k": d_k, "T": T, "runs": runs, "steps": steps, "learning_rates": rates})
+    model = learning.learning_work({"d_k": d_k, "T": T, "runs": runs, "steps": steps, "learning_rates": rates})
     assert model == pytest.approx(counted_learning(monkeypatch, d_k, T, runs, steps, rates), rel=1e-12)
 
 

@@ -24,6 +24,7 @@ from functools import cache
 from typing import Any
 
 from sdpa_lab.config import ConfigError, build, choices, config_errors, load_schema, resolve
+from sdpa_lab.expectation_inputs import EXPECTATION_SETTINGS
 from sdpa_lab.workflow_support import cost
 
 # The chance that a bounded setting takes exactly its lower bound, and exactly its upper bound (each): the
@@ -80,19 +81,24 @@ def into_band(rng: random.Random, band: Band, section: Mapping, most: int) -> di
     return {**section, "T": band.T, "d_k": [*below, rng.randint(band.low, band.high)]}
 
 
-# CPU seconds of one finite-d_k expectation the claims compare B5's and B7's means with (claims.expectations;
+# CPU seconds of one finite-d_k expectation the claims compare their means with (claims.expectations;
 # 0.1-0.17 s each at T = 2 to 64, measured on a loaded machine), per run: a config's expectations are
 # computed once for its runs, and a space study makes 3 of each.
 EXPECTATION_CPU_S = 0.15 / 3
+# About this many expectations are asked per value of each list the claims' expectations are made from (B5's and
+# B7's: per d_k of their sections).
+EXPECTATIONS_PER_VALUE = 3
 
 
 def cpu_seconds(config: Mapping) -> float:
     """The cost model's CPU seconds of one in-process run of `config`: every experiment, without the fixed
     part (Snakemake's start-up, the lesson replications, report), which a calibration run does not pay, and
-    with the finite-d_k expectations its claims ask for (about 3 per d_k of entropy_sweep and gradient)."""
+    with the finite-d_k expectations its claims ask for (EXPECTATIONS_PER_VALUE per distinct value of each list
+    setting the claims declare them made from: expectation_inputs, which the Snakefile reads without pandas)."""
     c = cost.estimate(config)
-    asked = 3 * (len(set(config["entropy_sweep"]["d_k"])) + len(set(config["gradient"]["d_k"])))
-    return c.total_cpu_s - c.cpu_s["fixed"] + EXPECTATION_CPU_S * asked
+    values = sum(len(set(config[section][key])) for section, keys in EXPECTATION_SETTINGS.items() for key in keys
+                 if isinstance(config[section][key], list))
+    return c.total_cpu_s - c.cpu_s["fixed"] + EXPECTATION_CPU_S * (EXPECTATIONS_PER_VALUE * values)
 
 
 def _size(rng: random.Random, lo: int, hi: int) -> int:
@@ -151,7 +157,15 @@ def _is_setting(prop: Mapping) -> bool:
     return "default" in prop
 
 
+def _off(node: Mapping) -> bool:
+    """Whether a setting is off unless given (its default null: a grading option no experiment reads): it stays
+    off in every drawn config."""
+    return "default" in node and node["default"] is None
+
+
 def _drawn(rng: random.Random, node: Mapping, name: str) -> Any:
+    if _off(node):
+        return None
     if (options := choices(node)) is not None:
         return rng.choice(options)  # named choices have no order to favour edges of: uniform
     kind = node.get("type")
@@ -176,6 +190,8 @@ def _entry_choices(array: Mapping, root: Mapping) -> list | None:
 
 
 def _lowest(node: Mapping, name: str) -> Any:
+    if _off(node):
+        return None
     if (options := choices(node)) is not None:
         return options[0]
     kind = node.get("type")

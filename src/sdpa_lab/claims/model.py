@@ -195,6 +195,11 @@ class Claim:
     # the checks (by name, keys of `sentences`) whose measured numbers the report's lead quotes: the claim's own
     # series; empty, or none of them made in a run: its first check's
     lead: tuple[str, ...] = ()
+    # theory's finite-d_k expectations its decide function asks for (Results.expectation's keys, in the order asked) on
+    # the tables of a config, and the settings they are made from (section -> its settings): a study computes them
+    # once for all its runs, and the workflow's expectations job reruns when those settings change
+    expectations: Callable[[Mapping], list[tuple[str, str, int, int]]] | None = field(default=None, repr=False)
+    expectation_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def sentence(self, check: str) -> str:
         """The lesson's sentence the check named `check` decides; KeyError if the claim makes no such check."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from types import ModuleType
 
 from sdpa_lab.claims.model import Claim
@@ -38,6 +38,22 @@ def lesson_sentence(claim: str, check: str) -> str:
     """The lesson's sentence the check `check` of claim `claim` decides (its Claim's `sentences`); KeyError if
     none."""
     return registry()[claim].sentence(check)
+
+
+def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
+    """Theory's finite-d_k expectations every claim asks for on the tables of `config` (each claim's own
+    `expectations`, in the lesson's order): a study computes them once for all its runs."""
+    return [key for claim in CLAIMS if claim.expectations is not None for key in claim.expectations(config)]
+
+
+def expectation_settings() -> dict[str, tuple[str, ...]]:
+    """The settings the claims' expectations are made from (each claim's `expectation_settings`), section ->
+    its settings, in the lesson's order of the claims."""
+    out: dict[str, tuple[str, ...]] = {}
+    for claim in CLAIMS:
+        for section, keys in claim.expectation_settings.items():
+            out[section] = (*out.get(section, ()), *(k for k in keys if k not in out.get(section, ())))
+    return out
 
 
 def package_modules(package: str = PACKAGE) -> list[ModuleType]:

@@ -6,7 +6,6 @@ gradient (section "Why Large Scores Break Softmax"), and dividing by d_k instead
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
 from itertools import pairwise
 
@@ -16,6 +15,7 @@ from sdpa_lab.claims.by_theory import positive_by_theory, theory_sign
 from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
+from sdpa_lab.claims.saturation_expectations import B5_SETTINGS, B7_SETTINGS, b5_expectations, b7_expectations
 from sdpa_lab.claims.standard_errors import paired_ratio_se, variance_se
 from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
@@ -251,28 +251,6 @@ def decide_b7(R: Results) -> list[Check]:
     return out
 
 
-def expectations_asked(config: Mapping) -> list[tuple[str, str, int, int]]:
-    """The expectations (Results.expectation's keys) decide_b5 and decide_b7 ask for on the tables of `config`
-    (its entropy_sweep and gradient sections): a study computes them once for all its runs."""
-    entropy, gradient = config["entropy_sweep"], config["gradient"]
-    ds, T = sorted(set(gradient["d_k"])), gradient["T"]
-    jacobian = ("jacobian_norm", "log10_jacobian_norm")
-    laws = ["", *(f":{shape}" for shape in SHAPES)]  # the expectation, then its law's shape (theory_spread)
-    entropy_d_k = sorted(set(entropy["d_k"]))
-    return ([("scaled_minus_unit_variance" + law, "entropy", d, entropy["T"]) for law in laws for d in entropy_d_k]
-            + [("unscaled" + law, "entropy", d, entropy["T"]) for law in laws  # the falls' value and law
-               for d in (entropy_d_k if len(entropy_d_k) > 1 else [])]
-            + [("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
-            + [("unscaled" + law, q, d, T) for q in jacobian for law in laws[1:]  # the falls' law (fall_spread)
-               for d in (ds if len(ds) > 1 else [])]
-            + [("unscaled", q, 2 * ds[-1], T) for q in jacobian]  # the widest's premise: toward twice it
-            + [(kind + law, "jacobian_norm", d, T) for kind in ("scaled_minus_unit_variance", "scaled")
-               for law in laws for d in ds]  # the widest's too
-            + [("scaled", "log10_jacobian_norm", ds[-1], T)]
-            + [("scaled_minus_unscaled" + law, q, ds[-1], T) for q in jacobian for law in laws[1:]
-               if ds[-1] > 1])  # the widest's spread (theory_spread); at d_k = 1 nothing is compared
-
-
 def decide_b8(R: Results) -> list[Check]:
     out = []
     src = "variance.csv"
@@ -314,7 +292,7 @@ B5 = Claim(
     "whose Monte Carlo error is bounded as a bias. The literal exercise takes the worst-case binomial SE "
     "sqrt(1/4 / n)",
     decide_b5, sentences={ENTROPY_FALL: _EXERCISE2, SCALED_ENTROPY: _SCALED_ENTROPY, LITERAL: _EXERCISE2}, page=PAGE,
-    lead=(ENTROPY_FALL,))
+    lead=(ENTROPY_FALL,), expectations=b5_expectations, expectation_settings=B5_SETTINGS)
 
 B7 = Claim(
     "B7", "A saturated softmax passes almost no gradient",
@@ -334,7 +312,8 @@ B7 = Claim(
     "is not yet saturated, a claimed fall is shown against theory's value and not decided",
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
-                          SCALED_NORM: _DERIVATIVE}, page=PAGE, lead=(NORM_FALL,))
+                          SCALED_NORM: _DERIVATIVE}, page=PAGE, lead=(NORM_FALL,), expectations=b7_expectations,
+    expectation_settings=B7_SETTINGS)
 
 B8 = Claim(
     "B8", "Divide by sqrt(d_k), not by d_k",

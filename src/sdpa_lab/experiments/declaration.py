@@ -53,6 +53,10 @@ class Experiment:
     sdpa_lab.attention.Attention, SHIPPED by default): `takes_attention` reads its signature.
     row_counts(settings) ("module:function", beside `function`) returns {output key: the
     number of rows `function` makes}: the checker refuses a CSV far larger than that.
+    Its line in the cost model (sdpa_lab.workflow_support.cost): work(settings) ("module:function",
+    beside `function`) returns {term: count of the work it does}, and ns_per {term: ns of CPU per unit},
+    fitted by benchmarks/cost.py --fit (0.0: not fitted yet). Without `work` the model leaves it out: it
+    counts as free, and the calibration keeps its sizes at their defaults.
     """
 
     name: str
@@ -62,6 +66,8 @@ class Experiment:
     section: str | None = None
     shares_trial_scores: bool = False
     row_counts: str = field(kw_only=True)
+    work: str | None = field(default=None, kw_only=True)
+    ns_per: Mapping[str, float] = field(default_factory=dict, kw_only=True)
 
     @property
     def module(self) -> str:
@@ -69,8 +75,11 @@ class Experiment:
 
     def load(self) -> Callable:
         """`function`, imported."""
-        module, _, function = self.function.partition(":")
-        return getattr(importlib.import_module(module), function)
+        return _load(self.function)
+
+    def work_of(self, settings: Mapping) -> dict[str, float]:
+        """The cost model's work of a run of this experiment with its section's `settings`: term -> count."""
+        return _load(self.work)(settings) if self.work else {}
 
     @property
     def takes_attention(self) -> bool:
@@ -83,6 +92,12 @@ class Experiment:
             return {}
         return {d_k: TRIAL_SCORES.format(seed=settings["seed"], T=settings["T"], trials=settings["trials"],
                                          d_k=d_k) for d_k in settings["d_k"]}
+
+
+def _load(path: str) -> Callable:
+    """The function "module:function" names, imported."""
+    module, _, function = path.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 # The columns and recorded settings of a sweep over d_k with T keys and a number of trials.

@@ -131,6 +131,12 @@ def entropy_sweep_tables(settings: Mapping, trial_scores: Mapping[int, TrialScor
 
 
 # The experiment this module declares: the registry (experiments/registry.py) gathers it.
+def entropy_sweep_work(settings: Mapping) -> dict[str, float]:
+    """The cost model's work (DECLARED's `work`): each trial's keys at each d_k, Exercise 2's normals, the call."""
+    return {"trial_key": settings["trials"] * settings["T"] * len(settings["d_k"]), "call": 1,
+            "exercise2_normal": settings["trials"] * sum(d_k * (EXERCISE2_T + 1) for d_k in EXERCISE2_D_K)}
+
+
 DECLARED = (
     Experiment(
         "entropy_sweep", "sdpa_lab.experiments.entropy_sweep:entropy_sweep_tables",
@@ -144,5 +150,7 @@ DECLARED = (
                               "fraction": "float"},
                              {"seed": "seed", "trials": "trials"})},
         claims=("B5", "B8"), section="entropy_sweep", shares_trial_scores=True,
-        row_counts="sdpa_lab.experiments.entropy_sweep:entropy_sweep_row_counts"),
+        row_counts="sdpa_lab.experiments.entropy_sweep:entropy_sweep_row_counts",
+        work="sdpa_lab.experiments.entropy_sweep:entropy_sweep_work",
+        ns_per={"trial_key": 64.9, "exercise2_normal": 8.69, "call": 1.8e+06}),
 )

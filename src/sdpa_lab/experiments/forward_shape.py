@@ -120,6 +120,22 @@ def forward_shape_tables(settings: Mapping, trial_scores: Mapping[int, str],
 
 
 # The experiment this module declares: the registry (experiments/registry.py) gathers it.
+def forward_shape_work(settings: Mapping) -> dict[str, float]:
+    """The cost model's work (DECLARED's `work`): at each (B, T, d_k), the lesson-shaped forward and the one where
+    every dimension differs (validation.other_dimensions), each in float64 and float32 and against a float64
+    reference: the multiply-adds of the score and output products, the weights, the normals drawn, the reference's
+    (256, T_k) blocks of queries, and the shapes (each a few small calls)."""
+    terms = {"flop": 0, "weight": 0, "normal": 0, "reference_block": 0, "shape": 0}
+    for B, T, d_k in settings["shapes"]:
+        T_q, T_k, d_v = other_dimensions(T, d_k)
+        terms["flop"] += B * T * T * 2 * d_k + B * T_q * T_k * (d_k + d_v)
+        terms["weight"] += B * (T * T + T_q * T_k)
+        terms["normal"] += 3 * B * T * d_k + B * (T_q * d_k + T_k * (d_k + d_v))
+        terms["reference_block"] += B * (-(-T // 256) - (-T_q // 256))
+        terms["shape"] += 1
+    return terms
+
+
 DECLARED = (
     Experiment(
         "forward_shape", "sdpa_lab.experiments.forward_shape:forward_shape_tables",
@@ -128,5 +144,7 @@ DECLARED = (
                           "d_v": "int", "dtype": "str", "quantity": "str", "value": "float"},
                          {"seed": "seed", "shapes": ("B", "T", "d_k")})},
         claims=("B9",), section="forward_shape",
-        row_counts="sdpa_lab.experiments.forward_shape:forward_shape_row_counts"),
+        row_counts="sdpa_lab.experiments.forward_shape:forward_shape_row_counts",
+        work="sdpa_lab.experiments.forward_shape:forward_shape_work",
+        ns_per={"flop": 0.0471, "weight": 18.1, "normal": 29.6, "reference_block": 6560.0, "shape": 4.18e+05}),
 )

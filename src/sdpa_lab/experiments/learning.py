@@ -291,6 +291,45 @@ def learning_tables(settings: Mapping, trial_scores: Mapping[int, str],
 
 
 # The experiment this module declares: the registry (experiments/registry.py) gathers it.
+# The cost model's ns of CPU per unit of each term of learning_work (benchmarks/cost.py --fit).
+COST_NS_PER = {"descent_value": 0.435, "descent_key": 7.55, "descent_gram": 0.0442, "descent_gram_uncached": 0.0659,
+               "descent_keys": 0.0408, "run_step": 79.3, "step": 23300.0, "normal": 8.8, "gram": 0.016,
+               "gram_entry": 1.64, "d_k": 0.0, "descent_rate": 76.0, "call": 6.92e+06}
+
+# A (T, T) Gram matrix up to this size (T = 362) stays in the CPU's cache through a descent's steps.
+CACHED_GRAM_BYTES = 1 << 20
+
+
+def learning_work(settings: Mapping) -> dict[str, float]:
+    """The cost model's work (DECLARED's `work`). Per d_k it runs 4 descents (a selection pass and the scored pass,
+    each under both scales) over `runs` runs and L learning rates: each builds the Gram matrices K K^T (runs, T, T)
+    and evaluates the loss steps + 1 times on (runs, L, T) scores and values (T, d_v), and each step moves the
+    scores through the Gram matrix, (runs, L, T) @ (runs, T, T): the term that grows as T^2 per step; where that
+    matrix would pass the per-array bound (sizes.gram_fits) there is none, and each step goes through the keys
+    (twice L T d_k per run). Each pass draws its queries, keys and values (the selection pass once per scale)."""
+    R, T, steps, L = settings["runs"], settings["T"], settings["steps"], len(settings["learning_rates"])
+    terms = dict.fromkeys(COST_NS_PER, 0.0) | {"call": 1}  # the job's first call: imports, warm-up
+    for d_k in settings["d_k"]:
+        d_v = value_dim(d_k)
+        chunks = -(-R // chunk_rows(max(L, T) * max(d_k, T)))  # as run_chunks
+        terms["descent_value"] += 4 * R * L * (steps + 1) * T * d_v
+        terms["descent_key"] += 4 * R * L * (steps + 1) * T
+        terms["descent_rate"] += 4 * R * L * (steps + 1)  # each step's loss per run and rate, and `follow` on it
+        terms["run_step"] += 4 * R * (steps + 1)
+        terms["step"] += 4 * chunks * (steps + 1)
+        terms["normal"] += 3 * R * ((T + 1) * d_k + T * d_v)
+        terms["d_k"] += 1
+        if not gram_fits(T):  # each step through the keys: (R, L, T) @ (R, T, d_k), then back through K^T
+            terms["descent_keys"] += 4 * R * L * steps * 2 * T * d_k
+            continue
+        # a run's Gram matrix past the cache (CACHED_GRAM_BYTES) is read from memory at every step: far dearer
+        gram = "descent_gram" if T * T * 8 <= CACHED_GRAM_BYTES else "descent_gram_uncached"
+        terms[gram] += 4 * R * L * steps * T * T
+        terms["gram"] += 4 * R * T * T * d_k
+        terms["gram_entry"] += 4 * R * T * T
+    return terms
+
+
 DECLARED = (
     Experiment(
         "learning", "sdpa_lab.experiments.learning:learning_tables",
@@ -305,5 +344,6 @@ DECLARED = (
                            "step": "int", "mean_relative_loss": "float"},
                           {"seed": "seed", "d_k": "d_k", "T": "T", "runs": "runs"})},
         claims=("B10",), section="learning",
-        row_counts="sdpa_lab.experiments.learning:learning_row_counts"),
+        row_counts="sdpa_lab.experiments.learning:learning_row_counts",
+        work="sdpa_lab.experiments.learning:learning_work", ns_per=COST_NS_PER),
 )

@@ -17,29 +17,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from sdpa_lab.chunks import CHUNK_ELEMENTS
 from sdpa_lab.experiments.registry import EXPERIMENTS, TRIAL_SCORES
-from sdpa_lab.experiments.sizes import D_V_MAX, EXERCISE2_D_K, EXERCISE2_T, gram_fits
-from sdpa_lab.validation import other_dimensions
 
-# ns of CPU per unit of each term of `work` (part -> term), fitted by least squares on relative error to the
-# process CPU of each part's own function (the trial scores' write_trial_scores, each experiment's rule function)
-# at the points of benchmarks/cost.py's FIT_POINTS, apart from the configs the model is then held to
-# (benchmarks/cost.py --fit, 2026-12-03, on the 2-core reference machine, BLAS on one thread: a second one, waiting
-# for a core on a loaded machine, spins and adds CPU that grows with the load, not with the work;
-# benchmarks/cost.csv: measured against modelled; learning's refitted the same day with its per-step terms).
-NS_PER: dict[str, dict[str, float]] = {
-    "variance": {"pair_dimension": 17.1, "pair": 6.97, "d_k": 2.32e+05},
-    "trial_scores": {"normal": 9.04, "trial_key": 18.6, "file": 0.0, "first_file": 7.97e+06},
-    "entropy_sweep": {"trial_key": 64.9, "exercise2_normal": 8.69, "call": 1.8e+06},
-    "ranking_invariance": {"trial_key": 181.0, "call": 6.14e+05},
-    "gradient": {"value_normal": 11.1, "jacobian_entry": 17.4, "trial": 816.0, "d_k": 7.06e+05},
-    "forward_shape": {"flop": 0.0471, "weight": 18.1, "normal": 29.6, "reference_block": 6560.0, "shape": 4.18e+05},
-    "learning": {"descent_value": 0.435, "descent_key": 7.55, "descent_gram": 0.0442,
-                 "descent_gram_uncached": 0.0659, "descent_keys": 0.0408, "run_step": 79.3, "step": 23300.0,
-                 "normal": 8.8, "gram": 0.016, "gram_entry": 1.64, "d_k": 0.0, "descent_rate": 76.0,
-                 "call": 6.92e+06},
-}
+# ns of CPU per unit of each term of the trial scores' work (trial_scores_work), fitted by least squares on relative
+# error to the process CPU of write_trial_scores at the points of benchmarks/cost.py's fit (--fit, 2026-12-03, on the
+# 2-core reference machine, BLAS on one thread: a second one, waiting for a core on a loaded machine, spins and adds
+# CPU that grows with the load, not with the work; benchmarks/cost.csv: measured against modelled). Each
+# experiment's own are in its declaration (`Experiment.ns_per`, beside its `work`), fitted the same way.
+TRIAL_SCORES_NS_PER = {"normal": 9.04, "trial_key": 18.6, "file": 0.0, "first_file": 7.97e+06}
+# ns per unit of each term of each part (part -> term -> ns): the trial scores' and every experiment's that
+# declares its work, gathered from the registry.
+NS_PER: dict[str, Mapping[str, float]] = {
+    "trial_scores": TRIAL_SCORES_NS_PER, **{e.name: e.ns_per for e in EXPERIMENTS.values() if e.work}}
 # Everything that does not grow with the config: Snakemake's start-up, each job's, the lesson
 # replications (Exercise 1's legacy stream continued to d_k = 1024 among them), the claims and their
 # expectations, the figures and the report (benchmarks/results.csv, pipeline_clean on config/config.yaml:
@@ -75,10 +64,6 @@ class Cost:
         return sum(self.cpu_s.values())
 
 
-def _d_v(d_k: int) -> int:
-    return min(d_k, D_V_MAX)
-
-
 def trial_score_files(config: Mapping) -> dict[str, tuple[int, int, int]]:
     """The trial-score files the sweep reads (shared between experiments): path -> (T, trials, d_k)."""
     sharing = [e.section for e in EXPERIMENTS.values() if e.shares_trial_scores]
@@ -86,81 +71,19 @@ def trial_score_files(config: Mapping) -> dict[str, tuple[int, int, int]]:
             (config[s]["T"], config[s]["trials"], d_k) for s in sharing for d_k in config[s]["d_k"]}
 
 
-def forward_work(shapes) -> dict[str, float]:
-    """forward_shape's work per term: at each (B, T, d_k), the lesson-shaped forward and the one where every
-    dimension differs (validation.other_dimensions), each in float64 and float32 and against a float64 reference:
-    the multiply-adds of the score and output products, the weights, the normals drawn, the reference's (256, T_k)
-    blocks of queries, and the shapes (each a few small calls)."""
-    terms = dict.fromkeys(NS_PER["forward_shape"], 0)
-    for B, T, d_k in shapes:
-        T_q, T_k, d_v = other_dimensions(T, d_k)
-        terms["flop"] += B * T * T * 2 * d_k + B * T_q * T_k * (d_k + d_v)
-        terms["weight"] += B * (T * T + T_q * T_k)
-        terms["normal"] += 3 * B * T * d_k + B * (T_q * d_k + T_k * (d_k + d_v))
-        terms["reference_block"] += B * (-(-T // 256) - (-T_q // 256))
-        terms["shape"] += 1
-    return terms
-
-
-def _chunks(items: int, row_elements: int) -> int:
-    """How many chunks `items` rows of `row_elements` floats each are streamed in (sdpa_lab.chunks.chunk_rows)."""
-    return -(-items // max(1, CHUNK_ELEMENTS // row_elements))
+def trial_scores_work(files: Collection[tuple[int, int, int]]) -> dict[str, float]:
+    """The trial scores' work, drawing `files` ((T, trials, d_k) each): term -> count."""
+    return {"normal": sum(n * (T + 1) * d_k for T, n, d_k in files),
+            "trial_key": sum(n * (T + 1) for T, n, _ in files), "file": len(files),
+            "first_file": int(bool(files))}  # the writer's first call: imports, warm-up
 
 
 def work(config: Mapping, files: Collection[tuple[int, int, int]]) -> dict[str, dict[str, float]]:
     """The work of each part of a run of `config` (part -> term -> count; NS_PER gives each term's ns), the
-    trial-score files it draws being `files` ((T, trials, d_k) each)."""
-    v, g, learn = config["variance"], config["gradient"], config["learning"]
-    out = {"variance": {"pair_dimension": v["n_pairs"] * sum(v["d_k"]), "pair": v["n_pairs"] * len(v["d_k"]),
-                        "d_k": len(v["d_k"])},
-           "trial_scores": {"normal": sum(n * (T + 1) * d_k for T, n, d_k in files),
-                            "trial_key": sum(n * (T + 1) for T, n, _ in files), "file": len(files),
-                            "first_file": int(bool(files))}}  # the writer's first call: imports, warm-up
-    for name in ("entropy_sweep", "ranking_invariance"):
-        s = config[name]
-        out[name] = {"trial_key": s["trials"] * s["T"] * len(s["d_k"]), "call": 1}
-    out["entropy_sweep"]["exercise2_normal"] = (config["entropy_sweep"]["trials"]
-                                                * sum(d_k * (EXERCISE2_T + 1) for d_k in EXERCISE2_D_K))
-    out["gradient"] = {"value_normal": g["trials"] * sum((g["T"] + 1) * _d_v(d_k) for d_k in g["d_k"]),
-                       "jacobian_entry": g["trials"] * g["T"] ** 2 * len(g["d_k"]),
-                       "trial": g["trials"] * len(g["d_k"]), "d_k": len(g["d_k"])}
-    out["learning"] = learning_work(learn)
-    out["forward_shape"] = forward_work(config["forward_shape"]["shapes"])
-    return out
-
-
-# A (T, T) Gram matrix up to this size (T = 362) stays in the CPU's cache through a descent's steps.
-CACHED_GRAM_BYTES = 1 << 20
-
-
-def learning_work(learn: Mapping) -> dict[str, float]:
-    """The learning experiment's work per term. Per d_k it runs 4 descents (a selection pass and the scored pass,
-    each under both scales) over `runs` runs and L learning rates: each builds the Gram matrices K K^T (runs, T, T)
-    and evaluates the loss steps + 1 times on (runs, L, T) scores and values (T, d_v), and each step moves the
-    scores through the Gram matrix, (runs, L, T) @ (runs, T, T): the term that grows as T^2 per step; where that
-    matrix would pass the per-array bound (sizes.gram_fits) there is none, and each step goes through the keys
-    (twice L T d_k per run). Each pass draws its queries, keys and values (the selection pass once per scale)."""
-    R, T, steps, L = learn["runs"], learn["T"], learn["steps"], len(learn["learning_rates"])
-    terms = dict.fromkeys(NS_PER["learning"], 0.0) | {"call": 1}  # the job's first call: imports, warm-up
-    for d_k in learn["d_k"]:
-        d_v = _d_v(d_k)
-        chunks = _chunks(R, max(L, T) * max(d_k, T))  # as learning.run_chunks
-        terms["descent_value"] += 4 * R * L * (steps + 1) * T * d_v
-        terms["descent_key"] += 4 * R * L * (steps + 1) * T
-        terms["descent_rate"] += 4 * R * L * (steps + 1)  # each step's loss per run and rate, and `follow` on it
-        terms["run_step"] += 4 * R * (steps + 1)
-        terms["step"] += 4 * chunks * (steps + 1)
-        terms["normal"] += 3 * R * ((T + 1) * d_k + T * d_v)
-        terms["d_k"] += 1
-        if not gram_fits(T):  # each step through the keys: (R, L, T) @ (R, T, d_k), then back through K^T
-            terms["descent_keys"] += 4 * R * L * steps * 2 * T * d_k
-            continue
-        # a run's Gram matrix past the cache (CACHED_GRAM_BYTES) is read from memory at every step: far dearer
-        gram = "descent_gram" if T * T * 8 <= CACHED_GRAM_BYTES else "descent_gram_uncached"
-        terms[gram] += 4 * R * L * steps * T * T
-        terms["gram"] += 4 * R * T * T * d_k
-        terms["gram_entry"] += 4 * R * T * T
-    return terms
+    trial-score files it draws being `files` ((T, trials, d_k) each): each experiment's as it declares it
+    (`Experiment.work`), those that declare none left out."""
+    return {"trial_scores": trial_scores_work(files),
+            **{e.name: e.work_of(config[e.section]) for e in EXPERIMENTS.values() if e.work}}
 
 
 def estimate(config: Mapping, drawn: Collection[str] = ()) -> Cost:

@@ -1,0 +1,41 @@
+"""The finite-d_k expectations B5 and B7 ask for (Results.expectation's keys), each claim's own declaration
+(its `Claim.expectations`, with the settings they are made from): a study computes them once for all its runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sdpa_lab.claims.expectations import SHAPES
+
+# The expectation, then its law's shape (theory_spread).
+_LAWS = ("", *(f":{shape}" for shape in SHAPES))
+
+# The settings each claim's expectations are made from: section -> its settings read.
+B5_SETTINGS = {"entropy_sweep": ("d_k", "T")}
+B7_SETTINGS = {"gradient": ("d_k", "T")}
+
+
+def b5_expectations(config: Mapping) -> list[tuple[str, str, int, int]]:
+    """The expectations decide_b5 asks for on the tables of `config` (its entropy_sweep section)."""
+    entropy = config["entropy_sweep"]
+    entropy_d_k = sorted(set(entropy["d_k"]))
+    return ([("scaled_minus_unit_variance" + law, "entropy", d, entropy["T"]) for law in _LAWS for d in entropy_d_k]
+            + [("unscaled" + law, "entropy", d, entropy["T"]) for law in _LAWS  # the falls' value and law
+               for d in (entropy_d_k if len(entropy_d_k) > 1 else [])])
+
+
+def b7_expectations(config: Mapping) -> list[tuple[str, str, int, int]]:
+    """The expectations decide_b7 asks for on the tables of `config` (its gradient section)."""
+    gradient = config["gradient"]
+    ds, T = sorted(set(gradient["d_k"])), gradient["T"]
+    jacobian = ("jacobian_norm", "log10_jacobian_norm")
+    return ([("unscaled", q, d, T) for q in jacobian for d in ds]  # both ends of every step (one d_k: the widest)
+            + [("unscaled" + law, q, d, T) for q in jacobian for law in _LAWS[1:]  # the falls' law (fall_spread)
+               for d in (ds if len(ds) > 1 else [])]
+            + [("unscaled", q, 2 * ds[-1], T) for q in jacobian]  # the widest's premise: toward twice it
+            + [(kind + law, "jacobian_norm", d, T) for kind in ("scaled_minus_unit_variance", "scaled")
+               for law in _LAWS for d in ds]  # the widest's too
+            + [("scaled", "log10_jacobian_norm", ds[-1], T)]
+            + [("scaled_minus_unscaled" + law, q, ds[-1], T) for q in jacobian for law in _LAWS[1:]
+               if ds[-1] > 1])  # the widest's spread (theory_spread); at d_k = 1 nothing is compared
