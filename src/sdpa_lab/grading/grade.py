@@ -266,7 +266,8 @@ def rows(g: Grade, table=RUBRIC) -> list[dict]:
     total = {"part": TOTAL, "item": TOTAL, "claim": "", "verdict": s["verdict"], "points": s["total"],
              "max_points": s["max"], "detail": s["line"]}
     if not g.usable:
-        return [{"part": "file", "item": "load", "claim": "", "verdict": "unusable", "detail": g.load.message}, total]
+        out = [{"part": "file", "item": "load", "claim": "", "verdict": "unusable", "detail": g.load.message}]
+        return [{c: row.get(c, "") for c in COLUMNS} for row in [*out, total]]
     out = [{"part": "file", "item": "note", "claim": "", "verdict": "", "detail": n} for n in g.notes]
     for p in g.parts:
         out.append({"part": p.name, "item": "verdict", "claim": "", "verdict": p.verdict,
