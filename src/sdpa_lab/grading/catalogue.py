@@ -125,10 +125,6 @@ MISTAKES = {
         "softmax(K q) at each d_k, and these are the entropies of scores multiplied by a factor (measured above)",
         "take the softmax of the raw scores K @ q, with no scale, to watch it saturate as d_k grows",
         f'"{EXERCISE_2}" and "{LARGE_SCORES}"'),
-    "reseeded": Mistake(
-        "the stream reseeded before each d_k", "np.random.seed is called inside the loop, so every d_k starts the "
-        "stream afresh instead of continuing it as the lesson does", "seed once, before the loop over d_k",
-        f'"{EXERCISE_2}"'),
     "bits": Mistake(
         "entropies in bits", "the entropy is taken with log2, so every value is the lesson's divided by log 2",
         "use the natural log, np.log, as the lesson's entropy does", f'"{EXERCISE_2}"'),
