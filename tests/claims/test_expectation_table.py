@@ -6,8 +6,7 @@ import pandas as pd
 import pytest
 
 from sdpa_lab.claims.expectation_table import expectations_job, read_expectations, sweep_expectations
-from sdpa_lab.claims.registry import CLAIMS, expectation_settings, expectations_asked
-from sdpa_lab.expectation_inputs import EXPECTATION_SETTINGS
+from sdpa_lab.claims.registry import CLAIMS, expectation_settings, expectation_sweep, expectations_asked
 
 
 def test_the_expectations_table_reads_back_the_same_floats(tmp_path, tiny_config):
@@ -36,6 +35,10 @@ def test_each_claims_expectations_are_made_from_the_settings_it_declares_alone(t
 
 
 @pytest.mark.house
-def test_the_settings_the_workflow_reruns_the_expectations_on_are_the_claims_declared_ones():
-    # the Snakefile's parse-time copy (no pandas there) holds what the claims declare, no more, no less
-    assert EXPECTATION_SETTINGS == expectation_settings()
+def test_the_settings_the_workflow_reruns_the_expectations_on_are_the_claims_declared_ones(tiny_config):
+    # the expectations job's params: every setting a claim declares, gathered from the claims, no other
+    declared = {(section, key) for c in CLAIMS for section, keys in c.expectation_settings.items() for key in keys}
+    params = expectation_sweep(tiny_config)
+    assert {(section, key) for section, keys in params.items() for key in keys} == declared
+    assert all(params[section][key] == tiny_config[section][key] for section, key in declared)
+    assert set(expectation_settings()) == {section for section, _ in declared}

@@ -1,4 +1,4 @@
-"""The `expectations` job reruns only when a setting it reads changes (sdpa_lab.expectation_inputs).
+"""The `expectations` job reruns only when a setting it reads changes (registry.expectation_settings).
 
 Light: one run of that job alone (the tiny config's finite-d_k expectations, seconds), then dry runs.
 """
@@ -11,7 +11,7 @@ import re
 import pytest
 import yaml
 
-from sdpa_lab.expectation_inputs import EXPECTATION_SETTINGS, expectation_sweep
+from sdpa_lab.claims.registry import expectation_settings, expectation_sweep
 
 from tests.conftest import TINY_CONFIG
 from tests.pipeline.conftest import make_workdir, snakemake
@@ -56,7 +56,7 @@ def test_nothing_to_rerun_with_the_config_unchanged(expectations_run):
     (("seed",), 8),
 ])
 def test_a_setting_the_expectations_do_not_read_does_not_rerun_them(expectations_run, path, value):
-    assert path[0] not in EXPECTATION_SETTINGS or path[1] not in EXPECTATION_SETTINGS[path[0]]
+    assert path[0] not in expectation_settings() or path[1] not in expectation_settings()[path[0]]
     assert "expectations" not in _jobs_after(expectations_run, path, value)
 
 
@@ -66,7 +66,7 @@ def test_a_setting_the_expectations_do_not_read_does_not_rerun_them(expectations
 ])
 def test_a_setting_the_expectations_read_reruns_them(expectations_run, path, value):
     section, key = path
-    assert key in EXPECTATION_SETTINGS[section]
+    assert key in expectation_settings()[section]
     assert "expectations" in _jobs_after(expectations_run, path, value)
 
 

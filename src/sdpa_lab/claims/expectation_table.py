@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from sdpa_lab.expectation_inputs import expectation_sweep
 from sdpa_lab.joblog import job_log
 from sdpa_lab.tables import Rows
 
@@ -19,10 +18,10 @@ EXPECTATION_COLUMNS = {"kind": "str", "statistic": "str", "d_k": "int", "T": "in
 def sweep_expectations(sweep: Mapping, unit_means: Mapping | None = None) -> dict:
     """The finite-d_k expectations the claims ask for on the tables of `sweep`
     (registry.expectations_asked: each claim's own), computed: key -> (mean, Monte Carlo SE), as Results takes them.
-    Asked of the settings declared as read (expectation_inputs), so the workflow reruns them when those change.
+    Asked of the settings declared as read (registry.expectation_sweep), so the workflow reruns them when those change.
     `unit_means`: the unit-variance means they are built on, if computed already (read_unit_variance_means)."""
     from sdpa_lab.claims.expectations import expectations
-    from sdpa_lab.claims.registry import expectations_asked
+    from sdpa_lab.claims.registry import expectation_sweep, expectations_asked
 
     return expectations(expectations_asked(expectation_sweep(sweep)), unit_means)
 
@@ -35,7 +34,7 @@ UNIT_VARIANCE = "unit_variance"
 def unit_variance_means(sweeps: list[Mapping]) -> dict:
     """The unit-variance means the expectations of any of `sweeps` are built on: (statistic, T) -> (mean, SE)."""
     from sdpa_lab.claims.expectations import unit_variance_asked, unit_variance_mean
-    from sdpa_lab.claims.registry import expectations_asked
+    from sdpa_lab.claims.registry import expectation_sweep, expectations_asked
 
     asked = set().union(*(unit_variance_asked(expectations_asked(expectation_sweep(s))) for s in sweeps))
     return {(name, T): unit_variance_mean(name, T) for name, T in sorted(asked)}

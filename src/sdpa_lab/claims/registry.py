@@ -56,6 +56,13 @@ def expectation_settings() -> dict[str, tuple[str, ...]]:
     return out
 
 
+def expectation_sweep(sweep: Mapping) -> dict:
+    """The part of `sweep` the claims' expectations read (expectation_settings), in that order: the workflow's
+    `expectations` job takes it as its params, so a change elsewhere does not rerun it, and computes from it
+    alone, so reading an undeclared setting fails at once instead of going stale."""
+    return {section: {key: sweep[section][key] for key in keys} for section, keys in expectation_settings().items()}
+
+
 def package_modules(package: str = PACKAGE) -> list[ModuleType]:
     """Every module of `package` (not its subpackages), imported, by name."""
     path = importlib.import_module(package).__path__
