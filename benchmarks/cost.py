@@ -163,7 +163,7 @@ def generated_points(e: Experiment, root: dict) -> dict[str, tuple[list[str], di
     at a quarter and at four times its default (within its bounds), one at a time."""
     points = {f"{e.name} at its defaults": ([e.name], QUIET | {e.section: {}})}
     for key, prop in root["properties"][e.section]["properties"].items():
-        prop = resolve(prop, root)
+        prop = resolve(prop, root) | {k: v for k, v in prop.items() if k != "$ref"}  # its own default, beside a $ref
         if prop.get("type") != "integer" or "default" not in prop:
             continue
         for factor in (0.25, 4):
@@ -281,7 +281,8 @@ def rows_of(group: str, name: str, config: dict, only: list[str] | None) -> list
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(HERE / "cost.csv"))
-    parser.add_argument("--only", help="run only the configs whose name contains this")
+    parser.add_argument("--only", help="run only the configs (with --fit: the fit points) whose name contains "
+                        "this, e.g. an experiment's name")
     parser.add_argument("--fit", action="store_true", help="measure the fit points instead and print the fitted "
                         "constants of every experiment that declares its work")
     parser.add_argument("--step-repeats", type=int, default=0,
@@ -292,7 +293,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = step_repeats(args.step_repeats)
         args.out = str(HERE / "cost_step.csv")
     elif args.fit:  # the fit points alone, to benchmarks/cost_fit.csv; then paste each part's constants where it is
-        points = fit_points()  # declared: an experiment's into its `ns_per`, the trial scores' into cost.py
+        points = {name: point for name, point in fit_points().items()  # declared: an experiment's into its
+                  if not args.only or args.only in name}  # `ns_per`, the trial scores' into cost.py
         rows = [row for name, (parts, config) in points.items()
                 for row in rows_of("fit", name, config, ["trial_scores", *parts])]
         for part, constants in fit(rows, {name: config for name, (_, config) in points.items()}).items():

@@ -19,12 +19,11 @@ from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
 from sdpa_lab.config import ConfigError, check_config, choices, load_schema, resolve
 from sdpa_lab.io import write_csv
 
+from tests.calibration.sizes import SPACE_STUDY_BUDGET
 from tests.claims.tables import lesson_csvs
 from tests.conftest import lesson_tables
 
-# The budgets configs are drawn under here (CPU s per run): the space studies' (close above the cheapest config, so
-# their draws stay quick) and the drawn configs' test.
-SPACE_STUDY_BUDGET = 0.35
+# The budget the drawn configs' test draws under (CPU s per run); the space studies' is SPACE_STUDY_BUDGET.
 DRAW_BUDGET = 0.6
 
 # On one test worker (pytest-xdist, --dist loadgroup): the drawn configs' runs, made once.
@@ -140,7 +139,7 @@ def test_every_budget_configs_are_drawn_under_is_above_the_cheapest_config():
     # a new experiment's lowest sizes add to every config's cost: past a budget, every draw under it is refused
     root = load_schema()
     floor = space.cpu_seconds(space.lowest(root, root))
-    budgets = {"tests' space studies": SPACE_STUDY_BUDGET, "tests' drawn configs": DRAW_BUDGET,
+    budgets = {"tests' drawn configs": DRAW_BUDGET,
                **{f"study {name}": s.space.max_cpu_s for name, s in load_studies().items() if s.space}}
     headroom = {name: round(budget - floor, 3) for name, budget in budgets.items()}
     assert min(headroom.values()) > 0, f"the cheapest config takes {floor:.3f} CPU s per run; headroom: {headroom}"

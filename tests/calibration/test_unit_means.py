@@ -19,7 +19,7 @@ from sdpa_lab.claims.expectation_table import (
 from sdpa_lab.io import write_csv
 from sdpa_lab.tables import csv_text
 
-from tests.calibration.sizes import SMALLEST
+from tests.calibration.sizes import SMALLEST, SPACE_STUDY_BUDGET
 from tests.claims.tables import lesson_csvs
 
 pytestmark = pytest.mark.xdist_group("calibration_space")
@@ -28,8 +28,8 @@ pytestmark = pytest.mark.xdist_group("calibration_space")
 @pytest.fixture(scope="module")
 def study():
     """Two drawn configs of a space seed whose first two are quick, one run each."""
-    return check_study({"space": {"seed": 2, "configs": 2, "max_cpu_s": 0.35}, "seeds": 1, "broken_seeds": 0,
-                        "batch": 2}, "cs")
+    return check_study({"space": {"seed": 2, "configs": 2, "max_cpu_s": SPACE_STUDY_BUDGET}, "seeds": 1,
+                        "broken_seeds": 0, "batch": 2}, "cs")
 
 
 def test_the_unit_variance_means_round_trip_through_their_file_to_the_bit(study, tmp_path):
