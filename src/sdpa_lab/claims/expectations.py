@@ -64,9 +64,25 @@ def _softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 LOG_FLOOR = float(np.finfo(np.float64).tiny)
 
 
+def declared(name: str):
+    """The statistic `name` a claim declares (weight_statistics.Statistic; registry.declared_statistic), or a
+    ValueError naming the known ones."""
+    from sdpa_lab.claims.registry import declared_statistic  # the claims import this module: gathered when asked
+
+    if (statistic := declared_statistic(name)) is None:
+        raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}, or one a claim declares "
+                         "(Claim.statistics)")
+    return statistic
+
+
+def statistic_key(name: str) -> int:
+    """What keys the draws of statistic `name`: a built-in's place in STATISTICS, a declared one's own key."""
+    return STATISTICS.index(name) if name in STATISTICS else declared(name).key
+
+
 def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
-    """Per row of scores s (m, T): the Frobenius norm of J = diag(p) - p p^T (or its log10), or the entropy
-    -sum p log p, of p = softmax(s), (m,)."""
+    """Per row of scores s (m, T): the Frobenius norm of J = diag(p) - p p^T (or its log10), the entropy
+    -sum p log p, or a statistic a claim declares, of p = softmax(s), (m,)."""
     p, rest = _softmax(s)
     if name in ("jacobian_norm", "log10_jacobian_norm"):
         # ||J||_F^2 = sum_i p_i^2 (1 - p_i)^2 + sum_i p_i^2 sum_{j != i} p_j^2; the inner sum for the largest
@@ -79,7 +95,7 @@ def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
         return norm if name == "jacobian_norm" else np.log10(np.maximum(norm, LOG_FLOOR))
     if name == "entropy":
         return -row_sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0))[..., 0]
-    raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}")
+    return declared(name).of_weights(p, rest)
 
 
 # Blocks of draws (each of DRAW_ELEMENTS) for E h(softmax(u)) of unit-variance scores u ~ N(0, I_T), which does not
@@ -95,7 +111,7 @@ def _draws(name: str, d_k: int, T: int, what: int, most: int | None = None, bloc
     At most `most` pairs if given. Blocks 1, 2, ... are further independent draws (block 0 is the first)."""
     pairs = max(256, DRAW_ELEMENTS // (2 * T))
     pairs = pairs if most is None else min(pairs, most)
-    key = [d_k, T, STATISTICS.index(name), what] + ([block] if block else [])
+    key = [d_k, T, statistic_key(name), what] + ([block] if block else [])
     u = np.random.default_rng(key).standard_normal((pairs, T))
     return np.concatenate([u, -u])
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY
+from sdpa_lab.claims.weight_statistics import Statistic
 from sdpa_lab.results import Results
 
 # Verdicts. Only FAILS makes the checker exit non-zero.
@@ -200,6 +201,8 @@ class Claim:
     # once for all its runs, and the workflow's expectations job reruns when those settings change
     expectations: Callable[[Mapping], list[tuple[str, str, int, int]]] | None = field(default=None, repr=False)
     expectation_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    # statistics of the softmax weights its expectations are of, beyond the built-in ones (expectations.STATISTICS)
+    statistics: tuple[Statistic, ...] = field(default=(), repr=False)
 
     def sentence(self, check: str) -> str:
         """The lesson's sentence the check named `check` decides; KeyError if the claim makes no such check."""

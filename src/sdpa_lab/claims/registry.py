@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 
 from sdpa_lab.claims.model import Claim
+from sdpa_lab.claims.weight_statistics import Statistic
 
 PACKAGE = "sdpa_lab.claims"
 
@@ -61,6 +62,11 @@ def expectation_sweep(sweep: Mapping) -> dict:
     `expectations` job takes it as its params, so a change elsewhere does not rerun it, and computes from it
     alone, so reading an undeclared setting fails at once instead of going stale."""
     return {section: {key: sweep[section][key] for key in keys} for section, keys in expectation_settings().items()}
+
+
+def declared_statistic(name: str) -> Statistic | None:
+    """The statistic of the softmax weights named `name` that a claim declares (its `statistics`), or None."""
+    return next((s for claim in CLAIMS for s in claim.statistics if s.name == name), None)
 
 
 def package_modules(package: str = PACKAGE) -> list[ModuleType]:

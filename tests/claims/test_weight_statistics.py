@@ -1,0 +1,80 @@
+"""A statistic a claim declares (Claim.statistics) is computed by the expectations like a built-in one, and moves
+none of the built-ins' numbers."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from sdpa_lab.claims import expectations as E
+from sdpa_lab.claims.weight_statistics import Statistic
+
+registry = importlib.import_module("sdpa_lab.claims.registry")  # the module: the package's `registry` is a function
+
+# sum_j p_j^2: the variance of one coordinate of sum_j p_j v_j for unit-normal values v_j
+CONCENTRATION = Statistic("concentration", lambda p, rest: (p * p).sum(axis=-1))
+
+
+@pytest.fixture
+def declared(monkeypatch):
+    """The registry with a claim that declares CONCENTRATION (a copy of B7, its only change)."""
+    claims = tuple(dataclasses.replace(c, statistics=(CONCENTRATION,)) if c.id == "B7" else c
+                   for c in registry.CLAIMS)
+    monkeypatch.setattr(registry, "CLAIMS", claims)
+    return claims
+
+
+def test_a_declared_statistic_is_found_by_its_name(declared):
+    assert registry.declared_statistic("concentration") is CONCENTRATION
+    assert registry.declared_statistic("entropy") is None  # a built-in is not declared
+    s = np.random.default_rng(3).standard_normal((40, 5)) * 2.0
+    p = np.exp(s) / np.exp(s).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(E.softmax_statistic("concentration", s), (p * p).sum(axis=-1), rtol=1e-12)
+
+
+def test_an_undeclared_statistic_is_refused_naming_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown statistic 'concentration'.*entropy.*Claim\.statistics"):
+        E.expectation("unscaled", "concentration", 4, 8)
+
+
+@pytest.mark.parametrize("d_k, T, scaled", [(4, 8, True), (64, 8, False), (1, 2, True)])
+def test_a_declared_statistic_s_expectation_matches_a_brute_force_simulation(declared, d_k, T, scaled):
+    mean, se = E.expectation("scaled" if scaled else "unscaled", "concentration", d_k, T)
+    rng = np.random.default_rng(d_k * 100 + T)
+    q = rng.standard_normal((100_000, d_k))
+    raw = np.einsum("ntd,nd->nt", rng.standard_normal((100_000, T, d_k)), q)
+    s = raw / math.sqrt(d_k) if scaled else raw
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    sim = ((p / p.sum(axis=-1, keepdims=True)) ** 2).sum(axis=-1)  # written out, not through the statistic
+    assert 1 / T < sim.mean() < 1
+    assert abs(sim.mean() - mean) < 4.5 * math.hypot(se, sim.std() / math.sqrt(len(sim))), (mean, se, sim.mean())
+
+
+def _computed_afresh(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
+    for cached in vars(E).values():
+        getattr(cached, "cache_clear", lambda: None)()
+    return E.expectation(kind, name, d_k, T)
+
+
+def test_declaring_a_statistic_moves_no_built_in_number(declared):
+    with_it = [_computed_afresh(kind, "entropy", 16, 8) for kind in ("scaled", "unscaled")]
+    with_it.append(_computed_afresh("scaled", "concentration", 16, 8))  # its draws beside theirs
+    with_it.append(_computed_afresh("scaled", "entropy", 16, 8))
+    undeclared = tuple(dataclasses.replace(c, statistics=()) for c in declared)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(registry, "CLAIMS", undeclared)
+        without = [_computed_afresh(kind, "entropy", 16, 8) for kind in ("scaled", "unscaled")]
+    assert with_it[:2] == without and with_it[3] == without[0]
+    assert CONCENTRATION.key not in range(len(E.STATISTICS))  # its draws are its own
+
+
+@pytest.mark.house
+def test_every_declared_statistic_has_a_name_of_its_own():
+    names = [s.name for c in registry.CLAIMS for s in c.statistics]
+    assert len(names) == len(set(names)) and not set(names) & set(E.STATISTICS), names
+    keys = [s.key for c in registry.CLAIMS for s in c.statistics]
+    assert len(keys) == len(set(keys)), names  # two names whose draws would coincide
