@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from sdpa_lab.claims import expectations as E
+from sdpa_lab.claims.declared import package_modules, statistics_of
 from sdpa_lab.claims.weight_statistics import Statistic
 
 registry = importlib.import_module("sdpa_lab.claims.registry")  # the module: the package's `registry` is a function
@@ -21,16 +23,16 @@ CONCENTRATION = Statistic("concentration", lambda p, rest: (p * p).sum(axis=-1))
 
 @pytest.fixture
 def declared(monkeypatch):
-    """The registry with a claim that declares CONCENTRATION (a copy of B7, its only change)."""
+    """The claims with a copy of B7 that declares CONCENTRATION (its only change), as the expectations see them."""
     claims = tuple(dataclasses.replace(c, statistics=(CONCENTRATION,)) if c.id == "B7" else c
                    for c in registry.CLAIMS)
-    monkeypatch.setattr(registry, "CLAIMS", claims)
+    monkeypatch.setattr(E, "declared_statistics", lambda: statistics_of([SimpleNamespace(CLAIMS=claims)]))
     return claims
 
 
 def test_a_declared_statistic_is_found_by_its_name(declared):
-    assert registry.declared_statistic("concentration") is CONCENTRATION
-    assert registry.declared_statistic("entropy") is None  # a built-in is not declared
+    assert E.declared("concentration") is CONCENTRATION
+    assert "entropy" not in E.declared_statistics()  # a built-in is not declared
     s = np.random.default_rng(3).standard_normal((40, 5)) * 2.0
     p = np.exp(s) / np.exp(s).sum(axis=-1, keepdims=True)
     np.testing.assert_allclose(E.softmax_statistic("concentration", s), (p * p).sum(axis=-1), rtol=1e-12)
@@ -64,17 +66,24 @@ def test_declaring_a_statistic_moves_no_built_in_number(declared):
     with_it = [_computed_afresh(kind, "entropy", 16, 8) for kind in ("scaled", "unscaled")]
     with_it.append(_computed_afresh("scaled", "concentration", 16, 8))  # its draws beside theirs
     with_it.append(_computed_afresh("scaled", "entropy", 16, 8))
-    undeclared = tuple(dataclasses.replace(c, statistics=()) for c in declared)
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(registry, "CLAIMS", undeclared)
+        m.setattr(E, "declared_statistics", dict)
         without = [_computed_afresh(kind, "entropy", 16, 8) for kind in ("scaled", "unscaled")]
     assert with_it[:2] == without and with_it[3] == without[0]
     assert CONCENTRATION.key not in range(len(E.STATISTICS))  # its draws are its own
 
 
+def test_two_statistics_of_one_name_are_refused_naming_the_claim():
+    twin = Statistic("concentration", lambda p, rest: p.max(axis=-1))
+    claims = [dataclasses.replace(c, statistics=(s,)) for c, s in zip(registry.CLAIMS[:2], (CONCENTRATION, twin),
+                                                                        strict=True)]
+    with pytest.raises(ValueError, match=f"'concentration' is declared twice \\(claim {claims[1].id} in fake"):
+        statistics_of([SimpleNamespace(CLAIMS=claims, __name__="fake")])
+
+
 @pytest.mark.house
-def test_every_declared_statistic_has_a_name_of_its_own():
-    names = [s.name for c in registry.CLAIMS for s in c.statistics]
-    assert len(names) == len(set(names)) and not set(names) & set(E.STATISTICS), names
-    keys = [s.key for c in registry.CLAIMS for s in c.statistics]
-    assert len(keys) == len(set(keys)), names  # two names whose draws would coincide
+def test_every_declared_statistic_has_a_name_and_draws_of_its_own():
+    declared = statistics_of(package_modules())  # the package's own, gathered afresh
+    assert not set(declared) & set(E.STATISTICS), declared
+    keys = [s.key for s in declared.values()]
+    assert len(keys) == len(set(keys)) and not set(keys) & set(range(len(E.STATISTICS))), declared

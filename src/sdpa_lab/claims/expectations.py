@@ -23,6 +23,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from sdpa_lab.claims.declared import declared_statistics
+from sdpa_lab.claims.weight_statistics import Statistic
 from sdpa_lab.rows import row_argmax, row_max, row_sum
 
 # Gauss nodes for the law of |q|^2: the averaged statistic is smooth in r^2, so a few suffice
@@ -64,12 +66,10 @@ def _softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 LOG_FLOOR = float(np.finfo(np.float64).tiny)
 
 
-def declared(name: str):
-    """The statistic `name` a claim declares (weight_statistics.Statistic; registry.declared_statistic), or a
-    ValueError naming the known ones."""
-    from sdpa_lab.claims.registry import declared_statistic  # the claims import this module: gathered when asked
-
-    if (statistic := declared_statistic(name)) is None:
+def declared(name: str) -> Statistic:
+    """The statistic `name` a claim declares (its `statistics`; declared.declared_statistics), or a ValueError
+    naming the known ones."""
+    if (statistic := declared_statistics().get(name)) is None:
         raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}, or one a claim declares "
                          "(Claim.statistics)")
     return statistic

@@ -12,16 +12,12 @@ claims of one id are refused, naming both modules. The checker (`sdpa-lab check`
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 
+from sdpa_lab.claims.declared import package_modules
 from sdpa_lab.claims.model import Claim
-from sdpa_lab.claims.weight_statistics import Statistic
-
-PACKAGE = "sdpa_lab.claims"
 
 
 def lesson_order(claim: Claim) -> tuple[str, int]:
@@ -62,18 +58,6 @@ def expectation_sweep(sweep: Mapping) -> dict:
     `expectations` job takes it as its params, so a change elsewhere does not rerun it, and computes from it
     alone, so reading an undeclared setting fails at once instead of going stale."""
     return {section: {key: sweep[section][key] for key in keys} for section, keys in expectation_settings().items()}
-
-
-def declared_statistic(name: str) -> Statistic | None:
-    """The statistic of the softmax weights named `name` that a claim declares (its `statistics`), or None."""
-    return next((s for claim in CLAIMS for s in claim.statistics if s.name == name), None)
-
-
-def package_modules(package: str = PACKAGE) -> list[ModuleType]:
-    """Every module of `package` (not its subpackages), imported, by name."""
-    path = importlib.import_module(package).__path__
-    return [importlib.import_module(f"{package}.{info.name}")
-            for info in sorted(pkgutil.iter_modules(path), key=lambda info: info.name) if not info.ispkg]
 
 
 def gather(modules: Iterable[ModuleType]) -> tuple[Claim, ...]:
