@@ -1,5 +1,6 @@
-"""The calibration's tail table (summary.tails): observed |z| beyond 3 and 4 per two-sided check family, against
-what a normal z predicts, with the Poisson chance of at least that many; on hand-made checks."""
+"""The calibration's tail table (summary.tails): observed |z| beyond 3, 4 and 4.5 per two-sided check family, against
+what a normal z predicts (for checks that name no exact law: tests/calibration/test_tail_laws.py has those), with the
+Poisson chance of at least that many; on hand-made checks."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdpa_lab.calibration.summary import poisson_at_least, tails
+from sdpa_lab.calibration.summary import tails
+from sdpa_lab.calibration.tails import poisson_at_least
 
 
-def checks(zs: dict[str, list[float]], relation: str = "within", basis: str = "statistical") -> pd.DataFrame:
+def checks(zs: dict[str, list[float]], relation: str = "within", basis: str = "statistical", law: str = "",
+           expected: float = 0.0, se: float = 1.0) -> pd.DataFrame:
+    """Hand-made checks of one config and arm, a run per z; `law` the checks table's law cell ("" for none)."""
     rows = [{"config": "c", "arm": "inv_sqrt_dk", "claim": "B1", "check": name, "relation": relation, "basis": basis,
-             "z": z, "run": i} for name, values in zs.items() for i, z in enumerate(values)]
+             "z": z, "run": i, "law": law, "expected": expected, "se": se}
+            for name, values in zs.items() for i, z in enumerate(values)]
     return pd.DataFrame(rows)
 
 
@@ -34,6 +39,7 @@ def test_tails_count_what_exceeds_each_threshold_against_a_normal_prediction():
     assert (t.loc["b", "over_3"], t.loc["b", "chance_over_3"], bool(t.loc["b", "excess"])) == (0, 1.0, False)
     every = t.loc["all"]
     assert (every.n, every.over_3, every.over_4) == (1500, 5, 2) and every.claim == "all"
+    assert t.loc["a", "over_4.5"] == 0 and t.loc["a", "normal_over_4"] == t.loc["a", "predicted_over_4"]
 
 
 def test_tails_leave_out_directional_derived_and_unscaled_checks():
