@@ -55,6 +55,15 @@ def test_poisson_at_least():
     assert poisson_at_least(3, 2.0) == pytest.approx(1 - math.exp(-2) * (1 + 2 + 2), rel=1e-12)
 
 
+@pytest.mark.parametrize("observed, mean", [(1589, 1457.9), (1400, 1457.9), (60, 34.2)])
+def test_poisson_at_least_where_exp_of_minus_the_mean_underflows(observed, mean):
+    """A study's "all" row predicts more than 745 past 3: its chance summed in logs, term by term, far into the tail."""
+    log_terms = [i * math.log(mean) - mean - math.lgamma(i + 1) for i in range(observed, observed + 5000)]
+    top = max(log_terms)
+    assert poisson_at_least(observed, mean) == pytest.approx(math.exp(top) * sum(math.exp(t - top) for t in log_terms),
+                                                             rel=1e-9)
+
+
 def test_only_a_pre_registered_study_shows_the_promise():
     from sdpa_lab.calibration.summary import false_fails
 

@@ -14,7 +14,6 @@ predictions, made from the merged counts, are the same floats however the checks
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
@@ -73,14 +72,12 @@ def tail_counts(c: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def poisson_at_least(observed: int, mean: float) -> float:
-    """P(X >= observed) for X ~ Poisson(mean): how surprising `observed` exceedances are when `mean` are predicted."""
-    if observed <= 0:
-        return 1.0
-    term, below = math.exp(-mean), 0.0
-    for i in range(observed):
-        below += term
-        term *= mean / (i + 1)
-    return max(0.0, 1.0 - below)
+    """P(X >= observed) for X ~ Poisson(mean): how surprising `observed` exceedances are when `mean` are predicted
+    (scipy's regularized incomplete gamma: a sum of terms from exp(-mean) would underflow to 0 at a mean above about
+    745, which a study's "all" row reaches, and read as a chance of 1)."""
+    from scipy import special  # loaded where a chance is computed, not by every import of the tables
+
+    return 1.0 if observed <= 0 else float(special.pdtrc(observed - 1, mean))
 
 
 def tail_rows(families: pd.DataFrame, every: pd.DataFrame) -> pd.DataFrame:
