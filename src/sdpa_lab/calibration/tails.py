@@ -35,7 +35,7 @@ LAW = ["law", "law_expected", "law_se"]
 # dozens of check families a 95% interval would flag one or two correct families by chance.
 CONFIDENCE = 0.999
 # The z's at which a law's normal score is computed, and interpolated between (the score is smooth in z).
-SCORE_GRID = np.arange(-9.0, 13.0 + 1e-9, 0.02)
+SCORE_GRID = np.arange(-9.0, 13.0 + 1e-9, 0.05)
 
 
 def law_keys(rows: pd.DataFrame) -> pd.DataFrame:
