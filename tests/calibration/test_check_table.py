@@ -55,6 +55,7 @@ def test_a_batch_job_writes_the_bytes_of_csv_text_of_run_batch(tmp_path, lesson_
 def test_cells_that_need_quoting_or_are_not_finite_are_written_as_pandas_writes_them():
     floats = [math.nan, math.inf, -math.inf, -0.0, 1e-300, 0.1 + 0.2, -2.2250738585072014e-308]
     cells = [("s, with a comma", 'a "quoted" arm', i, 0, i, 2**64 - 1, "B1", "line\nbreak", "d_k=1", "within",
-              "statistical", i % 2 == 0, x, -x, x, 1.0, x, x, x, x, "holds", 4.5, 7) for i, x in enumerate(floats)]
+              "statistical", i % 2 == 0, x, -x, x, 1.0, x, x, x, x, "holds", 4.5, 7,
+              "variance 1 1000" if i % 2 else "") for i, x in enumerate(floats)]
     rows = as_rows(cells)
     assert check_text(cells) == csv_text(rows) == pd.DataFrame(rows).to_csv(index=False, lineterminator="\n")

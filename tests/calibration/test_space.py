@@ -269,6 +269,6 @@ def test_what_the_report_says_of_the_promise_is_computed_not_typed(two, tmp_path
         needed = re.search(r"which takes ([\d,]+) runs with no fail and ([\d,]+) with one", html)
         for failures, runs in enumerate(int(n.replace(",", "")) for n in needed.groups()):
             assert upper_bound(failures, runs) <= alpha < upper_bound(failures, runs - 1), (alpha, failures, runs)
-        tails = " and ".join(f"n × {number(2 * (1 - NormalDist().cdf(t)), digits=2)}" for t in (3, 4))
-        assert f"a normal z predicts ({tails})" in html
+        tails = " and ".join(f"n × {number(2 * (1 - NormalDist().cdf(t)), digits=2)}" for t in (3, 4, 4.5))
+        assert f"A normal z predicts {tails} (in brackets" in html
         assert f"at most {number(alpha)}, which takes" in html and "1.6e-4" not in html

@@ -1,5 +1,6 @@
-"""The calibration's tail table (summary.tails): observed |z| beyond 3 and 4 per two-sided check family, against
-what a normal z predicts, with the Poisson chance of at least that many; on hand-made checks."""
+"""The calibration's tail table (summary.tails): observed |z| beyond 3, 4 and 4.5 per two-sided check family, against
+what a normal z predicts (for checks that name no exact law: tests/calibration/test_tail_laws.py has those), with the
+Poisson chance of at least that many; on hand-made checks."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sdpa_lab.calibration.summary import poisson_at_least, tails
+from sdpa_lab.calibration.summary import tails
+from sdpa_lab.calibration.tails import poisson_at_least
 
 
-def checks(zs: dict[str, list[float]], relation: str = "within", basis: str = "statistical") -> pd.DataFrame:
+def checks(zs: dict[str, list[float]], relation: str = "within", basis: str = "statistical", law: str = "",
+           expected: float = 0.0, se: float = 1.0) -> pd.DataFrame:
+    """Hand-made checks of one config and arm, a run per z; `law` the checks table's law cell ("" for none)."""
     rows = [{"config": "c", "arm": "inv_sqrt_dk", "claim": "B1", "check": name, "relation": relation, "basis": basis,
-             "z": z, "run": i} for name, values in zs.items() for i, z in enumerate(values)]
+             "z": z, "run": i, "law": law, "expected": expected, "se": se}
+            for name, values in zs.items() for i, z in enumerate(values)]
     return pd.DataFrame(rows)
 
 
@@ -34,6 +39,7 @@ def test_tails_count_what_exceeds_each_threshold_against_a_normal_prediction():
     assert (t.loc["b", "over_3"], t.loc["b", "chance_over_3"], bool(t.loc["b", "excess"])) == (0, 1.0, False)
     every = t.loc["all"]
     assert (every.n, every.over_3, every.over_4) == (1500, 5, 2) and every.claim == "all"
+    assert t.loc["a", "over_4.5"] == 0 and t.loc["a", "normal_over_4"] == t.loc["a", "predicted_over_4"]
 
 
 def test_tails_leave_out_directional_derived_and_unscaled_checks():
@@ -47,6 +53,15 @@ def test_poisson_at_least():
     assert poisson_at_least(0, 3.0) == 1.0
     assert poisson_at_least(1, 0.5) == pytest.approx(1 - math.exp(-0.5), rel=1e-12)
     assert poisson_at_least(3, 2.0) == pytest.approx(1 - math.exp(-2) * (1 + 2 + 2), rel=1e-12)
+
+
+@pytest.mark.parametrize("observed, mean", [(1589, 1457.9), (1400, 1457.9), (60, 34.2)])
+def test_poisson_at_least_where_exp_of_minus_the_mean_underflows(observed, mean):
+    """A study's "all" row predicts more than 745 past 3: its chance summed in logs, term by term, far into the tail."""
+    log_terms = [i * math.log(mean) - mean - math.lgamma(i + 1) for i in range(observed, observed + 5000)]
+    top = max(log_terms)
+    assert poisson_at_least(observed, mean) == pytest.approx(math.exp(top) * sum(math.exp(t - top) for t in log_terms),
+                                                             rel=1e-9)
 
 
 def test_only_a_pre_registered_study_shows_the_promise():

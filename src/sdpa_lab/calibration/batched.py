@@ -25,12 +25,14 @@ from sdpa_lab.calibration import summary as s
 from sdpa_lab.calibration.qq_rows import TEXT as QQ_TEXT
 from sdpa_lab.calibration.qq_rows import plotted
 from sdpa_lab.calibration.studies import ARMS, COLUMNS, CORRECT_ARM
+from sdpa_lab.calibration.tails import LAW, OVER
 from sdpa_lab.claims import FAILS, INCONCLUSIVE
 from sdpa_lab.io import atomic_writer
 
-# The columns some summary reads; the others (expected, measured, se, tolerance, deviation) only checks.csv and
-# false_fail_checks.csv show, which copy them as text or read the few failing rows again.
-NEEDED = tuple(c for c in COLUMNS if c not in ("expected", "measured", "se", "tolerance", "deviation"))
+# The columns some summary reads (expected and se: a ratio's law, calibration.tails); the others (measured, tolerance,
+# deviation) only checks.csv and false_fail_checks.csv show, which copy them as text or read the few failing rows
+# again.
+NEEDED = tuple(c for c in COLUMNS if c not in ("measured", "tolerance", "deviation"))
 HEADER = ",".join(COLUMNS)
 CHUNK_BYTES = 1 << 24  # what checks.csv is copied through at a time
 # A run's seed is 64-bit unsigned (seeding.calibration_seed): read as such, not as int64 where a batch's seeds
@@ -162,9 +164,9 @@ def merge_shares(shares: Iterable[tuple[str, dict[str, pd.DataFrame]]], alpha_fa
             ("n", "runs", "holds", "inconclusive", "fails", "other"), "sum"))
         acc["p"] = _fold(acc.get("p"), share["p"], ["config", "arm", "claim"],
                          dict.fromkeys(("runs", "fails", "not_holds"), "sum"))
-        how = dict.fromkeys(("n", *s.OVER), "sum")
-        acc["tf"] = _fold(acc.get("tf"), share["tf"], s.FAMILY, how)
-        acc["ta"] = _fold(acc.get("ta"), share["ta"], ["config", "arm"], how)
+        how = dict.fromkeys(("n", *OVER), "sum")
+        acc["tf"] = _fold(acc.get("tf"), share["tf"], [*s.FAMILY, *LAW], how)
+        acc["ta"] = _fold(acc.get("ta"), share["ta"], ["config", "arm", *LAW], how)
     runs = s._order(pd.concat(runs, ignore_index=True), s.RUN)
     configs = s.configs_table(sweeps or {})
     if configs.empty:

@@ -11,6 +11,7 @@ import math
 from collections.abc import Iterable, Sequence
 
 from sdpa_lab.calibration.studies import COLUMNS
+from sdpa_lab.claims.exact_laws import law_text
 
 # The float columns' positions in a row of cells (COLUMNS): a nan there is written as an empty cell, as pandas does.
 _FLOATS = tuple(COLUMNS.index(c) for c in ("expected", "measured", "se", "tolerance", "k_check", "deviation", "z",
@@ -36,7 +37,7 @@ def check_cells(study: str, arm: str, run: tuple[int, int, int], seed: int, deci
         cells.append((study, arm, index, sweep, seed_index, seed, c.claim, c.check, c.parameters, c.relation, c.basis,
                       bool(c.literal), float(c.expected), float(c.measured), float(c.se), float(c.tolerance),
                       float(k_check), float(c.deviation), float(z), float(c.margin_toward_fail), c.verdict, k,
-                      int(n_statistical)))
+                      int(n_statistical), law_text(c.law)))
     return cells
 
 

@@ -23,7 +23,8 @@ from sdpa_lab.calibration.studies import (
     CORRECT_ARM,
     SUMMARIES,
 )
-from sdpa_lab.calibration.summary import CONFIDENCE, TAIL_THRESHOLDS, headline, upper_bound
+from sdpa_lab.calibration.summary import CONFIDENCE, headline, upper_bound
+from sdpa_lab.calibration.tails import TAIL_THRESHOLDS
 from sdpa_lab.io import write_text
 from sdpa_lab.joblog import job_log
 from sdpa_lab.rates import normal_tail
@@ -77,7 +78,9 @@ def normal_quantiles(n: int) -> np.ndarray:
 
 
 def qq_figure(tables):
-    """Per config: the sorted z of each two-sided family (correct arm) against N(0, 1) quantiles."""
+    """Per config: the sorted z of each two-sided family (correct arm) against N(0, 1) quantiles; of a check that
+    names its statistic's exact law, the normal score of its z under that law (calibration.tails.normal_scores), so
+    that every family lies on the diagonal when its law is the truth."""
     checks = tables["checks"]
     st = checks[(checks.arm == CORRECT_ARM) & checks.z.notna() & (checks.relation == "within")]
     configs = _configs(tables)
@@ -86,7 +89,7 @@ def qq_figure(tables):
         for ax, config in zip(axes, configs, strict=True):
             g = st[st.config == config]
             for i, ((claim, check), f) in enumerate(g.groupby(["claim", "check"], sort=False, observed=True)):
-                z = np.sort(f.z.to_numpy())
+                z = np.sort(f.score.to_numpy())  # z, or its normal score where the check names its exact law
                 q = normal_quantiles(len(z))
                 ax.plot(q, z, ".", ms=3, color=PALETTE[i % len(PALETTE)], label=f"{claim}: {check}"[:48])
             lim = 4.5
@@ -94,7 +97,7 @@ def qq_figure(tables):
             ax.set_xlim(-lim, lim)
             ax.set_title(f"{config}: two-sided checks")
             ax.set_xlabel("N(0, 1) quantile")
-            ax.set_ylabel("z = deviation / SE")
+            ax.set_ylabel("z = deviation / SE (normal score)")
             ax.legend(loc="upper left", fontsize=7, frameon=False)
     return fig
 
@@ -218,9 +221,10 @@ FIGURES = {
     "overview": (overview_figure, ("Mean and standard deviation of z = deviation / SE for every two-sided check "
                  f"family, correct arm, per config, with {CONFIDENCE:.1%} intervals. A family whose expected "
                  "value is the truth and whose SE is right sits at 0 and 1.")),
-    "qq": (qq_figure, ("z of every two-sided check against the quantiles of N(0, 1), correct arm. A line below the "
-           "diagonal on the left and above it on the right means heavier tails than the tolerance assumes; "
-           "a shifted line, a biased expected value.")),
+    "qq": (qq_figure, ("z of every two-sided check against the quantiles of N(0, 1), correct arm; where a check "
+           "names its statistic's exact law, the normal score of its z under that law (N(0, 1) when the law is the "
+           "truth). A line below the diagonal on the left and above it on the right means heavier tails than the "
+           "tolerance assumes; a shifted line, a biased expected value.")),
     "max_z": (max_z_figure, ("Each correct run's largest margin toward failing (deviation over tolerance, in the "
               "direction in which the check would fail) over its checks that can fail: held to a standard error, "
               "not the lesson's literal single-draw Exercise 2, which reads \"not per draw\" and never fails. A "

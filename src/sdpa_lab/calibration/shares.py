@@ -24,7 +24,7 @@ import pandas as pd
 from sdpa_lab.calibration.batched import batch_share, checks_key, read_batch
 from sdpa_lab.io import write_text
 
-FORMAT = 1  # of the file: a share of another format is refused, not misread
+FORMAT = 2  # of the file: a share of another format is refused, not misread
 
 
 def encode(frame: pd.DataFrame) -> dict:

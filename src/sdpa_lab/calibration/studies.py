@@ -51,10 +51,11 @@ MAX_RUNS = 10_000_000
 
 # One row per (run, check): the columns of the study's CSVs, in order.
 # `run` numbers an arm's runs; run `run` is seed index `seed_index` of the study's sweep number `sweep`
-# (always 0 in a study of one sweep, where run and seed index are the same).
+# (always 0 in a study of one sweep, where run and seed index are the same). `law` names the statistic's own law
+# where the check names one (claims.exact_laws.law_text; empty where it has none: normal or Cornish-Fisher).
 COLUMNS = ("config", "arm", "run", "sweep", "seed_index", "seed", "claim", "check", "parameters", "relation", "basis",
            "literal", "expected", "measured", "se", "tolerance", "k_check", "deviation", "z", "margin", "verdict", "k",
-           "n_statistical")
+           "n_statistical", "law")
 
 
 @dataclass(frozen=True)

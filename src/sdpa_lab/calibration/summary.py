@@ -13,8 +13,9 @@ Every table is a pure function of the rows, so the same batches give the same by
   inconclusive or fails;
 - power: per claim, config and arm, the fraction of runs in which the claim fails (some check
   fails): the false-fail rate in the correct arm, the power against a wrong scale in a broken one;
-- tails: per two-sided check family (and over all of them), how many |z| exceed 3 and 4 against how
-  many a normal z predicts: the tails the 1e-4 promise is about, which a mean and sd of z do not test.
+- tails: per two-sided check family (and over all of them), how many |z| exceed 3, 4 and 4.5 against how
+  many the checks' laws predict (calibration.tails): the tails the 1e-4 promise is about, which a mean and sd of z
+  do not test.
 """
 
 from __future__ import annotations
@@ -30,19 +31,15 @@ import pandas as pd
 
 from sdpa_lab import rates
 from sdpa_lab.calibration.studies import ARMS, CORRECT_ARM
+from sdpa_lab.calibration.tails import CONFIDENCE, FAMILY, TWO_SIDED, tail_counts, tail_rows
 from sdpa_lab.claims import FAILS, HOLDS, INCONCLUSIVE
 from sdpa_lab.claims.model import TOWARD_FAIL
 
-TWO_SIDED = ("within",)  # |measured - expected| <= k SE: z ~ N(0, 1) when expected is the truth
 DIRECTIONAL = ("above", "below", "not above", "not below")
 
-# Confidence of the intervals and of the calibration verdicts: 99.9%, two-sided. With dozens of
-# check families a 95% interval would flag one or two correct families by chance.
-CONFIDENCE = 0.999
 ZQ = NormalDist().inv_cdf(0.5 + CONFIDENCE / 2)
 WILSON_Z = NormalDist().inv_cdf(0.975)  # the 95% interval of a rate
 
-FAMILY = ["config", "arm", "claim", "check", "relation"]
 
 
 def wilson(successes: int, n: int, z: float = WILSON_Z) -> tuple[float, float]:
@@ -161,21 +158,6 @@ def z_verdicts(out: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return _order(out, by)
 
 
-# The |z| thresholds of the tail table, and what a normal z predicts beyond each (two-sided).
-TAIL_THRESHOLDS = (3, 4)
-
-
-def poisson_at_least(observed: int, mean: float) -> float:
-    """P(X >= observed) for X ~ Poisson(mean): how surprising `observed` exceedances are when `mean` are predicted."""
-    if observed <= 0:
-        return 1.0
-    term, below = math.exp(-mean), 0.0
-    for i in range(observed):
-        below += term
-        term *= mean / (i + 1)
-    return max(0.0, 1.0 - below)
-
-
 def false_fails(runs: pd.DataFrame, alpha_family: float, preregistered: Collection[str] = ()) -> pd.DataFrame:
     """Per config and arm (and over all configs): runs with any failing check, against N x alpha_family. The
     promise (a rate bound at most alpha_family) is shown only by a pre-registered study (`preregistered`: the
@@ -219,10 +201,11 @@ def power(checks: pd.DataFrame) -> pd.DataFrame:
 
 def tails(checks: pd.DataFrame) -> pd.DataFrame:
     """Per two-sided statistical check family (FAMILY), and over all of them per config and arm ("all"): n, and
-    for each threshold t of TAIL_THRESHOLDS the observed count of |z| > t against n * P(|Z| > t) for a normal z,
-    with P(at least the observed count) under Poisson(predicted), and `excess`: that chance below 1 - CONFIDENCE.
-    A normal prediction: a check whose statistic is skewed has a Cornish-Fisher tolerance wider on its long side,
-    so more |z| > 3 there is expected of it and is not a false fail."""
+    for each threshold of TAIL_THRESHOLDS the count of |z| past it against the count the checks' own laws predict
+    (an exact law where a check names one, else a normal z's; calibration.tails), with the normal prediction beside
+    it, P(at least the observed count) under Poisson(predicted), and `excess`: that chance below 1 - CONFIDENCE.
+    A statistic skewed but with no exact law has a Cornish-Fisher tolerance wider on its long side, so more |z| > 3
+    there than the normal prediction is expected of it and is not a false fail."""
     return tails_table(*tail_counts(checks))
 
 
@@ -267,34 +250,9 @@ def power_table(counts: pd.DataFrame) -> pd.DataFrame:
     return _order(out, ["config", "claim_order", "arm"]).drop(columns="claim_order")
 
 
-OVER = [f"over_{t}" for t in TAIL_THRESHOLDS]
-
-
-def tail_counts(c: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One batch's two-sided statistical checks: n and the counts of |z| over each threshold, per family and per
-    config and arm (tails' "all" rows)."""
-    two = c[c.z.notna() & c.relation.isin(TWO_SIDED) & (c.basis == "statistical")]
-    two = two.assign(n=1, **{f"over_{t}": two.z.abs() > t for t in TAIL_THRESHOLDS})
-    how = {"n": "sum", **{o: "sum" for o in OVER}}
-    return (two.groupby(FAMILY, sort=False).agg(how).reset_index(),
-            two.groupby(["config", "arm"], sort=False).agg(how).reset_index())
-
-
 def tails_table(families: pd.DataFrame, every: pd.DataFrame) -> pd.DataFrame:
-    """tails' table from merged tail_counts."""
-    every = every.assign(claim="all", check="all", relation="within")
-    rows = []
-    for r in pd.concat([families, every], ignore_index=True).to_dict("records"):
-        row = {k: r[k] for k in FAMILY} | {"n": int(r["n"])}
-        excess = False
-        for t in TAIL_THRESHOLDS:
-            observed, predicted = int(r[f"over_{t}"]), int(r["n"]) * rates.normal_tail(t)
-            chance = poisson_at_least(observed, predicted)
-            row |= {f"over_{t}": observed, f"predicted_over_{t}": predicted, f"chance_over_{t}": chance}
-            excess |= chance < 1 - CONFIDENCE
-        rows.append(row | {"excess": excess})
-    out = pd.DataFrame(rows, columns=[*FAMILY, "n", *(f"{c}_{t}" for t in TAIL_THRESHOLDS
-                                                        for c in ("over", "predicted_over", "chance_over")), "excess"])
+    """tails' table from merged tail_counts (calibration.tails.tail_rows), the "all" rows last."""
+    out = tail_rows(families, every)
     out["all_order"] = out.claim.eq("all")
     return _order(out, ["all_order", "config", "arm"]).drop(columns="all_order")
 

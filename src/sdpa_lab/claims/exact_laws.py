@@ -153,6 +153,49 @@ def k_prime(law: tuple, k: float, expected: float, se: float) -> float | None:
     raise ValueError(f"unknown law {law!r}; expected ('variance', d, n) or ('ratio', d_a, d_b, n)")
 
 
+def z_law(law: tuple, z: np.ndarray, expected: float, se: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """(P(Z <= z), P(Z > z)) at each z (...) for Z = (statistic - expected) / se of a check whose statistic has the law
+    `law` (k_prime's keys; a variance's Z is the same whatever fixed scale its check puts on it, so its own SE
+    variance_se(d, n) is used), each side summed from its own end (a far tail keeps its digits); None where a lattice
+    is too large (the tolerance was then Cornish-Fisher's)."""
+    kind, *args = law
+    z = np.asarray(z, dtype=float)
+    if kind == "variance":
+        d, n = args
+        if (sum_x := sum_law(d, n)) is None:
+            return None
+        values, p = sum_x
+        x = (n - 1) * (d + z * variance_se(d, n)) + d  # the sum of squares at which the variance is d + z SE
+        at = np.searchsorted(values, x, side="right")  # values[:at] <= x
+        below = np.concatenate([[0.0], np.cumsum(p)])[at]
+        above = np.concatenate([np.cumsum(p[::-1])[::-1], [0.0]])[at]
+        return below, above
+    if kind == "ratio":
+        d_a, d_b, n = args
+        a, b = sum_law(d_a, n), sum_law(d_b, n)
+        if a is None or b is None:
+            return None
+        rho = expected + z * se
+        above = np.array([_ratio_survival(a, b, d_a, d_b, n, r) if r > 0 else 1.0 for r in rho.ravel()])
+        above = above.reshape(rho.shape)
+        return 1.0 - above, above
+    raise ValueError(f"unknown law {law!r}; expected ('variance', d, n) or ('ratio', d_a, d_b, n)")
+
+
+def law_text(law: tuple | None) -> str:
+    """A law key as the calibration's checks table writes it, its parts joined by spaces ("variance 1 1000"); "" for
+    none."""
+    return " ".join(map(str, law)) if law else ""
+
+
+def read_law(text) -> tuple | None:
+    """The law key law_text wrote; None for an empty or missing cell."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    kind, *numbers = text.split()
+    return (kind, *map(int, numbers))
+
+
 def exact_law(d: int, n: int) -> tuple | None:
     """The law key of a sample variance of n scores of length d where its family takes the exact law, else None."""
     return ("variance", d, n) if d <= EXACT_D_K else None
