@@ -252,6 +252,16 @@ def margin_words(c: Check) -> str:
     return margin(c.margin)
 
 
+def claim_ks(decision: Decision) -> str:
+    """Each claim with statistical checks, its k (as its checks were decided) and how many checks its share is
+    split over: "B1 k = 4.892 over 10, B3 k = 4.790 over 6"."""
+    words = []
+    for cid in decision.shares:
+        own = [c for c in decision.checks if c.claim == cid and c.basis == "statistical"]
+        words.append(f"{cid} k = {number(own[0].k, decimals=3, integers=False)} over {number(len(own))}")
+    return ", ".join(words)
+
+
 def summary(decision: Decision, show_all: bool = False, width: int | None = None) -> str:
     """The checker's table, `width` columns wide (default: the terminal's, sdpa_lab.terminal): per claim a row (its
     verdict and its closest check's margin), beneath it in full the checks that fail, that theory says do not hold
@@ -279,10 +289,11 @@ def summary(decision: Decision, show_all: bool = False, width: int | None = None
                 lines += check_lines(layout, WHY, c.note)
         margins += shown
     counts = {v: sum(x == v for x in verdicts.values()) for v in VERDICT_KINDS}
-    k, runs = number(decision.k, decimals=3, integers=False), number(1 / decision.alpha_family, decimals=0)
-    footer = [f"statistical checks: {number(decision.n_statistical)}, each within k = {k} standard errors, "
-              "more on the long side of a skewed statistic "
-              f"(Bonferroni: a correct run fails by chance less than once in {runs})",
+    runs = number(1 / decision.alpha_family, decimals=0)
+    footer = [f"statistical checks: {number(decision.n_statistical)}, each within its claim's k standard errors "
+              f"({claim_ks(decision)}), more on the long side of a skewed statistic (Bonferroni: each claim's own "
+              f"share of the run's false-fail budget split over its own checks; together, a correct run fails by "
+              f"chance less than once in {runs})",
               margin_rule(margins)]
     if counts[NOT_HERE]:
         footer.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
