@@ -98,10 +98,10 @@ RUN = ["config", "arm", "run"]  # a run's identity in every table
 
 def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     """One row per run: its claims' smallest and largest k (each claim has its own), counts of checks and of failing
-    ones, failing claims, the largest |z| of its two-sided checks, and the largest z and margin toward failing of its checks that can fail (held to an SE,
-    not the lesson's literal single-draw statement, which reads "not per draw" rather than fails): a run
-    fails such a check exactly when its largest margin toward failing exceeds 1. The check that came
-    closest is named (closest_claim, closest_check, closest_parameters)."""
+    ones, failing claims, the largest |z| of its two-sided checks, and the largest z and margin toward failing of its
+    checks that can fail (held to an SE, not the lesson's literal single-draw statement, which reads "not per draw"
+    rather than fails): a run fails such a check exactly when its largest margin toward failing exceeds 1. The check
+    that came closest is named (closest_claim, closest_check, closest_parameters)."""
     two_sided = checks.relation.isin(TWO_SIDED)
     # every check held to an SE can fail (one whose sentence theory leaves undecided is held to theory's value)
     can_fail = checks.z.notna() & ~checks.literal.astype(bool)
