@@ -154,7 +154,8 @@ def test_log_std_var_matches_simulation():
 
 
 def _claim(checks):
-    return M.Claim("B1", "t", "s", "l", "sec", ("variance.csv",), "r", decide=lambda R: list(checks))
+    return M.Claim("B1", "t", "s", "l", "sec", ("variance.csv",), "r", decide=lambda R: list(checks),
+                   alpha=SE.ALPHA_CLAIM)
 
 
 def test_decide_sets_statistical_tolerances_from_k():
@@ -195,8 +196,8 @@ def test_decision_table_and_failures():
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
-                               "k", "k_prime", "literal", "theory_says_false", "premise_not_met", "theory_unclear", "theory",
-                               "theory_se", "theory_tolerance", "source", "note"]
+                               "k", "k_prime", "literal", "theory_says_false", "premise_not_met", "theory_unclear",
+                               "theory", "theory_se", "theory_tolerance", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
     assert t.k_prime.tolist() == t.k.tolist() == [d.k_of("B1")] * 2  # no known skewness: k' is k
@@ -254,7 +255,7 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     b5 = [M.statistical("B5", "fall", "d_k=4->16", 0.0, 0.0, 0.1, "above", "entropy_sweep.csv")]
     b3 = [M.missing("B3", "slope", "", "variance.csv", "needs two d_k")]
     a1 = [M.printed("A1", "raw", "d_k=4", 3.988, 3.988, 3, "lesson_variance.csv")]
-    claims = [M.Claim(cid, "t", "s", "l", "sec", (), "r", decide=lambda R, c=checks: list(c))
+    claims = [M.Claim(cid, "t", "s", "l", "sec", (), "r", decide=lambda R, c=checks: list(c), alpha=SE.ALPHA_CLAIM)
               for cid, checks in (("B1", b1), ("B5", b5), ("B3", b3), ("A1", a1))]
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d, width=100)
@@ -276,7 +277,7 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
         "budget split over its own checks; together, a correct run fails by chance less than once in 10,000)")
     assert lines[-1] == f"4 claims: 1 holds, 1 {M.INCONCLUSIVE}, 1 {M.NOT_MEASURED}, 1 fails; FAILING: B1"
     b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
-    b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2))
+    b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2), alpha=SE.ALPHA_CLAIM)
     two = D.decide(Results("mem", {}), claims=[claims[0], b2_claim], k=3.0)
     assert V.summary(two).splitlines()[-1] == "2 claims: 2 fail; FAILING: B1, B2"
     fine = D.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
@@ -292,7 +293,7 @@ def test_the_checkers_table_fits_the_width_and_breaks_no_number_or_word(width):
     checks = [M.statistical("B1", "variance of raw scores", f"d_k={d}, n=100000", d * 1.0021, d, d * 0.0045,
                             "within", "variance.csv") for d in (4, 16, 64, 256, 1024)]
     checks.append(M.statistical("B1", "a tiny gap", "d_k=4", 2.2e-5, 0.0, 6e-6, "within", "variance.csv"))
-    claims = [M.Claim("B1", "t", "s", "l", "sec", (), "r", decide=lambda R: list(checks))]
+    claims = [M.Claim("B1", "t", "s", "l", "sec", (), "r", decide=lambda R: list(checks), alpha=SE.ALPHA_CLAIM)]
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d, show_all=True, width=width)
     assert max(map(len, text.splitlines())) <= width
@@ -320,7 +321,7 @@ def test_the_summary_says_where_the_sentence_does_not_hold_and_why():
                          theory_says_false=True)
     holds = M.statistical("B7", "gap", "d_k=4, T=1024", 0.0, 0.0, 0.01, "within", "gradient.csv")
     d = D.decide(Results("mem", {}), claims=[M.Claim("B7", "t", "s", "l", "sec", (), "r",
-                                                     decide=lambda R: [holds, here])], k=3.0)
+                                                     decide=lambda R: [holds, here], alpha=SE.ALPHA_CLAIM)], k=3.0)
     text = V.summary(d)
     row, beneath = table_rows(text)[1:]
     assert row[:3] == ("B7", "2", M.NOT_HERE) and beneath == ("", "", M.NOT_HERE, V.describe(d.checks[1], rule=False))

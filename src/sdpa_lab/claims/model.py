@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sdpa_lab.claims.standard_errors import ALPHA_CLAIM, ALPHA_FAMILY, bonferroni_k
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k
 from sdpa_lab.results import Results
 
 # Verdicts. Only FAILS makes the checker exit non-zero.
@@ -204,9 +204,11 @@ class Claim:
     # once for all its runs, and the workflow's expectations job reruns when those settings change
     expectations: Callable[[Mapping], list[tuple[str, str, int, int]]] | None = field(default=None, repr=False)
     expectation_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
-    # its share of the run's false-fail budget ALPHA_FAMILY, split over its own statistical checks (its k); spent only
-    # in a run where it makes statistical checks, and never set from the other claims, so no claim changes another's k
-    alpha: float = ALPHA_CLAIM
+    # its share of the run's false-fail budget ALPHA_FAMILY, split over its own statistical checks (its k): a claim that
+    # makes statistical checks declares one (standard_errors.ALPHA_CLAIM, unless it has a reason for another), a claim
+    # without needs none. Never set from the other claims, so no claim changes another's k; the registry's shares sum
+    # to at most ALPHA_FAMILY (the union bound over claims: the house lane checks it)
+    alpha: float = 0.0
 
     def sentence(self, check: str) -> str:
         """The lesson's sentence the check named `check` decides; KeyError if the claim makes no such check."""
