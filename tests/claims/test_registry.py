@@ -81,9 +81,17 @@ def get_cell(tables, cell) -> float:
     return float(t.loc[mask, column].iloc[0])
 
 
+_SOURCES: dict[str, list[C.Claim]] = {}  # claim id -> the claims whose checks its derived ones repeat (from any tables)
+
+
 def redecide(tables, claim_id: str, check: C.Check) -> C.Check:
-    """`check` decided again on `tables`, its claim alone: with the k it has in the whole run (each claim's own)."""
-    d = C.decide(Results("mem", tables), claims=[C.registry()[claim_id]])
+    """`check` decided again on `tables`: its claim, with the claims whose checks its derived ones repeat (they take
+    those claims' k), so with the k it has in the whole run (each claim's own, whatever the other claims)."""
+    claim = C.registry()[claim_id]
+    if claim_id not in _SOURCES:
+        repeated = {c.of_claim for c in claim.decide(Results("mem", tables))} - {"", claim_id}
+        _SOURCES[claim_id] = [C.registry()[cid] for cid in sorted(repeated)]
+    d = C.decide(Results("mem", tables), claims=[*_SOURCES[claim_id], claim])
     (found,) = [c for c in d.checks if c.check == check.check and c.parameters == check.parameters]
     return found
 

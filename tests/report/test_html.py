@@ -240,7 +240,7 @@ def test_a_failing_claim_is_shown_as_failing_prominently(run_dir, tmp_path):
 
 
 def test_config_strings_are_escaped():
-    decision = C.Decision((), float("nan"), 0)
+    decision = C.Decision((), {})
     evil = {"seed": 1, "note": "<script>alert('x')</script>", "a&b": "\"quoted\" <b>bold</b>"}
     html = H.render_report(decision, {}, P.provenance(evil, [], "."), claims=list(C.registry().values()))
     assert "<script>" not in html and "<b>bold</b>" not in html

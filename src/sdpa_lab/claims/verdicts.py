@@ -255,11 +255,12 @@ def margin_words(c: Check) -> str:
 def claim_ks(decision: Decision) -> str:
     """Each claim with statistical checks, its k (as its checks were decided) and how many checks its share is
     split over: "B1 k = 4.892 over 10, B3 k = 4.790 over 6"."""
-    words = []
-    for cid in decision.shares:
-        own = [c for c in decision.checks if c.claim == cid and c.basis == "statistical"]
-        words.append(f"{cid} k = {number(own[0].k, decimals=3, integers=False)} over {number(len(own))}")
-    return ", ".join(words)
+    own: dict[str, list[Check]] = {}
+    for c in decision.checks:
+        if c.basis == "statistical":
+            own.setdefault(c.claim, []).append(c)
+    return ", ".join(f"{cid} k = {number(checks[0].k, decimals=3, integers=False)} over {number(len(checks))}"
+                     for cid, checks in own.items())
 
 
 def summary(decision: Decision, show_all: bool = False, width: int | None = None) -> str:

@@ -4,6 +4,7 @@ and a note repeated on many rows of a checks table said once beneath it."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -55,7 +56,7 @@ def k_sentence(claim: str, checks: Sequence[Check], decision: Decision) -> str:
     own = [c for c in checks if c.basis == "statistical"]
     parts = []
     if own:
-        share = decision.shares[claim]
+        share = decision.shares.get(claim, math.nan)
         parts.append(f"Here k = {number(own[0].k, decimals=3, integers=False)} standard errors: {claim}'s share "
                      f"{num(share)} of the run's false-fail budget {num(decision.alpha_family)}, split over its "
                      f"{len(own)} statistical check{'s' if len(own) != 1 else ''} (a false-alarm rate of "
