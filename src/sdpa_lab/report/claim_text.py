@@ -60,11 +60,12 @@ def k_sentence(claim: str, checks: Sequence[Check], decision: Decision) -> str:
         parts.append(f"Here k = {number(own[0].k, decimals=3, integers=False)} standard errors: {claim}'s share "
                      f"{num(share)} of the run's false-fail budget {num(decision.alpha_family)}, split over its "
                      f"{len(own)} statistical check{'s' if len(own) != 1 else ''} (a false-alarm rate of "
-                     f"{num(share / len(own), 3)} per check), whatever the other claims check")
+                     f"{num(share / len(own), 3)} per check), however many checks the other claims make")
     repeated = {c.of_claim: c.k for c in checks if c.basis == "derived" and c.of_claim not in ("", claim)}
-    parts += [f"{'its' if own else 'Its'} checks repeating {other}'s evidence take {other}'s k = "
-              f"{number(k, decimals=3, integers=False)}" for other, k in sorted(repeated.items())]
-    return "; ".join(parts) + "." if parts else ""
+    parts += [f"its checks repeating {other}'s evidence take {other}'s k = {number(k, decimals=3, integers=False)}"
+              for other, k in sorted(repeated.items())]
+    text = "; ".join(parts)
+    return f"{text[:1].upper()}{text[1:]}." if text else ""
 
 
 def why_not_per_draw(checks: Sequence[Check]) -> str:
