@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k
+import sdpa_lab.claims.standard_errors as standard_errors
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY
 from sdpa_lab.results import Results
 
 # Verdicts. Only FAILS makes the checker exit non-zero.
@@ -199,16 +200,16 @@ class Claim:
     # the checks (by name, keys of `sentences`) whose measured numbers the report's lead quotes: the claim's own
     # series; empty, or none of them made in a run: its first check's
     lead: tuple[str, ...] = ()
-    # theory's finite-d_k expectations its decide function asks for (Results.expectation's keys, in the order asked) on
-    # the tables of a config, and the settings they are made from (section -> its settings): a study computes them
-    # once for all its runs, and the workflow's expectations job reruns when those settings change
-    expectations: Callable[[Mapping], list[tuple[str, str, int, int]]] | None = field(default=None, repr=False)
-    expectation_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     # its share of the run's false-fail budget ALPHA_FAMILY, split over its own statistical checks (its k): a claim that
     # makes statistical checks declares one (standard_errors.ALPHA_CLAIM, unless it has a reason for another), a claim
     # without needs none. Never set from the other claims, so no claim changes another's k; the registry's shares sum
     # to at most ALPHA_FAMILY (the union bound over claims: the house lane checks it)
     alpha: float = 0.0
+    # theory's finite-d_k expectations its decide function asks for (Results.expectation's keys, in the order asked) on
+    # the tables of a config, and the settings they are made from (section -> its settings): a study computes them
+    # once for all its runs, and the workflow's expectations job reruns when those settings change
+    expectations: Callable[[Mapping], list[tuple[str, str, int, int]]] | None = field(default=None, repr=False)
+    expectation_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
 
     def sentence(self, check: str) -> str:
         """The lesson's sentence the check named `check` decides; KeyError if the claim makes no such check."""
@@ -298,7 +299,9 @@ class Decision:
 
     def k_of(self, claim: str) -> float:
         """The claim's k: its share split over its statistical checks; nan for a claim without any."""
-        return bonferroni_k(self.n_statistical_of(claim), self.shares[claim]) if claim in self.shares else math.nan
+        if claim not in self.shares:
+            return math.nan
+        return standard_errors.bonferroni_k(self.n_statistical_of(claim), self.shares[claim])
 
     @property
     def ks(self) -> dict[str, float]:
