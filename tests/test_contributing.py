@@ -70,9 +70,11 @@ def test_the_toy_claim_is_declared_once_and_quotes_its_sentence_by_its_checks_na
     from sdpa_lab.claims import softmax_saturation
     from sdpa_lab.claims.model import Check, Claim, statistical
     from sdpa_lab.claims.registry import lesson_order
+    from sdpa_lab.claims.standard_errors import ALPHA_CLAIM
     from sdpa_lab.results import Results
 
-    names = {"math": math, "pairwise": pairwise, "Check": Check, "Claim": Claim, "Results": Results,
+    names = {"ALPHA_CLAIM": ALPHA_CLAIM, "math": math, "pairwise": pairwise, "Check": Check, "Claim": Claim,
+             "Results": Results,
              "statistical": statistical, **{c.id: c for c in softmax_saturation.CLAIMS}}
     exec(block("python", "X1 = Claim("), names)  # noqa: S102 (the guide's own code)
     x1 = names["X1"]
@@ -83,6 +85,7 @@ def test_the_toy_claim_is_declared_once_and_quotes_its_sentence_by_its_checks_na
     assert [c.parameters for c in checks] == ["temperature=0.5->1", "temperature=1->2"]
     assert all(x1.sentence(c.check) == names["_SHARPNESS"] for c in checks)
     assert x1.page.startswith("docs/claims/") and x1.tolerance_reason
+    assert x1.alpha == ALPHA_CLAIM  # its share of the run's false-fail budget: it makes statistical checks
     # the section's CLAIMS, X1 added, is all the registry reads: the claim takes its place after the lesson's
     assert names["CLAIMS"] == (*softmax_saturation.CLAIMS, x1)
     assert sorted(names["CLAIMS"], key=lesson_order)[-1] is x1

@@ -208,11 +208,13 @@ def test_deciding_in_memory_equals_deciding_the_written_csvs(tmp_path):
     for name, table in {**fixed, **tables}.items():  # the seeded tables as rows, as a batch decides them
         write_csv(table, tmp_path / "r" / name)
     seeded = set(tables)
-    in_memory, n = Decider(seeded)(Results("mem", {**fixed, **tables}))
-    on_disk = decide(Results(tmp_path / "r"))
-    assert n == on_disk.n_statistical and in_memory.k == on_disk.k
-    assert [(c.check, c.parameters, repr(c.measured), c.verdict) for c in in_memory.checks] == \
-           [(c.check, c.parameters, repr(c.measured), c.verdict) for c in on_disk.checks]
+    in_memory = Decider(seeded)(Results("mem", {**fixed, **tables}))  # the claims that read a seeded table
+    on_disk = decide(Results(tmp_path / "r"))  # every claim
+    decided = {c.claim for c in in_memory.checks}
+    assert in_memory.ks == {claim: k for claim, k in on_disk.ks.items() if claim in decided}
+    assert [(c.check, c.parameters, repr(c.measured), repr(c.k), c.verdict) for c in in_memory.checks] == \
+           [(c.check, c.parameters, repr(c.measured), repr(c.k), c.verdict) for c in on_disk.checks
+            if c.claim in decided]
     assert table_file("entropy_sweep", "single_draw") == "entropy_single_draw.csv"
 
 
@@ -355,7 +357,9 @@ def test_the_checks_table_has_one_row_per_run_and_check(small):
     assert np.allclose(st.tolerance, st.k_check * st.se) and (st.k_check >= st.k - 1e-12).all()  # Cornish-Fisher
     assert checks[~checks.basis.isin(["statistical", "derived"])].z.isna().all()
     assert not checks.claim.str.startswith("A").any()  # the lesson replications do not depend on the seed
-    assert (checks.k > 4).all() and checks.groupby("seed_index").k.nunique().max() == 1
+    # each check's k is its claim's (a derived one's: its source's), the same in every run of the sweep
+    assert (st.k > 4).all() and st.groupby(["claim", "check", "parameters"]).k.nunique().max() == 1
+    assert checks[~checks.basis.isin(["statistical", "derived"])].k.isna().all()
 
 
 @pytest.mark.pipeline  # reads the small study (a statistical study in process)

@@ -76,7 +76,9 @@ def test_write_claims_decides_every_claim_from_the_csvs_and_refuses_stale_ones(t
 
     # read back (the figures and the report do): every number, verdict and k as decided, to the last bit
     back = D.read_claims(out)
-    assert (back.k, back.n_statistical, back.alpha_family) == (decision.k, decision.n_statistical, M.ALPHA_FAMILY)
+    assert (back.ks, back.n_statistical, back.alpha_family) == (decision.ks, decision.n_statistical, M.ALPHA_FAMILY)
+    assert [repr(c.k) for c in back.checks] == [repr(c.k) for c in decision.checks]
+    assert [c.of_claim for c in back.checks] == [c.of_claim for c in decision.checks]
     shown = ("claim", "check", "parameters", "relation", "expected", "measured", "basis", "source", "tolerance",
              "se", "literal", "note", "deviation", "margin", "verdict")
     assert [tuple(map(repr, (getattr(c, f) for f in shown))) for c in back.checks] == \

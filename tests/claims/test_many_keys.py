@@ -76,7 +76,7 @@ def test_the_one_check_four_thousand_trials_cannot_settle_says_why(default_trial
     assert widest.note.startswith("theory's difference here is only") and "4,000 trials" in widest.note
     assert C.claim_verdict(default_trials) == C.INCONCLUSIVE
     assert [c for c in default_trials if c.verdict not in (C.HOLDS, C.CONDITION_NOT_MET)] == [widest]
-    summary = C.summary(C.Decision(tuple(default_trials), 4.8, 30, statements={"B7": "s"}))
+    summary = C.summary(C.Decision(tuple(default_trials), {"B7": C.ALPHA_CLAIM}, statements={"B7": "s"}))
     assert "why: theory's difference here is only" in " ".join(summary.split())
 
 

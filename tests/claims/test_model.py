@@ -77,7 +77,7 @@ def test_a_check_without_spread_that_shows_no_difference_has_no_margin(relation,
     (c,) = d.checks
     assert c.tolerance == 0.0 and c.verdict == M.INCONCLUSIVE and math.isnan(c.margin)
     assert V.describe(c).endswith("(margin n/a; fails above 1)")
-    assert check_row(c, d.k).margin == "n/a" and check_row(c, d.k).tolerance_why == "SE 0: the statistic has no spread"
+    assert check_row(c).margin == "n/a" and check_row(c).tolerance_why == "SE 0: the statistic has no spread"
     write_csv(d.table(), tmp_path / "claims.csv")
     row = (tmp_path / "claims.csv").read_text().splitlines()[1]
     assert ",0.0,,inconclusive," in row  # deviation 0, margin empty, verdict
@@ -154,7 +154,8 @@ def test_log_std_var_matches_simulation():
 
 
 def _claim(checks):
-    return M.Claim("B1", "t", "s", "l", "sec", ("variance.csv",), "r", decide=lambda R: list(checks))
+    return M.Claim("B1", "t", "s", "l", "sec", ("variance.csv",), "r", decide=lambda R: list(checks),
+                   alpha=SE.ALPHA_CLAIM)
 
 
 def test_decide_sets_statistical_tolerances_from_k():
@@ -163,15 +164,19 @@ def test_decide_sets_statistical_tolerances_from_k():
     pr = M.printed("B1", "q", "p", 1.0, 1.0, 2, "variance.csv")
     R = Results("mem", {})
     d = D.decide(R, claims=[_claim([stat, ex, pr])])
-    assert d.n_statistical == 1 and d.k == SE.bonferroni_k(1) and d.alpha_family == SE.ALPHA_FAMILY
+    # the claim's own share (ALPHA_CLAIM by default) over its one statistical check
+    assert d.n_statistical == 1 and d.shares == {"B1": SE.ALPHA_CLAIM} and d.alpha_family == SE.ALPHA_FAMILY
+    assert d.k_of("B1") == SE.bonferroni_k(1, SE.ALPHA_CLAIM) and d.ks == {"B1": d.k_of("B1")}
     got = {c.check: c for c in d.checks}
-    assert got["c"].tolerance == pytest.approx(SE.bonferroni_k(1) * 0.05, rel=1e-15)
+    assert got["c"].tolerance == pytest.approx(SE.bonferroni_k(1, SE.ALPHA_CLAIM) * 0.05, rel=1e-15)
+    assert got["c"].k == d.k_of("B1")
     assert got["e"].tolerance == 0.0 and got["q"].tolerance == 0.005  # not statistical: untouched
+    assert math.isnan(got["e"].k) and math.isnan(d.k_of("A1"))
     d2 = D.decide(R, claims=[_claim([stat, stat])], k=3.0)
-    assert d2.k == 3.0 and d2.n_statistical == 2
+    assert [c.k for c in d2.checks] == [3.0, 3.0] and d2.n_statistical == 2
     assert all(c.tolerance == pytest.approx(0.15, rel=1e-15) for c in d2.checks)
-    d3 = D.decide(R, claims=[_claim([stat])], alpha_family=0.05)
-    assert d3.k == pytest.approx(SE.bonferroni_k(1, 0.05)) and d3.alpha_family == 0.05
+    d3 = D.decide(R, claims=[replace(_claim([stat]), alpha=0.05)], alpha_family=0.05)
+    assert d3.k_of("B1") == pytest.approx(SE.bonferroni_k(1, 0.05)) and d3.alpha_family == 0.05
 
 
 def test_decide_refuses_a_non_finite_measurement_naming_the_file():
@@ -191,11 +196,11 @@ def test_decision_table_and_failures():
     t = d.table()
     assert list(t.columns) == ["id", "statement", "check", "parameters", "relation", "expected", "measured",
                                "tolerance", "deviation", "margin", "verdict", "basis", "standard_error", "expected_se",
-                               "k_prime", "literal", "theory_says_false", "premise_not_met", "theory_unclear", "theory",
-                               "theory_se", "theory_tolerance", "source", "note"]
+                               "k", "k_prime", "literal", "theory_says_false", "premise_not_met", "theory_unclear",
+                               "theory", "theory_se", "theory_tolerance", "source", "note"]
     assert t.verdict.tolist() == [M.HOLDS, M.FAILS] and t.statement.tolist() == ["s", "s"]
     assert t.deviation.tolist() == [0.0, 5.0] and t.standard_error.tolist() == [0.1, 0.1]
-    assert t.k_prime.tolist() == [d.k, d.k]  # no known skewness: k' is k
+    assert t.k_prime.tolist() == t.k.tolist() == [d.k_of("B1")] * 2  # no known skewness: k' is k
     assert isinstance(t, pd.DataFrame)
 
 
@@ -250,7 +255,7 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     b5 = [M.statistical("B5", "fall", "d_k=4->16", 0.0, 0.0, 0.1, "above", "entropy_sweep.csv")]
     b3 = [M.missing("B3", "slope", "", "variance.csv", "needs two d_k")]
     a1 = [M.printed("A1", "raw", "d_k=4", 3.988, 3.988, 3, "lesson_variance.csv")]
-    claims = [M.Claim(cid, "t", "s", "l", "sec", (), "r", decide=lambda R, c=checks: list(c))
+    claims = [M.Claim(cid, "t", "s", "l", "sec", (), "r", decide=lambda R, c=checks: list(c), alpha=SE.ALPHA_CLAIM)
               for cid, checks in (("B1", b1), ("B5", b5), ("B3", b3), ("A1", a1))]
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d, width=100)
@@ -266,12 +271,13 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
     assert [r for r in rows if not r[0]] == [("", "", M.FAILS, V.describe(d.checks[i], rule=False)) for i in (1, 2)] \
         + [("", "", M.INCONCLUSIVE, V.describe(d.checks[3], rule=False))]
     footer = text.split("\n\n")[1]
-    assert " ".join(footer.splitlines()[:2]) == (
-        "statistical checks: 4, each within k = 3.000 standard errors, more on the long side of "
-        "a skewed statistic (Bonferroni: a correct run fails by chance less than once in 10,000)")
+    assert " ".join(footer.split("\nMargin:")[0].splitlines()) == (
+        "statistical checks: 4, each within its claim's k standard errors (B1 3.00, B5 3.00: its share of the "
+        "false-fail budget over its own checks), more on a skewed statistic's long side; a correct run fails by "
+        "chance less than once in 10,000")
     assert lines[-1] == f"4 claims: 1 holds, 1 {M.INCONCLUSIVE}, 1 {M.NOT_MEASURED}, 1 fails; FAILING: B1"
     b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
-    b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2))
+    b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2), alpha=SE.ALPHA_CLAIM)
     two = D.decide(Results("mem", {}), claims=[claims[0], b2_claim], k=3.0)
     assert V.summary(two).splitlines()[-1] == "2 claims: 2 fail; FAILING: B1, B2"
     fine = D.decide(Results("mem", {}), claims=[claims[3]], k=3.0)
@@ -287,7 +293,7 @@ def test_the_checkers_table_fits_the_width_and_breaks_no_number_or_word(width):
     checks = [M.statistical("B1", "variance of raw scores", f"d_k={d}, n=100000", d * 1.0021, d, d * 0.0045,
                             "within", "variance.csv") for d in (4, 16, 64, 256, 1024)]
     checks.append(M.statistical("B1", "a tiny gap", "d_k=4", 2.2e-5, 0.0, 6e-6, "within", "variance.csv"))
-    claims = [M.Claim("B1", "t", "s", "l", "sec", (), "r", decide=lambda R: list(checks))]
+    claims = [M.Claim("B1", "t", "s", "l", "sec", (), "r", decide=lambda R: list(checks), alpha=SE.ALPHA_CLAIM)]
     d = D.decide(Results("mem", {}), claims=claims, k=3.0)
     text = V.summary(d, show_all=True, width=width)
     assert max(map(len, text.splitlines())) <= width
@@ -315,7 +321,7 @@ def test_the_summary_says_where_the_sentence_does_not_hold_and_why():
                          theory_says_false=True)
     holds = M.statistical("B7", "gap", "d_k=4, T=1024", 0.0, 0.0, 0.01, "within", "gradient.csv")
     d = D.decide(Results("mem", {}), claims=[M.Claim("B7", "t", "s", "l", "sec", (), "r",
-                                                     decide=lambda R: [holds, here])], k=3.0)
+                                                     decide=lambda R: [holds, here], alpha=SE.ALPHA_CLAIM)], k=3.0)
     text = V.summary(d)
     row, beneath = table_rows(text)[1:]
     assert row[:3] == ("B7", "2", M.NOT_HERE) and beneath == ("", "", M.NOT_HERE, V.describe(d.checks[1], rule=False))

@@ -39,7 +39,7 @@ def test_b7_at_1024_keys_says_where_the_lesson_sentence_does_not_hold():
     assert {c.verdict for c in checks if not c.undecided} == {C.HOLDS}  # the scaled norm's
     # the falls from d_k = 4, where the unscaled softmax is not yet saturated (its norm still rises): not decided
     assert {c.parameters for c in checks if c.verdict == C.CONDITION_NOT_MET} == {"d_k=4->64, T=1024"}
-    summary = C.summary(C.Decision(tuple(checks), 4.8, 6, statements={"B7": "s"}))
+    summary = C.summary(C.Decision(tuple(checks), {"B7": C.ALPHA_CLAIM}, statements={"B7": "s"}))
     (row,) = [r for r in table_rows(summary) if r[0] == "B7"]
     assert row[2] == C.NOT_HERE  # the claim's verdict, as the checker prints it
     assert f"\n'{C.NOT_HERE}'" in summary.split("\n\n")[1]

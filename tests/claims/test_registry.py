@@ -81,13 +81,22 @@ def get_cell(tables, cell) -> float:
     return float(t.loc[mask, column].iloc[0])
 
 
-def redecide(tables, claim_id: str, check: C.Check, k: float) -> C.Check:
-    d = C.decide(Results("mem", tables), claims=[C.registry()[claim_id]], k=k)
+_SOURCES: dict[str, list[C.Claim]] = {}  # claim id -> the claims whose checks its derived ones repeat (from any tables)
+
+
+def redecide(tables, claim_id: str, check: C.Check) -> C.Check:
+    """`check` decided again on `tables`: its claim, with the claims whose checks its derived ones repeat (they take
+    those claims' k), so with the k it has in the whole run (each claim's own, whatever the other claims)."""
+    claim = C.registry()[claim_id]
+    if claim_id not in _SOURCES:
+        repeated = {c.of_claim for c in claim.decide(Results("mem", tables))} - {"", claim_id}
+        _SOURCES[claim_id] = [C.registry()[cid] for cid in sorted(repeated)]
+    d = C.decide(Results("mem", tables), claims=[*_SOURCES[claim_id], claim])
     (found,) = [c for c in d.checks if c.check == check.check and c.parameters == check.parameters]
     return found
 
 
-def move_to(tables, check: C.Check, target: float, k: float):
+def move_to(tables, check: C.Check, target: float):
     """Tables in which `check` measures `target`, by moving its cell (Newton steps on a smooth map)."""
     c0 = get_cell(tables, check.cell)
     c, m = c0, check.measured
@@ -95,10 +104,10 @@ def move_to(tables, check: C.Check, target: float, k: float):
         if math.isclose(m, target, rel_tol=1e-9, abs_tol=1e-3 * check.tolerance):
             return set_cell(tables, check.cell, c)
         h = 1e-6 * max(abs(c), 1e-3)
-        slope = (redecide(set_cell(tables, check.cell, c + h), check.claim, check, k).measured - m) / h
+        slope = (redecide(set_cell(tables, check.cell, c + h), check.claim, check).measured - m) / h
         assert slope != 0, f"{check.claim} {check.check}: measured does not move with its cell"
         c = c + (target - m) / slope
-        m = redecide(set_cell(tables, check.cell, c), check.claim, check, k).measured
+        m = redecide(set_cell(tables, check.cell, c), check.claim, check).measured
     raise AssertionError(f"could not move {check.claim} {check.check} [{check.parameters}] to {target}")
 
 
@@ -191,20 +200,20 @@ def test_each_check_fails_at_twice_its_tolerance_and_holds_at_half(results_dir):
     for check in _representative_checks(decision):
         if check.tolerance == 0:  # exact: any change of its cell in one direction breaks it
             verdicts = {redecide(set_cell(tables, check.cell, get_cell(tables, check.cell) + s), check.claim,
-                                 check, decision.k).verdict for s in (-1.0, 1.0)}
+                                 check).verdict for s in (-1.0, 1.0)}
             assert C.FAILS in verdicts, check
         else:
             for target, verdict in zip(fail_and_hold(check), (C.FAILS, C.HOLDS), strict=True):
-                moved = move_to(tables, check, target, decision.k)
-                got = redecide(moved, check.claim, check, decision.k)
+                moved = move_to(tables, check, target)
+                got = redecide(moved, check.claim, check)
                 assert got.verdict == verdict, (check, target, got)
         checked.add(check.claim)
     assert checked == set(C.registry())
 
 
-def _perturb_csv(results: Path, check: C.Check, target: float, k: float) -> None:
+def _perturb_csv(results: Path, check: C.Check, target: float) -> None:
     tables = load_tables(results)
-    moved = move_to(tables, check, target, k)
+    moved = move_to(tables, check, target)
     name = check.cell[0]
     write_csv(moved[name], results / name)
 
@@ -217,7 +226,7 @@ def test_checker_exit_status_names_the_claim(results_dir, decision, tmp_path, cl
     for name, target, status in (("hold", hold, 0), ("fail", fail, 1)):
         work = tmp_path / name
         shutil.copytree(results_dir, work)
-        _perturb_csv(work, check, target, decision.k)
+        _perturb_csv(work, check, target)
         assert main(["check", str(work), "--no-config"]) == status
         out = capsys.readouterr().out
         if status:
@@ -234,7 +243,7 @@ def test_checker_fails_exact_claims(decision, results_copy, claim_id, capsys):
     tables = load_tables(results_copy)
     for step in (1.0, -1.0):
         moved = set_cell(tables, check.cell, get_cell(tables, check.cell) + step)
-        if redecide(moved, claim_id, check, decision.k).verdict == C.FAILS:
+        if redecide(moved, claim_id, check).verdict == C.FAILS:
             break
     name = check.cell[0]
     moved[name][check.cell[2]] = moved[name][check.cell[2]].astype(float)
@@ -296,10 +305,13 @@ def test_derived_checks_repeat_their_source_and_are_counted_once(decision):
     derived = [c for c in d.checks if c.basis == "derived"]
     assert {c.claim for c in derived} == {"B2", "B4", "B8"}
     assert d.n_statistical == sum(c.basis == "statistical" for c in d.checks)
-    assert d.k == pytest.approx(C.bonferroni_k(d.n_statistical))
+    for claim, k in d.ks.items():  # each claim's k: its own share over its own statistical checks
+        own = [c for c in d.checks if c.claim == claim and c.basis == "statistical"]
+        assert k == pytest.approx(C.bonferroni_k(len(own), C.registry()[claim].alpha)) and {c.k for c in own} == {k}
     sources = {f"{c.claim} {c.check} [{c.parameters}]": c for c in d.checks if c.basis == "statistical"}
     for c in derived:
         source = sources[c.note.removeprefix("derived from ").split(": the same evidence")[0]]
+        assert c.k == source.k and c.of_claim == source.claim  # the same evidence, its source's k
         assert c.margin == pytest.approx(source.margin, rel=1e-9, abs=1e-12)
         assert c.tolerance / c.se == pytest.approx(source.tolerance / source.se)
 

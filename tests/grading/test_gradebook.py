@@ -276,7 +276,7 @@ def test_the_report_links_the_class_overview_from_its_summary_and_holds_no_class
     from sdpa_lab.report import html as H
     from sdpa_lab.report import provenance as P
 
-    decision = C.Decision((), float("nan"), 0)
+    decision = C.Decision((), {})
     prov = P.provenance({"seed": 1}, [], tmp_path)
     without = H.render_report(decision, {}, prov)
     with_class = H.render_report(decision, {}, prov, class_overview=overview(RECORDS))

@@ -229,7 +229,7 @@ def test_grade_the_csv_the_report_and_the_class_count_the_same_parts_and_points(
     parts = H.solutions_view(csv_path)
     total_part = next(p for p in parts if p["name"] == TOTAL)
     check = C.Check("B1", "c", "p", "within", 1.0, 1.0, "exact", "x.csv", tolerance=0.1)
-    html = H.render_report(C.Decision((check,), 4.0, 1, statements={"B1": "s"}),
+    html = H.render_report(C.Decision((check,), {"B1": C.ALPHA_CLAIM}, statements={"B1": "s"}),
                            {}, P.provenance(REPORT_CONFIG, [], tmp_path),
                            solutions=[p for p in parts if p is not total_part], solutions_total=total_part)
     assert f"Your solutions: {line}</h3>" in html and "of 6 pass" not in html

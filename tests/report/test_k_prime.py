@@ -20,12 +20,14 @@ decision, report_html, section = T.decision, T.report_html, T.section  # its fix
 
 def test_each_statistical_check_carries_the_k_prime_its_tolerance_was_made_with(decision):
     statistical = [c for c in decision.checks if c.basis in ("statistical", "derived")]
-    assert any(c.k_prime > decision.k for c in statistical)  # a skewed statistic's k' is wider than k
+    assert any(c.k_prime > c.k for c in statistical)  # a skewed statistic's k' is wider than its claim's k
     for c in statistical:  # from the statistic's exact law where it names one (small d_k), else Cornish-Fisher's
-        exact = exact_laws.k_prime(c.law, decision.k, c.expected, c.se) if c.law else None
-        assert c.k_prime == (exact if exact is not None else cornish_fisher(decision.k, c.skewness,
+        k = decision.k_of(c.of_claim or c.claim)  # its claim's own k (a derived check's: the one it repeats)
+        assert c.k == k
+        exact = exact_laws.k_prime(c.law, k, c.expected, c.se) if c.law else None
+        assert c.k_prime == (exact if exact is not None else cornish_fisher(k, c.skewness,
                                                                             c.excess_kurtosis)), (c.claim, c.check)
-        assert math.isclose(c.tolerance, c.k_prime * c.se + decision.k * c.expected_se, rel_tol=1e-12)
+        assert math.isclose(c.tolerance, c.k_prime * c.se + k * c.expected_se, rel_tol=1e-12)
     assert all(math.isnan(c.k_prime) for c in decision.checks if c.basis not in ("statistical", "derived"))
 
 
@@ -36,7 +38,7 @@ def test_the_report_shows_k_prime_as_claims_csv_records_it(run_dir, decision, re
     for decided, back in zip(decision.checks, read.checks, strict=True):
         assert back.k_prime == decided.k_prime or (math.isnan(back.k_prime) and math.isnan(decided.k_prime))
         if decided.basis in ("statistical", "derived") and decided.se > 0:
-            row = H.check_row(back, read.k)
+            row = H.check_row(back)
             assert row.tolerance_why.startswith(f"{number(decided.k_prime, decimals=1, integers=False)} × SE "), row
             assert f'{row.tolerance}<div class="why">{escape(row.tolerance_why)}</div>' in section(report_html,
                                                                                               back.claim)
@@ -45,5 +47,5 @@ def test_the_report_shows_k_prime_as_claims_csv_records_it(run_dir, decision, re
 def test_a_check_shows_its_own_k_prime_whatever_its_tolerance_adds():
     """The tolerance's words take k' from the check, not from the tolerance (worked back here it would read 4.2)."""
     c = C.Check("B7", "gap", "d_k=4", "within", 0.0, 0.01, "statistical", "g.csv", tolerance=0.5, se=0.1,
-                expected_se=0.02, k_prime=4.61)
-    assert H.check_row(c, 4.2).tolerance_why == "4.6 × SE 0.1 + 4.2 × its expectation's Monte Carlo SE 0.02"
+                expected_se=0.02, k_prime=4.61, k=4.2)
+    assert H.check_row(c).tolerance_why == "4.6 × SE 0.1 + 4.2 × its expectation's Monte Carlo SE 0.02"

@@ -20,12 +20,12 @@ def literal(measured: float) -> C.Check:
 def test_a_per_draw_margin_says_it_is_not_a_failure_in_its_row_and_line():
     c = literal(0.3575)
     assert c.margin > 1 and c.verdict == C.NOT_PER_DRAW
-    row = H.check_row(c, 4.8)
+    row = H.check_row(c)
     assert "not a failure" in row.margin_kind
     assert "a per-draw shortfall, not a failure" in C.describe(c, rule=False)
     assert "fails above 1" not in C.describe(c)  # nor does the line claim the failing line
     ordinary = statistical("B1", "v", "d_k=4", 4.2, 4.0, 0.1, "within", "variance.csv", tolerance=0.48)
-    assert H.check_row(ordinary, 4.8).margin_kind == "" and "not a failure" not in C.describe(ordinary)
+    assert H.check_row(ordinary).margin_kind == "" and "not a failure" not in C.describe(ordinary)
 
 
 def test_every_row_whose_margin_above_1_is_no_failure_says_what_it_is(decision, report_html):
@@ -34,7 +34,7 @@ def test_every_row_whose_margin_above_1_is_no_failure_says_what_it_is(decision, 
     odd = [c for c in decision.checks if (c.margin > 1 and c.verdict != C.FAILS) or c.margin < -1]
     assert odd  # the run has such rows (B5's per-draw fraction at least, and the claimed directions)
     for c in odd:
-        row = H.check_row(c, decision.k)
+        row = H.check_row(c)
         assert row.margin_kind, (c.claim, c.check)
         cell = f'{row.margin}<div class="why">{row.margin_kind}</div>'
         assert cell in section(report_html, c.claim), (c.claim, c.check)

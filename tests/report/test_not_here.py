@@ -20,7 +20,7 @@ def test_where_theory_says_the_sentence_is_false_the_report_says_so_in_words(tmp
                    -0.198, -0.177, "statistical", "gradient.csv", tolerance=0.03, se=0.01, theory_says_false=True)
     holds = replace(here, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", expected=0.05, measured=0.05,
                     theory_says_false=False)
-    decision = C.Decision((holds, here), 4.0, 2, statements={"B7": "s"})
+    decision = C.Decision((holds, here), {"B7": C.ALPHA_CLAIM}, statements={"B7": "s"})
     html = H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path))
     summary = section(html, "summary")
     assert 'class="attention"' not in summary
@@ -47,7 +47,7 @@ def test_where_the_premise_does_not_hold_the_report_shows_the_point_without_deci
                     note="theory says the unscaled softmax is not yet saturated here")
     holds = replace(unmet, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", expected=0.17, measured=0.17,
                     premise_not_met=False, note="")
-    decision = C.Decision((holds, unmet), 4.0, 1, statements={"B7": "s"})
+    decision = C.Decision((holds, unmet), {"B7": C.ALPHA_CLAIM}, statements={"B7": "s"})
     (view,) = H.claim_views(decision, [C.registry()["B7"]], {})
     assert view.verdict == C.HOLDS and "the lesson's premise does not hold (fall of mean unscaled" in view.why
     claim = section(H.render_report(decision, {}, P.provenance(REPORT_CONFIG, [], tmp_path)), "B7")
@@ -61,6 +61,7 @@ def test_where_theorys_sign_is_unclear_the_opening_says_theory_decides_nothing_t
                       "within", 0.0099, 0.0003, "statistical", "gradient.csv", tolerance=0.03, se=0.005,
                       theory_unclear=True)
     holds = replace(unclear, check="mean scaled Jacobian norm ||diag(p) - p p^T||_F", theory_unclear=False)
-    (view,) = H.claim_views(C.Decision((holds, unclear), 4.0, 1, statements={"B7": "s"}), [C.registry()["B7"]], {})
+    decision = C.Decision((holds, unclear), {"B7": C.ALPHA_CLAIM}, statements={"B7": "s"})
+    (view,) = H.claim_views(decision, [C.registry()["B7"]], {})
     assert view.verdict == C.INCONCLUSIVE
     assert view.opening["verdict"].startswith("Not decided: at some points theory's own expectation")

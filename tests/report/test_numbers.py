@@ -67,7 +67,7 @@ def test_a_replication_check_shows_the_measured_value_two_digits_past_the_printe
     terminal and on the page."""
     c = printed(24.285110937, 24.29, 2)
     assert C.describe(c, rule=False) == "raw score [key=5]: measured 24.2851 within 24.29 ± 0.005 (margin 0.98)"
-    row = H.check_row(c, 4.8)
+    row = H.check_row(c)
     assert (row.measured, row.expected, row.tolerance) == ("24.2851", "24.29", "± 0.005")
     c = printed(0.291482, 0.291, 3)
     assert C.describe(c, rule=False) == "raw score [key=5]: measured 0.29148 within 0.291 ± 5 × 10⁻⁴ (margin 0.96)"
@@ -78,7 +78,7 @@ def test_every_replication_row_of_the_report_shows_the_extra_digits(decision, re
     for c in decision.checks:
         if c.basis != "printed":
             continue
-        row = H.check_row(c, decision.k)
+        row = H.check_row(c)
         printed_decimals = len(row.expected.partition(".")[2])
         shown = row.measured.partition(".")[2]
         assert "×" in row.measured or len(shown) == printed_decimals + 2, (c.check, row.measured, row.expected)

@@ -86,7 +86,7 @@ def test_on_a_phone_the_five_minute_view_fits_and_nothing_is_hidden_sideways(run
     results = Results(run_dir / "results")
     assert sorted(name for name, _ in layout["imgs"]) == sorted(F.FIGURES)
     for name, scale in layout["imgs"]:  # image px -> CSS px; a point is 96/72 CSS px at the figure's DPI
-        px = smallest_type(name, results, decision.k) * F.DPI / 72 * scale
+        px = smallest_type(name, results, F.FIGURES[name].k_in(decision.checks)[0]) * F.DPI / 72 * scale
         assert px >= SMALLEST_TYPE, (name, round(px, 2))
 
 

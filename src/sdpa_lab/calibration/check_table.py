@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from sdpa_lab.calibration.studies import COLUMNS
@@ -18,26 +19,26 @@ _FLOATS = tuple(COLUMNS.index(c) for c in ("expected", "measured", "se", "tolera
                                            "margin", "k"))
 
 
-def check_cells(study: str, arm: str, run: tuple[int, int, int], seed: int, decision, n_statistical: int,
-                seeded_files) -> list[tuple]:
+def check_cells(study: str, arm: str, run: tuple[int, int, int], seed: int, decision, seeded_files) -> list[tuple]:
     """One tuple of cells (in COLUMNS' order) per check of `decision` that reads a seeded table; `run` is
-    (run, sweep, seed index)."""
+    (run, sweep, seed index). Its k and n_statistical are those of the claim whose share sets its k (its own; a
+    derived check's, the claim whose check it repeats): nan and 0 for a check held to no standard error."""
     cells = []
     index, sweep, seed_index = run
-    k = float(decision.k)
+    counts = Counter(c.claim for c in decision.checks if c.basis == "statistical")
     for c in decision.checks:
         if c.source not in seeded_files:
             continue
         # z for every check held to a standard error (statistical, and derived from one); its own k is
-        # tolerance / SE: the run's k, or wider on the side a known skewness stretches (Cornish-Fisher). Its margin
+        # tolerance / SE: its claim's k, or wider on the side a known skewness stretches (Cornish-Fisher). Its margin
         # is the one it fails above 1 by, its relation's or, held to theory's value besides, that one's.
         with_se = math.isfinite(c.se) and c.se > 0
         z = c.deviation / c.se if with_se else math.nan
         k_check = c.tolerance / c.se if with_se else math.nan
         cells.append((study, arm, index, sweep, seed_index, seed, c.claim, c.check, c.parameters, c.relation, c.basis,
                       bool(c.literal), float(c.expected), float(c.measured), float(c.se), float(c.tolerance),
-                      float(k_check), float(c.deviation), float(z), float(c.margin_toward_fail), c.verdict, k,
-                      int(n_statistical), law_text(c.law)))
+                      float(k_check), float(c.deviation), float(z), float(c.margin_toward_fail), c.verdict, float(c.k),
+                      counts[c.of_claim or c.claim] if math.isfinite(c.k) else 0, law_text(c.law)))
     return cells
 
 

@@ -11,7 +11,7 @@ memory; then every claim decided on them by the claims registry
 (`sdpa_lab.claims.decide`, on a `Results` built from the tables), exactly as `sdpa-lab check`
 decides a pipeline run. The study is generic over the checks: it records, for every check that
 reads a seeded table, what the check itself says (relation, expected, measured, SE, tolerance,
-verdict, the run's k), and z = deviation / SE for the statistical ones.
+verdict, its claim's k), and z = deviation / SE for the statistical ones.
 """
 
 from __future__ import annotations
@@ -144,33 +144,20 @@ def run_rows(config: Mapping, arm: str, scratch: str | Path) -> dict[str, Rows]:
 
 
 class Decider:
-    """Decides every claim of a run as `sdpa-lab check` does, deciding once per job the claims that read
-    only the fixed tables (the same in every run).
-
-    The first run is decided whole: its k and its number of statistical checks are the run's.
-    Later runs decide only the claims that read a seeded table, their k counting the fixed claims' statistical
-    checks too (`decide`'s other_statistical: those are the same in every run), so the recorded k is always the
-    run's own, as deciding the run whole sets it.
-    """
+    """Decides the claims of a run that read a seeded table, as `sdpa-lab check` decides them: the other claims
+    read only the fixed tables (the same in every run), and no claim's k depends on another's (each claim's own
+    share of the run's false-fail budget, split over its own statistical checks), so each check decided here is
+    the one deciding the run whole gives, k and all."""
 
     def __init__(self, seeded_files: set[str]):
         from sdpa_lab.claims import registry
 
-        self.claims = list(registry().values())
-        self.seeded = [c for c in self.claims if set(c.reads) & seeded_files]
-        self.first = None
+        self.seeded = [c for c in registry().values() if set(c.reads) & seeded_files]
 
     def __call__(self, results):
         from sdpa_lab.claims import decide
 
-        if self.first is not None:
-            part = decide(results, self.seeded, other_statistical=self.fixed_statistical)
-            return part, part.n_statistical + self.fixed_statistical
-        whole = self.first = decide(results, self.claims)
-        seeded_ids = {c.id for c in self.seeded}
-        self.fixed_statistical = sum(c.basis == "statistical" and c.claim not in seeded_ids
-                                     for c in whole.checks)
-        return whole, whole.n_statistical
+        return decide(results, self.seeded)
 
 
 def batch_runs(study: Study, arm: str, batch: int, timing: dict | None = None,
@@ -235,10 +222,10 @@ def batch_cells(study: Study, arm: str, batch: int, timing: dict | None = None,
             spent["experiments"] += clock() - t0
             for run, config, tables in zip(group, configs, made, strict=True):
                 t1 = clock()
-                decision, n_statistical = decider(Results(f"<calibration {study.name} {arm} run {run[0]}>",
-                                                          {**fixed, **tables}, known[sweep], indexes))
+                decision = decider(Results(f"<calibration {study.name} {arm} run {run[0]}>", {**fixed, **tables},
+                                           known[sweep], indexes))
                 spent["decide"] += clock() - t1
-                yield check_cells(study.name, arm, run, config["seed"], decision, n_statistical, seeded_files)
+                yield check_cells(study.name, arm, run, config["seed"], decision, seeded_files)
     if timing is not None:
         timing.update(spent, total=clock() - start, runs=len(study.indices(arm, batch)))
 

@@ -2,7 +2,7 @@
 
 Every table is a pure function of the rows, so the same batches give the same bytes.
 
-- runs: one row per run: its k, how many checks failed, the largest |z|;
+- runs: one row per run: its claims' smallest and largest k, how many checks failed, the largest |z|;
 - z_summary: per check family (claim and check, pooled over the sweep's points) and config,
   the mean and standard deviation of z = deviation / SE, with a verdict on each: a correct
   check whose SE is right has z about N(0, 1) when its expected value is the truth;
@@ -94,11 +94,11 @@ RUN = ["config", "arm", "run"]  # a run's identity in every table
 
 
 def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
-    """One row per run: k, counts of checks and of failing ones, failing claims, the largest |z| of its
-    two-sided checks, and the largest z and margin toward failing of its checks that can fail (held to an SE,
-    not the lesson's literal single-draw statement, which reads "not per draw" rather than fails): a run
-    fails such a check exactly when its largest margin toward failing exceeds 1. The check that came
-    closest is named (closest_claim, closest_check, closest_parameters)."""
+    """One row per run: its claims' smallest and largest k (each claim has its own), counts of checks and of failing
+    ones, failing claims, the largest |z| of its two-sided checks, and the largest z and margin toward failing of its
+    checks that can fail (held to an SE, not the lesson's literal single-draw statement, which reads "not per draw"
+    rather than fails): a run fails such a check exactly when its largest margin toward failing exceeds 1. The check
+    that came closest is named (closest_claim, closest_check, closest_parameters)."""
     two_sided = checks.relation.isin(TWO_SIDED)
     # every check held to an SE can fail (one whose sentence theory leaves undecided is held to theory's value)
     can_fail = checks.z.notna() & ~checks.literal.astype(bool)
@@ -107,7 +107,7 @@ def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
                            margin_toward_fail=checks.margin.where(can_fail))  # toward failing already (Check.margin)
     g = checks.groupby(RUN, sort=False)
     runs = g.agg(sweep=("sweep", "first"), seed_index=("seed_index", "first"), seed=("seed", "first"),
-                 k=("k", "first"), n_statistical=("n_statistical", "first"),
+                 k_min=("k", "min"), k_max=("k", "max"),
                  n_checks=("check", "size"), n_fails=("fail", "sum"), n_statistical_fails=("statistical_fail", "sum"),
                  max_abs_z=("abs_z", "max"), max_z_toward_fail=("toward_fail", "max"),
                  max_margin_toward_fail=("margin_toward_fail", "max")).reset_index()
@@ -181,7 +181,7 @@ def false_fails(runs: pd.DataFrame, alpha_family: float, preregistered: Collecti
                      # at most alpha_family
                      "rate_bound": bound, "preregistered": registered,
                      "promise_shown": bool(arm == CORRECT_ARM and bound <= alpha_family and registered),
-                     "alpha_family": alpha_family, "k_min": float(g.k.min()), "k_max": float(g.k.max())})
+                     "alpha_family": alpha_family, "k_min": float(g.k_min.min()), "k_max": float(g.k_max.max())})
     out = pd.DataFrame(rows)
     out["config_order"] = out.config.eq("all")
     return _order(out, ["config_order", "config", "arm"]).drop(columns="config_order")

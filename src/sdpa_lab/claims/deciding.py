@@ -1,6 +1,6 @@
 """Deciding a run: every claim of the registry decided from a run's CSVs, each statistical tolerance set
-(k standard errors, k from a Bonferroni split over every statistical check of the run), and
-results/claims.csv written and read back.
+(k standard errors, each claim's k from a Bonferroni split of its own share of the run's false-fail budget over its
+own statistical checks), and results/claims.csv written and read back.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 import sdpa_lab.claims.exact_laws as exact_laws
-from sdpa_lab.claims.model import Check, Claim, Decision
+from sdpa_lab.claims.model import Check, Claim, Decision, derived_of
 from sdpa_lab.claims.registry import CLAIMS
-from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, bonferroni_k, cornish_fisher
+from sdpa_lab.claims.standard_errors import ALPHA_FAMILY, cornish_fisher
 from sdpa_lab.io import write_csv
 from sdpa_lab.numbers import number
 from sdpa_lab.results import Results, ResultsError, size_limits, stale_errors
@@ -40,17 +40,46 @@ def _with_k(c: Check, k: float) -> Check:
     exact = exact_laws.k_prime(c.law, k, c.expected, c.se) if c.law else None  # the statistic's own law, where known
     k_prime = exact if exact is not None else cornish_fisher(k, c.skewness, c.excess_kurtosis)
     theory_tolerance = c.se * k_prime + k * c.theory_se if math.isfinite(c.theory) else math.nan
-    return _with_tolerance(c, c.se * k_prime + k * c.expected_se, k_prime=k_prime, theory_tolerance=theory_tolerance)
+    return _with_tolerance(c, c.se * k_prime + k * c.expected_se, k=k, k_prime=k_prime,
+                           theory_tolerance=theory_tolerance)
+
+
+def shares(claims: Sequence[Claim], checks: Sequence[Check], alpha_family: float) -> dict[str, float]:
+    """Each claim that made a statistical check, by id, and its share of the run's budget (Claim.alpha). ValueError,
+    naming them, where a share is not in (0, alpha_family] or the shares sum above alpha_family: the union bound over
+    claims would then no longer keep the run's promise."""
+    making = {c.claim for c in checks if c.basis == "statistical"}
+    out = {claim.id: claim.alpha for claim in claims if claim.id in making}
+    bad = [f"{cid} ({alpha})" for cid, alpha in out.items() if not 0 < alpha <= alpha_family]
+    if bad:
+        raise ValueError(f"claims with statistical checks need a share of the run's false-fail budget in "
+                         f"(0, {alpha_family}] (Claim.alpha): {', '.join(bad)}")
+    if math.fsum(out.values()) > alpha_family:
+        raise ValueError(f"the claims' shares of the false-fail budget sum to {math.fsum(out.values()):.6g}, above the "
+                         f"run's {alpha_family} ({', '.join(f'{c} {a:g}' for c, a in out.items())}): lower some "
+                         "Claim.alpha (docs/claims/README.md#k)")
+    return out
+
+
+def _k_for(c: Check, ks: Mapping[str, float]) -> float:
+    """The k of a check: its claim's, or for a derived check the k of the claim whose check it repeats."""
+    owner = c.of_claim or c.claim
+    if owner not in ks:
+        raise ValueError(f"claim {c.claim}'s check {c.check!r} ({c.parameters}) repeats claim {owner}'s evidence "
+                         f"and takes its k: decide {owner} with it")
+    return ks[owner]
 
 
 def decide(results: Results | str, claims: Sequence[Claim] | None = None,
-           alpha_family: float = ALPHA_FAMILY, k: float | None = None, other_statistical: int = 0) -> Decision:
-    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE with a Bonferroni k
-    (widened on the side a known skewness of the statistic stretches, by Cornish-Fisher), plus k Monte Carlo SEs
-    of an expected value computed by Monte Carlo (a bias bound: Check.expected_se).
+           alpha_family: float = ALPHA_FAMILY, k: float | None = None) -> Decision:
+    """Decide every claim from the CSVs in `results`; statistical tolerances are k * SE, each claim's k from its own
+    share of the run's budget `alpha_family` (Claim.alpha) split over its own statistical checks (Bonferroni;
+    widened on the side a known skewness of the statistic stretches, by Cornish-Fisher, or from its exact law),
+    plus k Monte Carlo SEs of an expected value computed by Monte Carlo (a bias bound: Check.expected_se).
 
-    `k` may be given to decide a subset of the claims with the k of the whole run; or `other_statistical`, the
-    number of statistical checks of the run's other claims, counted in k's Bonferroni split besides these.
+    A claim's k depends on its own share and checks alone, so a subset of the claims is decided with the k each has
+    in the whole run. `k` may be given to decide every check at that k instead (a test's; the shares are still
+    checked, and Decision.ks still gives each claim's own k: each check's k is the one it was decided with).
     """
     claims = CLAIMS if claims is None else claims
     R = results if isinstance(results, Results) else Results(results)
@@ -66,10 +95,11 @@ def decide(results: Results | str, claims: Sequence[Claim] | None = None,
     # relation ("above" 0, where theory's difference is positive) counts once: it fails below the higher of -tolerance
     # and theory - its tolerance, or above theory + its tolerance, one tail each, together within the two-sided share
     # (docs/checker.md).
-    n_stat = sum(c.basis == "statistical" for c in checks)
-    k = bonferroni_k(n_stat + other_statistical, alpha_family) if k is None else k
-    checks = [_with_k(c, k) if c.basis in ("statistical", "derived") else c for c in checks]
-    return Decision(tuple(checks), k, n_stat, alpha_family, {c.id: c.statement for c in claims})
+    decision = Decision(tuple(checks), shares(claims, checks, alpha_family), alpha_family,
+                        {c.id: c.statement for c in claims})
+    ks = decision.ks
+    return replace(decision, checks=tuple(_with_k(c, _k_for(c, ks) if k is None else k)
+                                          if c.basis in ("statistical", "derived") else c for c in decision.checks))
 
 
 def refuse_stale(results: Results, config: Mapping | None) -> None:
@@ -103,15 +133,16 @@ def _number(text: str) -> float:
 
 def read_claims(path: str | Path) -> Decision:
     """The decision results/claims.csv holds (write_claims), for the figures and the report, which show it
-    rather than deciding again: every check's numbers as decided, and k, set by `decide` from the number of
-    statistical checks. A row whose verdict does not follow from its numbers is an error.
+    rather than deciding again: every check's numbers as decided, with the k it was decided with, and each claim's
+    share from the registry. A row whose verdict does not follow from its numbers is an error.
     """
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     checks = tuple(Check(r["id"], r["check"], r["parameters"], r["relation"], _number(r["expected"]),
                          _number(r["measured"]), r["basis"], r["source"], tolerance=_number(r["tolerance"]),
                          se=_number(r["standard_error"]), expected_se=_number(r["expected_se"]),
-                         k_prime=_number(r["k_prime"]),
+                         k=_number(r.get("k", "")), k_prime=_number(r["k_prime"]),
+                         of_claim=derived_of(r["note"]) if r["basis"] == "derived" else "",
                          literal=r["literal"] == "True",
                          theory_says_false=r["theory_says_false"] == "True",
                          premise_not_met=r.get("premise_not_met") == "True",
@@ -124,6 +155,5 @@ def read_claims(path: str | Path) -> Decision:
         if c.verdict != r["verdict"]:
             raise ResultsError(f"{path}: row {row} ({c.claim}, {c.check}, {c.parameters}) says {r['verdict']!r}, "
                                f"but its numbers give {c.verdict!r}: rerun the claims rule")
-    n_stat = sum(c.basis == "statistical" for c in checks)
-    return Decision(checks, bonferroni_k(n_stat, ALPHA_FAMILY), n_stat, ALPHA_FAMILY,
+    return Decision(checks, shares(list(CLAIMS), checks, ALPHA_FAMILY), ALPHA_FAMILY,
                     {r["id"]: r["statement"] for r in rows})

@@ -12,6 +12,7 @@ import numpy as np
 from sdpa_lab.claims.exact_laws import exact_law, exact_ratio_law
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
 from sdpa_lab.claims.standard_errors import (
+    ALPHA_CLAIM,
     exp_shape,
     log_std_cumulants,
     variance_excess_kurtosis,
@@ -162,7 +163,7 @@ B1 = Claim(
     "at every d_k of the sweep.",
     "the score has variance d_k", "Why a Dot Product Grows With Dimension", ("variance.csv",),
     SE_VARIANCE + ". The mean's SE is sqrt(d / n) exactly, its law symmetric with excess kurtosis 6 / (d n)",
-    decide_b1, sentences={MEAN: _MEAN, VARIANCE: _VARIANCE}, page=PAGE, lead=(VARIANCE,))
+    decide_b1, sentences={MEAN: _MEAN, VARIANCE: _VARIANCE}, page=PAGE, lead=(VARIANCE,), alpha=ALPHA_CLAIM)
 
 B2 = Claim(
     "B2", "Dividing by sqrt(d_k) brings the variance back to 1",
@@ -182,7 +183,7 @@ B3 = Claim(
     "k standard errors from the delta method: Var(log s) = (2 + 6/d) / (4n) per d_k, independent across d_k. The "
     "skewness of log s, and of a ratio's exponential, widens the long side by Cornish-Fisher; a ratio between two d_k "
     "up to 4 takes the wider quantile of its exact law instead (the two sample variances' exact laws)",
-    decide_b3, sentences={SLOPE: _SPREAD, RATIO: _SPREAD}, page=PAGE, lead=(RATIO,))
+    decide_b3, sentences={SLOPE: _SPREAD, RATIO: _SPREAD}, page=PAGE, lead=(RATIO,), alpha=ALPHA_CLAIM)
 
 B4 = Claim(
     "B4", "Exercise 1: d_k = 1024",
@@ -195,7 +196,7 @@ B4 = Claim(
     "so they are independent too. The scaled variances and the configured sweep's d_k = 1024 repeat evidence "
     "already counted (the exercise's raw variance, B1's): not counted again in the Bonferroni split",
     decide_b4, sentences=dict.fromkeys((EXERCISE_RAW, EXERCISE_SCALED, SWEEP_RAW, SWEEP_SCALED), _EXERCISE1),
-    page=PAGE, lead=(EXERCISE_RAW, EXERCISE_SCALED))
+    page=PAGE, lead=(EXERCISE_RAW, EXERCISE_SCALED), alpha=ALPHA_CLAIM)
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B1, B2, B3, B4)

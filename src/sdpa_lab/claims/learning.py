@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from sdpa_lab.claims.model import Check, Claim, missing, statistical
-from sdpa_lab.claims.standard_errors import paired_proportion_se
+from sdpa_lab.claims.standard_errors import ALPHA_CLAIM, paired_proportion_se
 from sdpa_lab.numbers import number
 from sdpa_lab.results import Results, ResultsError
 
@@ -125,7 +125,7 @@ B10 = Claim(
     "where the scale separates the two heads by more than the learning-rate grid's steps. A check that needs the "
     "scaled head at its grid's edge is not decided",
     decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS}, page=PAGE,
-    lead=(WIDEST_GAP,))
+    lead=(WIDEST_GAP,), alpha=ALPHA_CLAIM)
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B10,)

@@ -4,21 +4,24 @@ the builders the decisions use. Deciding a run is sdpa_lab.claims.deciding's.
 
 Tolerances:
 - replication (A): half a unit in the last digit the lesson printed;
-- sample statistics (B): k standard errors of the estimator, with k from a
-  Bonferroni split of ALPHA_FAMILY over every statistical check of the run,
+- sample statistics (B): k standard errors of the estimator, each claim's k from a
+  Bonferroni split of its own share of ALPHA_FAMILY (Claim.alpha) over its own
+  statistical checks; the shares of a run's claims sum to at most ALPHA_FAMILY,
   so that a correct pipeline run with fresh seeds fails by chance less than
-  once in 1 / ALPHA_FAMILY runs;
+  once in 1 / ALPHA_FAMILY runs, and a claim added changes no other claim's k;
 - shapes, orderings and counts: exact; floating-point sums: a rounding bound.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
 
+import sdpa_lab.claims.standard_errors as standard_errors
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY
 from sdpa_lab.claims.weight_statistics import Statistic
 from sdpa_lab.results import Results
@@ -87,6 +90,8 @@ class Check:
     skewness: float = 0.0  # of the statistic's sampling law, where known: k' = Cornish-Fisher(k, ...) >= k
     excess_kurtosis: float = 0.0
     k_prime: float = math.nan  # k', the standard errors the tolerance allows the measurement; set with the tolerance
+    k: float = math.nan  # its claim's k (a derived check's: the k of the claim whose check it repeats); set with it too
+    of_claim: str = ""  # a derived check's: the claim whose check it repeats (the same evidence, that claim's k)
     # where the statistic's own law gives k' (claims.exact_laws: its key), in place of Cornish-Fisher's from its shape
     law: tuple | None = None
     reach: float = math.inf  # the largest |measured - expected| the statistic can take at all
@@ -196,6 +201,11 @@ class Claim:
     # the checks (by name, keys of `sentences`) whose measured numbers the report's lead quotes: the claim's own
     # series; empty, or none of them made in a run: its first check's
     lead: tuple[str, ...] = ()
+    # its share of the run's false-fail budget ALPHA_FAMILY, split over its own statistical checks (its k): a claim that
+    # makes statistical checks declares one (standard_errors.ALPHA_CLAIM, unless it has a reason for another), a claim
+    # without needs none. Never set from the other claims, so no claim changes another's k; the registry's shares sum
+    # to at most ALPHA_FAMILY (the union bound over claims: the house lane checks it)
+    alpha: float = 0.0
     # theory's finite-d_k expectations its decide function asks for (Results.expectation's keys, in the order asked) on
     # the tables of a config, and the settings they are made from (section -> its settings): a study computes them
     # once for all its runs, and the workflow's expectations job reruns when those settings change
@@ -229,13 +239,28 @@ def statistical(claim, check, parameters, measured, expected, se, relation, sour
                  se=float(se), cell=cell, **kw)
 
 
+DERIVED_NOTE = "derived from {of}: the same evidence, counted once in the Bonferroni split"
+
+
+def derived_of(note: str) -> str:
+    """The claim id a derived check's note (DERIVED_NOTE, first) names as the one whose check it repeats; "" if none:
+    how results/claims.csv gives back Check.of_claim."""
+    found = re.match(r"derived from ([A-Z]+\d+) ", note)
+    return found.group(1) if found else ""
+
+
 def derived(claim, check, parameters, measured, expected, se, relation, source, of: str, **kw) -> Check:
-    """A statistic that is a fixed function of another check's (`of`), so the same evidence: decided like a
-    statistical check, but not counted again in the Bonferroni split (it fails exactly when `of` does)."""
+    """A statistic that is a fixed function of another check's (`of`: "<claim id> <check> [<parameters>]"), so the
+    same evidence: decided like a statistical check with the k of `of`'s claim, but not counted again in the
+    Bonferroni split (it fails exactly when `of` does)."""
     cell = _cell(measured, kw)
-    note = f"derived from {of}: the same evidence, counted once in the Bonferroni split"
+    of_claim = of.split(" ", 1)[0]
+    if not re.fullmatch(r"[A-Z]+\d+", of_claim):
+        raise ValueError(f"derived check {claim} {check}: `of` must start with the claim id of the check it repeats, "
+                         f"got {of!r}")
+    note = DERIVED_NOTE.format(of=of)
     return Check(claim, check, parameters, relation, float(expected), float(measured), "derived", source,
-                 se=float(se), cell=cell, note=note, **kw)
+                 se=float(se), cell=cell, note=note, of_claim=of_claim, **kw)
 
 
 def exact(claim, check, parameters, measured, expected, source, relation="equals", **kw) -> Check:
@@ -259,13 +284,37 @@ def mismatched_axes(got: Sequence[int], want: Sequence[int]) -> int:
 
 @dataclass(frozen=True)
 class Decision:
-    """Every check of a run, with the k used for the statistical ones."""
+    """Every check of a run, with the share of the run's false-fail budget each claim with statistical checks spends
+    (its k is that share split over its own statistical checks)."""
 
     checks: tuple[Check, ...]
-    k: float
-    n_statistical: int
-    alpha_family: float = ALPHA_FAMILY
+    shares: Mapping[str, float]  # claim id -> its share (Claim.alpha), for each claim with statistical checks
+    alpha_family: float = ALPHA_FAMILY  # the run's budget: the shares sum to at most this
     statements: Mapping[str, str] = field(default_factory=dict)  # claim id -> its statement, for the table
+
+    def n_statistical_of(self, claim: str) -> int:
+        """The claim's statistical checks: its share is split over these."""
+        return sum(c.claim == claim and c.basis == "statistical" for c in self.checks)
+
+    @property
+    def n_statistical(self) -> int:
+        return sum(c.basis == "statistical" for c in self.checks)
+
+    def k_of(self, claim: str) -> float:
+        """The claim's k: its share split over its statistical checks; nan for a claim without any."""
+        if claim not in self.shares:
+            return math.nan
+        return standard_errors.bonferroni_k(self.n_statistical_of(claim), self.shares[claim])
+
+    @property
+    def ks(self) -> dict[str, float]:
+        """Each claim's k, by id, for the claims with statistical checks."""
+        return {claim: self.k_of(claim) for claim in self.shares}
+
+    @property
+    def alpha_spent(self) -> float:
+        """The union bound on the run's false-fail rate: the claims' shares summed (at most alpha_family)."""
+        return math.fsum(self.shares.values())
 
     def table(self) -> pd.DataFrame:
         """One row per check: the contents of results/claims.csv."""
@@ -273,7 +322,7 @@ class Decision:
             "id": c.claim, "statement": self.statements[c.claim], "check": c.check, "parameters": c.parameters,
             "relation": c.relation, "expected": c.expected, "measured": c.measured, "tolerance": c.tolerance,
             "deviation": c.deviation, "margin": c.margin, "verdict": c.verdict, "basis": c.basis,
-            "standard_error": c.se, "expected_se": c.expected_se, "k_prime": c.k_prime, "literal": c.literal,
+            "standard_error": c.se, "expected_se": c.expected_se, "k": c.k, "k_prime": c.k_prime, "literal": c.literal,
             "theory_says_false": c.theory_says_false, "premise_not_met": c.premise_not_met,
             "theory_unclear": c.theory_unclear, "theory": c.theory, "theory_se": c.theory_se,
             "theory_tolerance": c.theory_tolerance, "source": c.source, "note": c.note,

@@ -16,7 +16,7 @@ from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, 
 from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
 from sdpa_lab.claims.saturation_expectations import B5_SETTINGS, B7_SETTINGS, b5_expectations, b7_expectations
-from sdpa_lab.claims.standard_errors import paired_ratio_se, variance_se
+from sdpa_lab.claims.standard_errors import ALPHA_CLAIM, paired_ratio_se, variance_se
 from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
 from sdpa_lab.scales import scale_difference
@@ -292,7 +292,7 @@ B5 = Claim(
     "whose Monte Carlo error is bounded as a bias. The literal exercise takes the worst-case binomial SE "
     "sqrt(1/4 / n)",
     decide_b5, sentences={ENTROPY_FALL: _EXERCISE2, SCALED_ENTROPY: _SCALED_ENTROPY, LITERAL: _EXERCISE2}, page=PAGE,
-    lead=(ENTROPY_FALL,), expectations=b5_expectations, expectation_settings=B5_SETTINGS)
+    lead=(ENTROPY_FALL,), expectations=b5_expectations, expectation_settings=B5_SETTINGS, alpha=ALPHA_CLAIM)
 
 B7 = Claim(
     "B7", "A saturated softmax passes almost no gradient",
@@ -313,7 +313,7 @@ B7 = Claim(
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
                           SCALED_NORM: _DERIVATIVE}, page=PAGE, lead=(NORM_FALL,), expectations=b7_expectations,
-    expectation_settings=B7_SETTINGS)
+    expectation_settings=B7_SETTINGS, alpha=ALPHA_CLAIM)
 
 B8 = Claim(
     "B8", "Divide by sqrt(d_k), not by d_k",
@@ -325,7 +325,7 @@ B8 = Claim(
     "Bonferroni split. Entropy differences between d_k values: root-sum-square SEs; between two scales on the same "
     "trials: the SE of the per-trial difference",
     decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE,
-    lead=(OVER_D_K_VARIANCE, OVER_D_K_RISE))
+    lead=(OVER_D_K_VARIANCE, OVER_D_K_RISE), alpha=ALPHA_CLAIM)
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B5, B7, B8)

@@ -252,6 +252,20 @@ def margin_words(c: Check) -> str:
     return margin(c.margin)
 
 
+def claim_ks(decision: Decision, counts: bool = True) -> str:
+    """Each claim with statistical checks, its k (as its checks were decided) and, with `counts`, how many checks its
+    share is split over: "B1 k = 4.892 over 10, B3 k = 4.790 over 6"; without, for the checker's screen, "B1 4.89,
+    B3 4.79"."""
+    own: dict[str, list[Check]] = {}
+    for c in decision.checks:
+        if c.basis == "statistical":
+            own.setdefault(c.claim, []).append(c)
+    if not counts:
+        return ", ".join(f"{cid} {number(checks[0].k, decimals=2, integers=False)}" for cid, checks in own.items())
+    return ", ".join(f"{cid} k = {number(checks[0].k, decimals=3, integers=False)} over {number(len(checks))}"
+                     for cid, checks in own.items())
+
+
 def summary(decision: Decision, show_all: bool = False, width: int | None = None) -> str:
     """The checker's table, `width` columns wide (default: the terminal's, sdpa_lab.terminal): per claim a row (its
     verdict and its closest check's margin), beneath it in full the checks that fail, that theory says do not hold
@@ -279,10 +293,11 @@ def summary(decision: Decision, show_all: bool = False, width: int | None = None
                 lines += check_lines(layout, WHY, c.note)
         margins += shown
     counts = {v: sum(x == v for x in verdicts.values()) for v in VERDICT_KINDS}
-    k, runs = number(decision.k, decimals=3, integers=False), number(1 / decision.alpha_family, decimals=0)
-    footer = [f"statistical checks: {number(decision.n_statistical)}, each within k = {k} standard errors, "
-              "more on the long side of a skewed statistic "
-              f"(Bonferroni: a correct run fails by chance less than once in {runs})",
+    runs = number(1 / decision.alpha_family, decimals=0)
+    # one screen: each claim's k without its count of checks (the report gives both)
+    footer = [f"statistical checks: {number(decision.n_statistical)}, each within its claim's k standard errors "
+              f"({claim_ks(decision, counts=False)}: its share of the false-fail budget over its own checks), more on "
+              f"a skewed statistic's long side; a correct run fails by chance less than once in {runs}",
               margin_rule(margins)]
     if counts[NOT_HERE]:
         footer.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "

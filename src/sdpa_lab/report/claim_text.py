@@ -4,6 +4,7 @@ and a note repeated on many rows of a checks table said once beneath it."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -17,9 +18,10 @@ from sdpa_lab.claims.model import (
     NOT_PER_DRAW,
     Check,
     Claim,
+    Decision,
 )
 from sdpa_lab.claims.verdicts import unit_of
-from sdpa_lab.numbers import at_unit, number
+from sdpa_lab.numbers import at_unit, num, number
 from sdpa_lab.report.leads import lead_sentence
 
 # A shared derivation is referred to, not repeated, when it runs to at least this many words.
@@ -45,6 +47,25 @@ def plain_tolerance(checks: Sequence[Check], alpha_family: float) -> str:
     bases = {"statistical" if c.basis == "derived" else c.basis for c in checks}
     return " ".join(PLAIN_TOLERANCE[b].format(runs=number(1 / alpha_family, decimals=0))
                     for b in PLAIN_TOLERANCE if b in bases)
+
+
+def k_sentence(claim: str, checks: Sequence[Check], decision: Decision) -> str:
+    """The k a claim's checks held to standard errors use, and where it comes from: the claim's own share of the
+    run's false-fail budget split over its own statistical checks; a check repeating another claim's evidence
+    (derived) takes that claim's k. "" for a claim without such checks."""
+    own = [c for c in checks if c.basis == "statistical"]
+    parts = []
+    if own:
+        share = decision.shares.get(claim, math.nan)
+        parts.append(f"Here k = {number(own[0].k, decimals=3, integers=False)} standard errors: {claim}'s share "
+                     f"{num(share)} of the run's false-fail budget {num(decision.alpha_family)}, split over its "
+                     f"{len(own)} statistical check{'s' if len(own) != 1 else ''} (a false-alarm rate of "
+                     f"{num(share / len(own), 3)} per check), however many checks the other claims make")
+    repeated = {c.of_claim: c.k for c in checks if c.basis == "derived" and c.of_claim not in ("", claim)}
+    parts += [f"its checks repeating {other}'s evidence take {other}'s k = {number(k, decimals=3, integers=False)}"
+              for other, k in sorted(repeated.items())]
+    text = "; ".join(parts)
+    return f"{text[:1].upper()}{text[1:]}." if text else ""
 
 
 def why_not_per_draw(checks: Sequence[Check]) -> str:

@@ -1,9 +1,10 @@
 """The report's figures: one short function per figure, from the result CSVs to a matplotlib Figure.
 
-Every function takes the run's `Results` and `k`, the run's number of standard
-errors for the intervals it draws (None: 95% intervals; see `band_z`), and returns a Figure made by
-`sdpa_lab.report.canvas` (fixed fonts, size and dpi; the phone's variant within `narrow()`), whose `save_figure`
-writes it as PNG and SVG without timestamps or version strings, so the same CSVs give the same bytes.
+Every function takes the run's `Results` and `k`, the number of standard errors of the intervals it draws (the k
+of the claim it shows, its statistical checks' in the run's decision; None: 95% intervals; see `band_z`), and
+returns a Figure made by `sdpa_lab.report.canvas` (fixed fonts, size and dpi; the phone's variant within
+`narrow()`), whose `save_figure` writes it as PNG and SVG without timestamps or version strings, so the same CSVs
+give the same bytes.
 Nothing here needs Snakemake or pyplot's global state. What each figure is (name, CSVs,
 claims, caption) lives in `sdpa_lab.report.specs`, which the Snakefile imports without matplotlib.
 """

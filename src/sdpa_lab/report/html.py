@@ -32,6 +32,7 @@ from sdpa_lab.claims.model import (
 from sdpa_lab.claims.registry import registry
 from sdpa_lab.claims.verdicts import (
     VERDICT_KINDS,
+    claim_ks,
     claim_verdict,
     closeness,
     counted,
@@ -44,6 +45,7 @@ from sdpa_lab.claims.verdicts import (
 )
 from sdpa_lab.io import write_text
 from sdpa_lab.report.claim_text import (
+    k_sentence,
     note_key,
     opening,
     plain_tolerance,
@@ -82,12 +84,13 @@ RELATION_WORDS = {
 }
 
 
-def tolerance_text(c: Check, k: float) -> tuple[str, str]:
-    """The tolerance of a check, and in a few words where it comes from."""
+def tolerance_text(c: Check) -> tuple[str, str]:
+    """The tolerance of a check, and in a few words where it comes from (its k' and, for an expected value's Monte
+    Carlo error, its k)."""
     if c.basis in ("statistical", "derived"):
         k_prime = f"{number(c.k_prime, decimals=1, integers=False)} × SE {num(c.se, 2)}"  # k', as decided
         if c.se > 0 and c.expected_se > 0:  # the expected value's Monte Carlo error, bounded as a bias
-            return (f"± {num(c.tolerance, 2)}", f"{k_prime} + {number(k, decimals=1, integers=False)} × its "
+            return (f"± {num(c.tolerance, 2)}", f"{k_prime} + {number(c.k, decimals=1, integers=False)} × its "
                     f"expectation's Monte Carlo SE {num(c.expected_se, 2)}")
         if c.se > 0:
             return f"± {num(c.tolerance, 2)}", k_prime
@@ -131,11 +134,11 @@ def margin_kind(c: Check) -> str:
     return ""
 
 
-def check_row(c: Check, k: float) -> CheckRow:
+def check_row(c: Check) -> CheckRow:
     """A Check as the report shows it (the numbers formatted, nothing recomputed)."""
     margin_text = "—" if c.basis == "missing" else margin(c.margin)
     return CheckRow(c.check, c.parameters, c.relation, RELATION_WORDS.get(c.relation, c.relation),
-                    expected_text(c), at_unit(c.measured, measured_unit(c)), *tolerance_text(c, k), margin_text,
+                    expected_text(c), at_unit(c.measured, measured_unit(c)), *tolerance_text(c), margin_text,
                     margin_kind(c), c.verdict, BADGES[c.verdict], c.note, c.source)
 
 
@@ -173,9 +176,10 @@ class ClaimView:
     notes: list[str] = field(default_factory=list)  # notes of many rows, said once beneath the table
     checks: list[Check] = field(default_factory=list)  # as decided, in the table's order
     margin_rule: str = ""  # the margin's meaning, true for every row of its table (claim_text.margin_rule)
+    k_words: str = ""  # the k its statistical checks are held to, and where it comes from (claim_text.k_sentence)
 
 
-def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence[str],
+def figure_views(pngs: Mapping[str, bytes], checks: Sequence[Check], claim_ids: Sequence[str],
                  narrow: Mapping[str, bytes] | None = None) -> dict[str, FigureView]:
     """Number the figures in the order the claims first use them (unclaimed figures last), each with its phone's
     variant where `narrow` has one."""
@@ -191,8 +195,8 @@ def figure_views(pngs: Mapping[str, bytes], k: float | None, claim_ids: Sequence
         first = next((cid for cid in claim_ids if cid in spec.claims), None)
         png = pngs[spec.name]
         small = narrow.get(spec.name)
-        views[spec.name] = FigureView(len(views) + 1, spec.name, spec.caption_for(k), data_uri(png), first,
-                                      *css_size(png), (data_uri(small), *css_size(small)) if small else None)
+        views[spec.name] = FigureView(len(views) + 1, spec.name, spec.caption_for(*spec.k_in(checks)), data_uri(png),
+                                      first, *css_size(png), (data_uri(small), *css_size(small)) if small else None)
     return views
 
 
@@ -205,7 +209,7 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
         verdict = claim_verdict(made) if made else NOT_MEASURED
         # closest to failing first, those whose verdict is the claim's before the others (verdicts.shown_first)
         checks = sorted(made, key=lambda c: (c.verdict == verdict, closeness(c)), reverse=True)
-        rows = [check_row(c, decision.k) for c in checks]
+        rows = [check_row(c) for c in checks]
         notes = repeated_notes([r.note for r in rows])
         rows = [replace(r, note="") if note_key(r.note) in notes else r for r in rows]
         split = SHOW_FIRST if len(rows) > FOLD_ABOVE else len(rows)
@@ -219,7 +223,8 @@ def claim_views(decision: Decision, claims: Iterable[Claim], figures: Mapping[st
             " ".join(filter(None, (
                 {NOT_PER_DRAW: why_not_per_draw, NOT_HERE: why_not_here}.get(
                     verdict, lambda _: "")(checks), why_condition_not_met(checks)))),
-            opening(claim, verdict, made), reasons[claim.id], notes, checks, margin_rule(checks)))
+            opening(claim, verdict, made), reasons[claim.id], notes, checks, margin_rule(checks),
+            k_sentence(claim.id, checks, decision)))
     return views
 
 
@@ -316,13 +321,13 @@ def render_report(decision: Decision, pngs: Mapping[str, bytes], prov: Mapping,
     `narrow`: the figures' phone's variants (PNG bytes by name), shown on a narrow screen in their place.
     """
     claims = list(claims if claims is not None else registry().values())
-    figures = figure_views(pngs, decision.k, [c.id for c in claims], narrow)
+    figures = figure_views(pngs, decision.checks, [c.id for c in claims], narrow)
     views = claim_views(decision, claims, figures)
     unclaimed = [f for f in figures.values() if f.first_claim is None]
     return environment().get_template("report.html.j2").render(
         claims=views, summary=summary(views), decision=decision, unclaimed=unclaimed, prov=prov,
         badges=BADGES, verdict_order=VERDICT_ORDER,
-        per_check_rate=decision.alpha_family / max(decision.n_statistical, 1), show_first=SHOW_FIRST,
+        claim_ks=claim_ks(decision), show_first=SHOW_FIRST,
         solutions=solutions, claim_badges={cv.claim.id: cv.badge for cv in views},
         claim_verdicts={cv.claim.id: cv.verdict for cv in views}, calibration=calibration,
         class_overview=class_overview, graded=graded, solutions_total=solutions_total)

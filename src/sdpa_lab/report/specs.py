@@ -8,9 +8,14 @@ common.smk), so it must not pull in matplotlib or pandas. The drawing lives in
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sdpa_lab.numbers import number
+
+if TYPE_CHECKING:  # pandas, through the claims' model: not at parse time
+    from sdpa_lab.claims.model import Check
 
 FIGURES_DIR = "reports/figures"
 FORMATS = ("png", "svg")
@@ -20,11 +25,12 @@ WIDTH, HEIGHT, DPI = 8.0, 4.5, 150  # inches, inches, dots per inch: 1200 x 675 
 NARROW_DIR, NARROW_WIDTH, NARROW_PANEL = "narrow", 4.2, (3.0, 3.6)
 
 
-def band_words(k: float | None) -> str:
-    """How the intervals are drawn, for a caption."""
+def band_words(k: float | None, claim: str = "") -> str:
+    """How the intervals are drawn, for a caption: at `claim`'s k (its statistical checks' Bonferroni tolerance)."""
     if k is not None and math.isfinite(k) and k > 0:
         k_text = number(k, decimals=2, integers=False)
-        return f"± {k_text} standard errors (k = {k_text}: the Bonferroni tolerance this run's statistical checks use)"
+        whose = f"{claim}'s statistical checks" if claim else "the statistical checks shown"
+        return f"± {k_text} standard errors (k = {k_text}: the Bonferroni tolerance {whose} use in this run)"
     return "± 1.96 standard errors (95% intervals)"
 
 
@@ -38,14 +44,24 @@ class FigureSpec:
     caption: str  # may hold {band}: how the intervals are drawn
     uses_k: bool = False  # draws intervals of k standard errors (needs the run's decision)
 
-    def caption_for(self, k: float | None) -> str:
-        """The caption, saying how the intervals of this run (k from its decision, or None) are drawn."""
-        return self.caption.format(band=band_words(k))
+    def k_in(self, checks: Iterable[Check]) -> tuple[float | None, str]:
+        """The k its intervals are drawn at, and whose: the first of its claims with statistical checks in a run's
+        decision (each claim has its own k); (None, "") for a figure that draws no such intervals, or none decided."""
+        checks = [c for c in checks if c.basis == "statistical"] if self.uses_k else []
+        for claim in self.claims:
+            own = next((c for c in checks if c.claim == claim), None)
+            if own is not None:
+                return own.k, claim
+        return None, ""
+
+    def caption_for(self, k: float | None, claim: str = "") -> str:
+        """The caption, saying how the intervals of this run (at `claim`'s k, from its decision, or None) are drawn."""
+        return self.caption.format(band=band_words(k, claim))
 
     def caption_generic(self) -> str:
         """The caption without the run's k (for Snakemake's report, written before k is known)."""
-        return self.caption.format(band="± k standard errors, k being the run's Bonferroni tolerance "
-                                        "(its value is in reports/report.html)")
+        return self.caption.format(band="± k standard errors, k being the Bonferroni tolerance of the claim they "
+                                        "show (its value is in reports/report.html)")
 
 
 FIGURES: dict[str, FigureSpec] = {f.name: f for f in (
