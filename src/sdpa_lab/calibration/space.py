@@ -10,7 +10,8 @@ experiment the model leaves out keeps its defaults). The draws come from
 Python's `random.Random` with the space's seed (the same Mersenne Twister stream on every platform and
 version), so the same study file gives the same configs, and the same batches the same bytes.
 
-The Snakefile imports this at parse time: the schema, the cost model and the claims' declarations only.
+Standard library, the schema and the cost model only: the Snakefile imports this at parse time (the claims'
+declarations are read when a space is drawn).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sdpa_lab.claims.registry import expectation_settings
 from sdpa_lab.config import ConfigError, build, choices, config_errors, load_schema, resolve
 from sdpa_lab.workflow_support import cost
 
@@ -95,6 +95,8 @@ def cpu_seconds(config: Mapping) -> float:
     part (Snakemake's start-up, the lesson replications, report), which a calibration run does not pay, and
     with the finite-d_k expectations its claims ask for (EXPECTATIONS_PER_VALUE per distinct value of each list
     setting the claims declare them made from: registry.expectation_settings)."""
+    from sdpa_lab.claims.registry import expectation_settings  # the claims load pandas: only when a space is drawn
+
     c = cost.estimate(config)
     values = sum(len(set(config[section][key])) for section, keys in expectation_settings().items() for key in keys
                  if isinstance(config[section][key], list))
