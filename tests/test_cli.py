@@ -340,3 +340,10 @@ def test_check_fits_one_80_by_24_screen_when_not_a_terminal(results, capsys, mon
     assert max(map(len, lines)) <= 80 and len(lines) <= 24
     assert [line.split()[0] for line in lines[1:len(registry()) + 1]] == list(registry())
     assert lines[-1].startswith(f"{len(registry())} claims: ")
+    # each claim's own k in its row (the footer no longer lists them: a claim more is a row more, no footer line)
+    from sdpa_lab.claims import decide_checked
+
+    from tests.check_table import claim_ks
+
+    ks = {c.claim: f"{c.k:.2f}" for c in decide_checked(results, None).checks if c.basis == "statistical"}
+    assert claim_ks("\n".join(lines)) == {cid: ks.get(cid, "") for cid in registry()}

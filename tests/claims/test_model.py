@@ -19,7 +19,7 @@ from sdpa_lab.claims import verdicts as V
 from sdpa_lab.claims.registry import lesson_sentence
 from sdpa_lab.results import Results, ResultsError
 
-from tests.check_table import table_rows
+from tests.check_table import claim_ks, table_rows
 
 
 def check(relation, deviation, tolerance, basis="statistical", literal=False, expected=10.0, theory_says_false=False):
@@ -272,9 +272,10 @@ def test_summary_lists_each_claim_its_verdict_and_the_failures():
         + [("", "", M.INCONCLUSIVE, V.describe(d.checks[3], rule=False))]
     footer = text.split("\n\n")[1]
     assert " ".join(footer.split("\nMargin:")[0].splitlines()) == (
-        "statistical checks: 4, each within its claim's k standard errors (B1 3.00, B5 3.00: its share of the "
-        "false-fail budget over its own checks), more on a skewed statistic's long side; a correct run fails by "
-        "chance less than once in 10,000")
+        "statistical checks: 4, each within its claim's k standard errors (k: its share of the false-fail budget "
+        "over its own checks), more on a skewed statistic's long side; a correct run fails by chance less than once "
+        "in 10,000")
+    assert claim_ks(text) == {"A1": "", "B1": "3.00", "B3": "", "B5": "3.00"}  # each claim's own k, in its row
     assert lines[-1] == f"4 claims: 1 holds, 1 {M.INCONCLUSIVE}, 1 {M.NOT_MEASURED}, 1 fails; FAILING: B1"
     b2 = [M.statistical("B2", "v", "d_k=4", 9.0, 1.0, 0.1, "within", "variance.csv")]
     b2_claim = M.Claim("B2", "t", "s", "l", "sec", (), "r", decide=lambda R: list(b2), alpha=SE.ALPHA_CLAIM)

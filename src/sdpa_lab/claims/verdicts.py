@@ -197,7 +197,7 @@ def counted(verdict: str, n: int) -> str:
 
 # The checker's table: a claim's id, its number of checks, its verdict (wrapped inside its column), the margin of its
 # closest check; beneath a claim, checks in full, each its verdict and its line, wrapped under it.
-CLAIM_WIDTH, COUNT_WIDTH = 5, 6
+CLAIM_WIDTH, COUNT_WIDTH, K_WIDTH = 5, 6, 4
 MARGIN_HEADER = "closest margin"
 CHECK_INDENT, WHY = "  ", "why"
 
@@ -211,18 +211,19 @@ class Layout:
 
     @property
     def text_start(self) -> int:
-        return CLAIM_WIDTH + 1 + COUNT_WIDTH + 2 + self.verdict_width + 1
+        return CLAIM_WIDTH + 1 + COUNT_WIDTH + 1 + K_WIDTH + 1 + self.verdict_width + 1
 
     @classmethod
     def for_width(cls, width: int, verdicts: Sequence[str]) -> Layout:
         """The verdict column as wide as the longest verdict shown, leaving the margin's words room (a verdict
         wraps inside its column only on a terminal too narrow for it)."""
-        room = width - (CLAIM_WIDTH + 1 + COUNT_WIDTH + 2 + 1) - len(MARGIN_HEADER)
+        room = width - (CLAIM_WIDTH + 1 + COUNT_WIDTH + 1 + K_WIDTH + 1 + 1) - len(MARGIN_HEADER)
         return cls(width, max(len("verdict"), min(max(map(len, verdicts), default=0), room)))
 
 
-def table_row(layout: Layout, claim: str, count: str, verdict: str, text: str) -> list[str]:
-    """A claim's row: its verdict wrapped inside its column, `text` (its closest margin) inside the rest."""
+def table_row(layout: Layout, claim: str, count: str, k: str, verdict: str, text: str) -> list[str]:
+    """A claim's row: its count of checks, its k, its verdict wrapped inside its column, `text` (its closest margin)
+    inside the rest."""
     verdicts = wrap(verdict, layout.verdict_width, subsequent="") if verdict else [""]
     texts = wrap(text, layout.width - layout.text_start, subsequent="") if text else [""]
     lines = []
@@ -230,8 +231,8 @@ def table_row(layout: Layout, claim: str, count: str, verdict: str, text: str) -
         v = verdicts[i] if i < len(verdicts) else ""
         t = texts[i] if i < len(texts) else ""
         first = i == 0
-        lines.append(f"{claim if first else '':<{CLAIM_WIDTH}} {count if first else '':>{COUNT_WIDTH}}  "
-                     f"{v:<{layout.verdict_width}} {t}".rstrip())
+        lines.append(f"{claim if first else '':<{CLAIM_WIDTH}} {count if first else '':>{COUNT_WIDTH}} "
+                     f"{k if first else '':>{K_WIDTH}} {v:<{layout.verdict_width}} {t}".rstrip())
     return lines
 
 
@@ -252,18 +253,25 @@ def margin_words(c: Check) -> str:
     return margin(c.margin)
 
 
-def claim_ks(decision: Decision, counts: bool = True) -> str:
-    """Each claim with statistical checks, its k (as its checks were decided) and, with `counts`, how many checks its
-    share is split over: "B1 k = 4.892 over 10, B3 k = 4.790 over 6"; without, for the checker's screen, "B1 4.89,
-    B3 4.79"."""
+def _own_statistical(decision: Decision) -> dict[str, list[Check]]:
+    """Each claim with statistical checks of its own, and those checks, as decided."""
     own: dict[str, list[Check]] = {}
     for c in decision.checks:
         if c.basis == "statistical":
             own.setdefault(c.claim, []).append(c)
-    if not counts:
-        return ", ".join(f"{cid} {number(checks[0].k, decimals=2, integers=False)}" for cid, checks in own.items())
+    return own
+
+
+def own_ks(decision: Decision) -> dict[str, float]:
+    """Each claim with statistical checks of its own, and its k as its checks were decided (the checker's column)."""
+    return {cid: checks[0].k for cid, checks in _own_statistical(decision).items()}
+
+
+def claim_ks(decision: Decision) -> str:
+    """Each claim with statistical checks, its k (as its checks were decided) and how many checks its share is split
+    over: "B1 k = 4.892 over 10, B3 k = 4.790 over 6"."""
     return ", ".join(f"{cid} k = {number(checks[0].k, decimals=3, integers=False)} over {number(len(checks))}"
-                     for cid, checks in own.items())
+                     for cid, checks in _own_statistical(decision).items())
 
 
 def summary(decision: Decision, show_all: bool = False, width: int | None = None) -> str:
@@ -278,13 +286,14 @@ def summary(decision: Decision, show_all: bool = False, width: int | None = None
     claims = [cid for cid in registry() if by_claim.get(cid)]
     verdicts = {cid: claim_verdict(by_claim[cid]) for cid in claims}
     layout = Layout.for_width(width, list(verdicts.values()))
-    lines = table_row(layout, "claim", "checks", "verdict", MARGIN_HEADER)
+    ks = {cid: number(k, decimals=2, integers=False) for cid, k in own_ks(decision).items()}
+    lines = table_row(layout, "claim", "checks", "k", "verdict", MARGIN_HEADER)
     margins: list[Check] = []
     for cid in claims:
         checks = by_claim[cid]
         worst = shown_first(checks)
         margins.append(worst)
-        lines += table_row(layout, cid, str(len(checks)), verdicts[cid], margin_words(worst))
+        lines += table_row(layout, cid, str(len(checks)), ks.get(cid, ""), verdicts[cid], margin_words(worst))
         shown = checks if show_all else [c for c in checks if c.verdict in (FAILS, INCONCLUSIVE, NOT_HERE,
                                                                                CONDITION_NOT_MET)]
         for c in shown:
@@ -294,10 +303,9 @@ def summary(decision: Decision, show_all: bool = False, width: int | None = None
         margins += shown
     counts = {v: sum(x == v for x in verdicts.values()) for v in VERDICT_KINDS}
     runs = number(1 / decision.alpha_family, decimals=0)
-    # one screen: each claim's k without its count of checks (the report gives both)
     footer = [f"statistical checks: {number(decision.n_statistical)}, each within its claim's k standard errors "
-              f"({claim_ks(decision, counts=False)}: its share of the false-fail budget over its own checks), more on "
-              f"a skewed statistic's long side; a correct run fails by chance less than once in {runs}",
+              "(k: its share of the false-fail budget over its own checks), more on a skewed statistic's long side; "
+              f"a correct run fails by chance less than once in {runs}",
               margin_rule(margins)]
     if counts[NOT_HERE]:
         footer.append(f"'{NOT_HERE}': at this config theory says the lesson's sentence is false, and the measurement "
