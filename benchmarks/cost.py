@@ -278,6 +278,14 @@ def rows_of(group: str, name: str, config: dict, only: list[str] | None) -> list
     return rows
 
 
+def kept_rows(path: Path, measured: set[str]) -> list[dict]:
+    """The rows of the CSV at `path` (if any) whose config is not among `measured`, in their order."""
+    if not path.exists():
+        return []
+    with open(path, newline="") as fh:
+        return [row for row in csv.DictReader(fh) if row["config"] not in measured]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(HERE / "cost.csv"))
@@ -297,8 +305,10 @@ def main(argv: list[str] | None = None) -> int:
                   if not args.only or args.only in name}  # `ns_per`, the trial scores' into cost.py
         rows = [row for name, (parts, config) in points.items()
                 for row in rows_of("fit", name, config, ["trial_scores", *parts])]
+        asked = {part for parts, _ in points.values() for part in parts}  # the trial scores' only with them all
         for part, constants in fit(rows, {name: config for name, (_, config) in points.items()}).items():
-            print(f"{part}: ns_per={json.dumps(constants)}")
+            if not args.only or part in asked:
+                print(f"{part}: ns_per={json.dumps(constants)}")
         args.out = str(HERE / "cost_fit.csv")
     else:
         configs = [("config_space", n, c) for n, c in space_configs().items()]
@@ -309,10 +319,13 @@ def main(argv: list[str] | None = None) -> int:
                             check=False).stdout.strip()
     stamp = {"machine": platform.node() or "?", "cpus": os.cpu_count(), "commit": commit,
              "date": datetime.date.today().isoformat()}
+    stamped = [row | stamp for row in rows]
+    if args.only:  # a part measured again: the file's other rows kept, as they were measured
+        stamped = kept_rows(Path(args.out), {row["config"] for row in rows}) + stamped
     with open(args.out, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=[*rows[0], *stamp])
         writer.writeheader()
-        writer.writerows(row | stamp for row in rows)
+        writer.writerows(stamped)
     within = [r for r in rows if r["part"] == "total" and r["ratio"] != ""]
     if not within:
         return 0

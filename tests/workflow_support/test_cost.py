@@ -273,6 +273,21 @@ def test_the_fit_points_measure_every_experiment_that_declares_its_work_and_gene
     assert all(parts == ["variance"] for parts, _ in generated.values())
 
 
+def test_generated_points_vary_a_setting_whose_default_stands_beside_its_ref():
+    # entropy_sweep.T is `{$ref: sequence_length, default: 8}`: its own default, not the shared entry's, is varied
+    generated = _benchmark().generated_points(cost.EXPERIMENTS["entropy_sweep"], load_schema())
+    Ts = {check_config(config)["entropy_sweep"]["T"] for _, config in generated.values()}
+    assert Ts == {8, 2, 32}
+
+
+def test_a_part_measured_again_keeps_the_file_s_other_rows(tmp_path):
+    path = tmp_path / "cost_fit.csv"
+    assert _benchmark().kept_rows(path, {"a"}) == []  # no file yet
+    path.write_text("config,part,measured_cpu_s\na,x,1.0\nb,x,2.0\na,total,3.0\nc,y,4.0\n")
+    kept = _benchmark().kept_rows(path, {"a"})
+    assert [(r["config"], r["part"], r["measured_cpu_s"]) for r in kept] == [("b", "x", "2.0"), ("c", "y", "4.0")]
+
+
 def test_the_fit_recovers_the_constants_and_takes_zero_placeholders():
     bench = _benchmark()
     points = {name: config for name, (parts, config) in bench.FIT_POINTS.items() if parts == ["variance"]}
