@@ -40,6 +40,16 @@ KINDS = ("scaled", "unscaled", "scaled_minus_unit_variance")
 # What `law` gives the shape of besides: the scaled minus the unscaled statistic on the same trial (B7's widest head).
 LAW_KINDS = (*KINDS, "scaled_minus_unscaled")
 
+# What `expectation` gives besides, each from a module of its own built on this one's rule and draws: the mean
+# entropy under 1/d_k and its difference from the scaled one's on the same trial (B8; claims.entropy_expectations),
+# the chance that Exercise 2 as written falls at every step (B5; there too, at d_k and T the exercise's own: the last
+# of sizes.EXERCISE2_D_K, sizes.EXERCISE2_T), and the unscaled over the scaled mean gradient at the scores (B7;
+# claims.gradient_expectation).
+OVER_D_K, OVER_D_K_GAP, ONE_DRAW_FALLS = "inv_dk", "inv_dk_minus_scaled", "one_draw_falls"
+GRADIENT_RATIO = "unscaled_over_scaled"
+OTHER_KINDS = {OVER_D_K: "entropy", OVER_D_K_GAP: "entropy", ONE_DRAW_FALLS: "entropy",
+               GRADIENT_RATIO: "score_grad_norm"}  # kind -> the statistic it is of
+
 
 def gamma_rule(shape: float, nodes: int = NODES) -> tuple[np.ndarray, np.ndarray]:
     """Nodes x (nodes,) and weights w (nodes,), sum 1, with sum w f(x) ~ E f(X) for X ~ Gamma(shape, 1).
@@ -275,6 +285,8 @@ def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = 
     """Expectation `kind` (KINDS) of statistic `name` at head size d_k over T keys, and its Monte Carlo standard
     error: what the claims compare with (sdpa_lab.results.Results.expectation). `laws`, `unit_means`: as
     mean_statistic's (the numbers do not depend on them)."""
+    if kind in OTHER_KINDS:
+        return _other(kind, name, d_k, T)
     if kind == "scaled_minus_unit_variance":
         return _gap_draws(name, d_k, T, laws)[0]
     if kind in ("scaled", "unscaled"):
@@ -282,8 +294,27 @@ def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = 
     base, _, shape = kind.rpartition(":")  # e.g. "scaled:sd": the law's sd (law)
     if base in LAW_KINDS and shape in SHAPES:
         return law(base, name, d_k, T, laws)[SHAPES.index(shape)]
-    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of {LAW_KINDS} with "
-                     f":{'/:'.join(SHAPES)}")
+    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS + tuple(OTHER_KINDS)}, or one of "
+                     f"{LAW_KINDS} with :{'/:'.join(SHAPES)}")
+
+
+def _other(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
+    """Expectation `kind` of OTHER_KINDS, from its own module (imported here: it imports this one)."""
+    from sdpa_lab.claims import entropy_expectations, gradient_expectation
+    from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
+
+    if name != OTHER_KINDS[kind]:
+        raise ValueError(f"expectation {kind!r} is of {OTHER_KINDS[kind]!r}, not of {name!r}")
+    if kind == GRADIENT_RATIO:
+        return gradient_expectation.gradient_ratio(d_k, T)
+    if kind == OVER_D_K:
+        return entropy_expectations.over_d_k_entropy(d_k, T)
+    if kind == OVER_D_K_GAP:
+        return entropy_expectations.over_d_k_gap(d_k, T)
+    if (d_k, T) != (EXERCISE2_D_K[-1], EXERCISE2_T):
+        raise ValueError(f"expectation {kind!r} is Exercise 2's, at d_k={EXERCISE2_D_K[-1]} and T={EXERCISE2_T} "
+                         f"only (got d_k={d_k}, T={T})")
+    return entropy_expectations.one_draw_falls()
 
 
 def expectations(keys: Iterable[tuple[str, str, int, int]], unit_means: Mapping | None = None) -> dict:
