@@ -11,6 +11,7 @@ attention code the experiments run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -45,19 +46,22 @@ def over_d_k_entropy(d_k: int, T: int) -> tuple[float, float]:
     """E H(softmax(K q / d_k)) at head size d_k over T keys, and its Monte Carlo SE."""
     x, w = gamma_rule(d_k / 2.0)
     scales = np.sqrt(2.0 * x) / d_k  # (nodes,) values of |q| / d_k
-    means = [_pair_means(w @ np.stack([softmax_statistic("entropy", c * _draws("entropy", d_k, T, 5, block=block))
-                                       for c in scales]))  # (nodes, 2 pairs) -> (pairs,)
-             for block in range(OVER_D_K_BLOCKS)]
+    means = []
+    for block in range(OVER_D_K_BLOCKS):
+        u = _draws("entropy", d_k, T, 5, block=block)  # (2 pairs, T)
+        means.append(_pair_means(w @ np.stack([softmax_statistic("entropy", c * u) for c in scales])))
     return _mean_se(np.concatenate(means))
 
 
-def over_d_k_gap(d_k: int, T: int) -> tuple[float, float]:
+def over_d_k_gap(d_k: int, T: int, unit_means: Mapping | None = None) -> tuple[float, float]:
     """E H(softmax(K q / d_k)) - E H(softmax(K q / sqrt(d_k))) at head size d_k over T keys, and its Monte Carlo SE:
     the scaled mean that of claims.expectations (built on the unit-variance mean, whose many draws make its error
-    small), in quadrature with the other's. Exactly 0 at d_k = 1, where the two scales are one."""
+    small), in quadrature with the other's. Exactly 0 at d_k = 1, where the two scales are one. `unit_means`: as
+    claims.expectations.mean_statistic's."""
     if d_k == 1:
         return 0.0, 0.0
-    (over, over_se), (scaled, scaled_se) = over_d_k_entropy(d_k, T), mean_statistic("entropy", d_k, T, scaled=True)
+    over, over_se = over_d_k_entropy(d_k, T)
+    scaled, scaled_se = mean_statistic("entropy", d_k, T, scaled=True, unit_means=unit_means)
     return over - scaled, float(np.hypot(over_se, scaled_se))
 
 

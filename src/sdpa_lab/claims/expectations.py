@@ -171,8 +171,8 @@ def unit_variance_mean(name: str, T: int) -> tuple[float, float]:
 
 def unit_variance_asked(keys: Iterable[tuple[str, str, int, int]]) -> set[tuple[str, int]]:
     """The (statistic, T) whose unit-variance mean (unit_variance_mean) the expectations `keys` are built on: the
-    scaled means'."""
-    return {(name, T) for kind, name, _, T in keys if kind == "scaled"}
+    scaled means', and the entropy's under 1/d_k less the scaled one's (claims.entropy_expectations)."""
+    return {(name, T) for kind, name, _, T in keys if kind in ("scaled", OVER_D_K_GAP)}
 
 
 def mean_statistic(name: str, d_k: int, T: int, scaled: bool, laws: tuple[str, ...] = LAWS,
@@ -286,7 +286,7 @@ def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = 
     error: what the claims compare with (sdpa_lab.results.Results.expectation). `laws`, `unit_means`: as
     mean_statistic's (the numbers do not depend on them)."""
     if kind in OTHER_KINDS:
-        return _other(kind, name, d_k, T)
+        return _other(kind, name, d_k, T, unit_means)
     if kind == "scaled_minus_unit_variance":
         return _gap_draws(name, d_k, T, laws)[0]
     if kind in ("scaled", "unscaled"):
@@ -298,8 +298,9 @@ def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = 
                      f"{LAW_KINDS} with :{'/:'.join(SHAPES)}")
 
 
-def _other(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
-    """Expectation `kind` of OTHER_KINDS, from its own module (imported here: it imports this one)."""
+def _other(kind: str, name: str, d_k: int, T: int, unit_means: Mapping | None = None) -> tuple[float, float]:
+    """Expectation `kind` of OTHER_KINDS, from its own module (imported here: it imports this one); `unit_means` as
+    mean_statistic's."""
     from sdpa_lab.claims import entropy_expectations, gradient_expectation
     from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 
@@ -310,7 +311,7 @@ def _other(kind: str, name: str, d_k: int, T: int) -> tuple[float, float]:
     if kind == OVER_D_K:
         return entropy_expectations.over_d_k_entropy(d_k, T)
     if kind == OVER_D_K_GAP:
-        return entropy_expectations.over_d_k_gap(d_k, T)
+        return entropy_expectations.over_d_k_gap(d_k, T, unit_means)
     if (d_k, T) != (EXERCISE2_D_K[-1], EXERCISE2_T):
         raise ValueError(f"expectation {kind!r} is Exercise 2's, at d_k={EXERCISE2_D_K[-1]} and T={EXERCISE2_T} "
                          f"only (got d_k={d_k}, T={T})")
