@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from sdpa_lab.claims.expectations import (
+    DRAW_ELEMENTS,
     _draws,
     _mean_se,
     _pair_means,
@@ -28,8 +29,10 @@ from sdpa_lab.claims.expectations import (
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.rows import row_sum
 
-# Blocks of draws (each of claims.expectations.DRAW_ELEMENTS) for the entropy under 1/d_k: its rises between
-# neighbouring d_k are small at wide heads, and their measurement's SE with them.
+# Blocks of draws for the entropy under 1/d_k: its rises between neighbouring d_k are small at wide heads, and their
+# measurement's SE with them. As many as hold OVER_D_K_BLOCKS times claims.expectations.DRAW_ELEMENTS scores, at
+# least one (a block holds at least 512 draws: more than that many scores past 128 keys, where the entropy of one
+# draw, averaged over its many keys, varies little).
 OVER_D_K_BLOCKS = 4
 
 # Fresh sequences (one draw per d_k of the exercise each) for the chance that Exercise 2's entropies fall at every
@@ -47,7 +50,7 @@ def over_d_k_entropy(d_k: int, T: int) -> tuple[float, float]:
     x, w = gamma_rule(d_k / 2.0)
     scales = np.sqrt(2.0 * x) / d_k  # (nodes,) values of |q| / d_k
     means = []
-    for block in range(OVER_D_K_BLOCKS):
+    for block in range(max(1, OVER_D_K_BLOCKS * DRAW_ELEMENTS // max(512 * T, DRAW_ELEMENTS))):
         u = _draws("entropy", d_k, T, 5, block=block)  # (2 pairs, T)
         means.append(_pair_means(w @ np.stack([softmax_statistic("entropy", c * u) for c in scales])))
     return _mean_se(np.concatenate(means))

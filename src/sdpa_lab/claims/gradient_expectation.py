@@ -19,9 +19,10 @@ import numpy as np
 from sdpa_lab.claims.expectations import STATISTICS, gamma_rule
 from sdpa_lab.claims.top_score import conditional_gradient_norm
 
-# Draws of (u, z): about this many score entries (draws * T), at least MIN_DRAWS draws.
+# Draws of (u, z): about this many score entries (draws * T), from MIN_DRAWS to MAX_DRAWS draws (few keys: each
+# draw's ratio terms vary little, and the conditional norms cost per draw, not per key).
 DRAW_ENTRIES = 1 << 16
-MIN_DRAWS = 256
+MIN_DRAWS, MAX_DRAWS = 256, 8192
 
 # Draws per block the conditional norms are computed on at once: bounds the (draws, Laguerre nodes) arrays.
 BLOCK_DRAWS = 4096
@@ -31,7 +32,7 @@ def _draws(d_k: int, T: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded scores u and upstream gradients z, each (draws, T) ~ N(0, I): a stream of their own (key [d_k, T, the
     statistic's place after claims.expectations.STATISTICS, 5])."""
     rng = np.random.default_rng([d_k, T, len(STATISTICS), 5])
-    draws = max(MIN_DRAWS, DRAW_ENTRIES // T)
+    draws = min(MAX_DRAWS, max(MIN_DRAWS, DRAW_ENTRIES // T))
     return rng.standard_normal((draws, T)), rng.standard_normal((draws, T))
 
 
