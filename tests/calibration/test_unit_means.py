@@ -57,7 +57,8 @@ def test_a_sweep_s_expectations_on_given_unit_means_are_those_it_computes(study,
     for sweep, theirs in zip(sweeps, computed, strict=True):
         moved = sweep_expectations(sweep, {**means, (name, T): (mean + 1.0, se)})
         changed |= {key for key in theirs if moved[key] != theirs[key]}
-    assert changed and all(kind == "scaled" and (stat, t) == (name, T) for kind, stat, _, t in changed)
+    # (the scaled means, and the entropy's gap from 1/d_k to the scaled one: those unit_variance_asked names)
+    assert changed and all(E.unit_variance_asked([key]) == {(name, T)} for key in changed)
 
 
 def test_a_space_batch_on_the_study_s_unit_means_writes_the_rows_it_makes_without(study, tmp_path):
