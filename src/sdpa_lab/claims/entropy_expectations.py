@@ -35,7 +35,7 @@ OVER_D_K_BLOCKS = 4
 
 # Fresh sequences (one draw per d_k of the exercise each) for the chance that Exercise 2's entropies fall at every
 # step, drawn in chunks of FALLS_CHUNK.
-FALLS_SEQUENCES = 1 << 18
+FALLS_SEQUENCES = 1 << 17
 FALLS_CHUNK = 1 << 14
 
 # The lesson's entropy guard (attention.lesson_entropy): the exercise as written uses it.
