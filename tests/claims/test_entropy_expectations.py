@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from sdpa_lab.claims.entropy_expectations import one_draw_falls, over_d_k_entropy
-from sdpa_lab.claims.expectations import expectation, over_d_k_gap, unit_variance_asked
+from sdpa_lab.claims.entropy_expectations import one_draw_falls, over_d_k_entropy, over_d_k_gap
+from sdpa_lab.claims.expectation_kinds import expectation, unit_variance_asked
 
 
 def _entropy(s: np.ndarray, eps: float = 0.0) -> np.ndarray:

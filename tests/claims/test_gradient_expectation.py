@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sdpa_lab.claims import top_score as S
-from sdpa_lab.claims.expectations import expectation
+from sdpa_lab.claims.expectation_kinds import expectation
 from sdpa_lab.claims.gradient_expectation import gradient_ratio
 
 

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from sdpa_lab import claims as C
-from sdpa_lab.claims.expectations import expectation, law
+from sdpa_lab.claims.expectation_kinds import expectation
+from sdpa_lab.claims.expectations import law
 from sdpa_lab.claims.softmax_saturation import LOG_NORM_FALL, NORM_FALL, WIDEST_NORM
 from sdpa_lab.results import Results
 

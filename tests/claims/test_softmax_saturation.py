@@ -13,7 +13,8 @@ import pytest
 
 from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims import model as M
-from sdpa_lab.claims.expectations import expectation, law, mean_statistic, scaled_minus_unit_variance
+from sdpa_lab.claims.expectation_kinds import expectation
+from sdpa_lab.claims.expectations import law, mean_statistic, scaled_minus_unit_variance
 from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
 from sdpa_lab.numbers import number

@@ -1,27 +1,28 @@
-"""Theory's values of the entropy checks that compare other scales or count falls: B8's mean entropy under 1/d_k
-(claims.expectations takes its gap to 1/sqrt(d_k)'s from it) and B5's Exercise 2 as written (the chance that one
-fresh draw per d_k gives entropies falling at every step).
+"""Theory's values of the entropy checks that compare other scales or count falls: B8's mean entropy under 1/d_k and
+its gap to the one under 1/sqrt(d_k), and B5's Exercise 2 as written (the chance that one fresh draw per d_k gives
+entropies falling at every step).
 
 Under a scale c(|q|) the scores of a trial are c K q = c |q| u with u ~ N(0, I_T) independent of |q|, |q|^2 ~
-chi^2_{d_k}: the means over |q| are the Gauss rule of claims.softmax_draws, over u its seeded antithetic
-draws. Exercise 2's falls are a seeded Monte Carlo of its sequences, the lesson's entropy
--sum p log(p + 1e-12) with this package's theory softmax. Written with their own softmax, independent of the
-attention code the experiments run.
+chi^2_{d_k}: the means over |q| are the Gauss rule of claims.expectations, over u its seeded antithetic draws.
+Exercise 2's falls are a seeded Monte Carlo of its sequences, the lesson's entropy -sum p log(p + 1e-12) with this
+package's theory softmax. Written with their own softmax, independent of the attention code the experiments run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
 
-from sdpa_lab.claims.softmax_draws import (
+from sdpa_lab.claims.expectations import (
     DRAW_ELEMENTS,
     _draws,
     _mean_se,
     _pair_means,
     _softmax,
     gamma_rule,
+    mean_statistic,
     softmax_statistic,
 )
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
@@ -52,6 +53,18 @@ def over_d_k_entropy(d_k: int, T: int) -> tuple[float, float]:
         u = _draws("entropy", d_k, T, 5, block=block)  # (2 pairs, T)
         means.append(_pair_means(w @ np.stack([softmax_statistic("entropy", c * u) for c in scales])))
     return _mean_se(np.concatenate(means))
+
+
+def over_d_k_gap(d_k: int, T: int, unit_means: Mapping | None = None) -> tuple[float, float]:
+    """E H(softmax(K q / d_k)) - E H(softmax(K q / sqrt(d_k))) at head size d_k over T keys, and its Monte Carlo SE:
+    the scaled mean claims.expectations' (built on the unit-variance mean, whose many draws make its error small), in
+    quadrature with the other's. Exactly 0 at d_k = 1, where the two scales are one. `unit_means`: as
+    claims.expectations.mean_statistic's."""
+    if d_k == 1:
+        return 0.0, 0.0
+    over, over_se = over_d_k_entropy(d_k, T)
+    scaled, scaled_se = mean_statistic("entropy", d_k, T, scaled=True, unit_means=unit_means)
+    return over - scaled, float(np.hypot(over_se, scaled_se))
 
 
 def lesson_entropy(s: np.ndarray) -> np.ndarray:

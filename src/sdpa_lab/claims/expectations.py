@@ -11,8 +11,8 @@ scatters around 1 with variance about 1 / (2 d_k). The inner average over r is a
 rule for |q|^2 / 2 ~ Gamma(d_k / 2) (generalized Laguerre nodes, Golub-Welsch); the outer
 one over u is a seeded Monte Carlo average with antithetic pairs (u, -u), whose standard
 error the checks add to their own (the unscaled Jacobian norm's each draw averaged exactly
-over its top score: claims.top_score). The rule, theory's softmax and the draws: claims.softmax_draws,
-independent of the attention code the experiments run.
+over its top score: claims.top_score). Written here with its own softmax, independent of the
+attention code the experiments run.
 """
 
 from __future__ import annotations
@@ -23,20 +23,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdpa_lab.claims.entropy_expectations import one_draw_falls, over_d_k_entropy
-from sdpa_lab.claims.gradient_expectation import gradient_ratio
-from sdpa_lab.claims.softmax_draws import (
-    DRAW_ELEMENTS,
-    LOG_FLOOR,
-    STATISTICS,
-    _draws,
-    _mean_se,
-    _pair_mean,
-    _pair_means,
-    gamma_rule,
-    softmax_statistic,
-)
-from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
+from sdpa_lab.rows import row_argmax, row_max, row_sum
+
+# Gauss nodes for the law of |q|^2: the averaged statistic is smooth in r^2, so a few suffice
+# (tests/claims/test_expectations.py: 16 and 48 nodes agree to well below the Monte Carlo error).
+NODES = 16
+
+# Elements (draws * T) per evaluation of the statistic: bounds memory and time whatever T.
+DRAW_ELEMENTS = 1 << 16
+
+STATISTICS = ("jacobian_norm", "entropy", "log10_jacobian_norm")
 
 # What `expectation` gives: E h of the scaled or of the unscaled softmax, or E h(scaled) - E h(unit-variance).
 KINDS = ("scaled", "unscaled", "scaled_minus_unit_variance")
@@ -44,15 +40,46 @@ KINDS = ("scaled", "unscaled", "scaled_minus_unit_variance")
 # What `law` gives the shape of besides: the scaled minus the unscaled statistic on the same trial (B7's widest head).
 LAW_KINDS = (*KINDS, "scaled_minus_unscaled")
 
-# What `expectation` gives besides, each from a module of its own built on this one's rule and draws: the mean
-# entropy under 1/d_k and its difference from the scaled one's on the same trial (B8; claims.entropy_expectations),
-# the chance that Exercise 2 as written falls at every step (B5; there too, at d_k and T the exercise's own: the last
-# of sizes.EXERCISE2_D_K, sizes.EXERCISE2_T), and the unscaled over the scaled mean gradient at the scores (B7;
-# claims.gradient_expectation).
-OVER_D_K, OVER_D_K_GAP, ONE_DRAW_FALLS = "inv_dk", "inv_dk_minus_scaled", "one_draw_falls"
-GRADIENT_RATIO = "unscaled_over_scaled"
-OTHER_KINDS = {OVER_D_K: "entropy", OVER_D_K_GAP: "entropy", ONE_DRAW_FALLS: "entropy",
-               GRADIENT_RATIO: "score_grad_norm"}  # kind -> the statistic it is of
+
+def gamma_rule(shape: float, nodes: int = NODES) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes x (nodes,) and weights w (nodes,), sum 1, with sum w f(x) ~ E f(X) for X ~ Gamma(shape, 1).
+
+    Golub-Welsch on the Jacobi matrix of the generalized Laguerre polynomials, alpha = shape - 1.
+    """
+    a = shape - 1.0
+    k = np.arange(nodes, dtype=float)
+    off = np.sqrt(k[1:] * (k[1:] + a))
+    x, v = np.linalg.eigh(np.diag(2.0 * k + a + 1.0) + np.diag(off, 1) + np.diag(off, -1))
+    return x, v[0] ** 2
+
+
+def _softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """p = softmax(s) along the last axis, and 1 - p computed without cancellation: (m, T) -> (m, T), (m, T)."""
+    e = np.exp(s - row_max(s))
+    total = row_sum(e)
+    return e / total, (total - e) / total  # total - e: the sum of the other terms, exact where p is near 1
+
+
+# A norm that underflowed to 0 is floored here before log10, as the gradient experiment does.
+LOG_FLOOR = float(np.finfo(np.float64).tiny)
+
+
+def softmax_statistic(name: str, s: np.ndarray) -> np.ndarray:
+    """Per row of scores s (m, T): the Frobenius norm of J = diag(p) - p p^T (or its log10), or the entropy
+    -sum p log p, of p = softmax(s), (m,)."""
+    p, rest = _softmax(s)
+    if name in ("jacobian_norm", "log10_jacobian_norm"):
+        # ||J||_F^2 = sum_i p_i^2 (1 - p_i)^2 + sum_i p_i^2 sum_{j != i} p_j^2; the inner sum for the largest
+        # p_i is summed directly, for the others it is the total less p_i^2 (no cancellation: p_i is not the max)
+        p2 = p * p
+        top = row_argmax(p)
+        others = row_sum(p2) - p2
+        np.put_along_axis(others, top, row_sum(np.where(np.arange(p.shape[-1]) == top, 0.0, p2)), axis=-1)
+        norm = np.sqrt(row_sum(p2 * rest * rest + p2 * others)[..., 0])
+        return norm if name == "jacobian_norm" else np.log10(np.maximum(norm, LOG_FLOOR))
+    if name == "entropy":
+        return -row_sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0)), 0.0))[..., 0]
+    raise ValueError(f"unknown statistic {name!r}; expected one of {STATISTICS}")
 
 
 # Blocks of draws (each of DRAW_ELEMENTS) for E h(softmax(u)) of unit-variance scores u ~ N(0, I_T), which does not
@@ -61,6 +88,30 @@ OTHER_KINDS = {OVER_D_K: "entropy", OVER_D_K_GAP: "entropy", ONE_DRAW_FALLS: "en
 # noise mostly cancels), so its Monte Carlo error is a small part of its check's SE, at less cost than averaging
 # the scaled statistic itself over more draws per d_k.
 UNIT_BLOCKS = 64
+
+
+def _draws(name: str, d_k: int, T: int, what: int, most: int | None = None, block: int = 0) -> np.ndarray:
+    """Seeded unit-variance scores u (2 pairs, T) in antithetic pairs (u, -u): averages over |q| are even in u.
+    At most `most` pairs if given. Blocks 1, 2, ... are further independent draws (block 0 is the first)."""
+    pairs = max(256, DRAW_ELEMENTS // (2 * T))
+    pairs = pairs if most is None else min(pairs, most)
+    key = [d_k, T, STATISTICS.index(name), what] + ([block] if block else [])
+    u = np.random.default_rng(key).standard_normal((pairs, T))
+    return np.concatenate([u, -u])
+
+
+def _pair_means(values: np.ndarray) -> np.ndarray:
+    """values (2 pairs,) averaged within each antithetic pair -> (pairs,)."""
+    return values.reshape(2, -1).mean(axis=0)
+
+
+def _pair_mean(values: np.ndarray) -> tuple[float, float]:
+    """Mean and standard error of values (2 pairs,) averaged within each antithetic pair."""
+    return _mean_se(_pair_means(values))
+
+
+def _mean_se(v: np.ndarray) -> tuple[float, float]:
+    return float(v.mean()), float(v.std(ddof=1) / np.sqrt(len(v)))
 
 
 def _raw_moments(w: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -110,8 +161,8 @@ def unit_variance_mean(name: str, T: int) -> tuple[float, float]:
 
 def unit_variance_asked(keys: Iterable[tuple[str, str, int, int]]) -> set[tuple[str, int]]:
     """The (statistic, T) whose unit-variance mean (unit_variance_mean) the expectations `keys` are built on: the
-    scaled means', and the entropy's under 1/d_k less the scaled one's (claims.entropy_expectations)."""
-    return {(name, T) for kind, name, _, T in keys if kind in ("scaled", OVER_D_K_GAP)}
+    scaled means'."""
+    return {(name, T) for kind, name, _, T in keys if kind == "scaled"}
 
 
 def mean_statistic(name: str, d_k: int, T: int, scaled: bool, laws: tuple[str, ...] = LAWS,
@@ -224,8 +275,6 @@ def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = 
     """Expectation `kind` (KINDS) of statistic `name` at head size d_k over T keys, and its Monte Carlo standard
     error: what the claims compare with (sdpa_lab.results.Results.expectation). `laws`, `unit_means`: as
     mean_statistic's (the numbers do not depend on them)."""
-    if kind in OTHER_KINDS:
-        return _other(kind, name, d_k, T, unit_means)
     if kind == "scaled_minus_unit_variance":
         return _gap_draws(name, d_k, T, laws)[0]
     if kind in ("scaled", "unscaled"):
@@ -233,36 +282,8 @@ def expectation(kind: str, name: str, d_k: int, T: int, laws: tuple[str, ...] = 
     base, _, shape = kind.rpartition(":")  # e.g. "scaled:sd": the law's sd (law)
     if base in LAW_KINDS and shape in SHAPES:
         return law(base, name, d_k, T, laws)[SHAPES.index(shape)]
-    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS + tuple(OTHER_KINDS)}, or one of "
-                     f"{LAW_KINDS} with :{'/:'.join(SHAPES)}")
-
-
-def _other(kind: str, name: str, d_k: int, T: int, unit_means: Mapping | None = None) -> tuple[float, float]:
-    """Expectation `kind` of OTHER_KINDS, from its own module; `unit_means` as mean_statistic's."""
-    if name != OTHER_KINDS[kind]:
-        raise ValueError(f"expectation {kind!r} is of {OTHER_KINDS[kind]!r}, not of {name!r}")
-    if kind == GRADIENT_RATIO:
-        return gradient_ratio(d_k, T)
-    if kind == OVER_D_K:
-        return over_d_k_entropy(d_k, T)
-    if kind == OVER_D_K_GAP:
-        return over_d_k_gap(d_k, T, unit_means)
-    if (d_k, T) != (EXERCISE2_D_K[-1], EXERCISE2_T):
-        raise ValueError(f"expectation {kind!r} is Exercise 2's, at d_k={EXERCISE2_D_K[-1]} and T={EXERCISE2_T} "
-                         f"only (got d_k={d_k}, T={T})")
-    return one_draw_falls()
-
-
-def over_d_k_gap(d_k: int, T: int, unit_means: Mapping | None = None) -> tuple[float, float]:
-    """E H(softmax(K q / d_k)) - E H(softmax(K q / sqrt(d_k))) at head size d_k over T keys, and its Monte Carlo SE:
-    the scaled mean mean_statistic's (built on the unit-variance mean, whose many draws make its error small), in
-    quadrature with the other's. Exactly 0 at d_k = 1, where the two scales are one. `unit_means`: as
-    mean_statistic's."""
-    if d_k == 1:
-        return 0.0, 0.0
-    over, over_se = over_d_k_entropy(d_k, T)
-    scaled, scaled_se = mean_statistic("entropy", d_k, T, scaled=True, unit_means=unit_means)
-    return over - scaled, float(np.hypot(over_se, scaled_se))
+    raise ValueError(f"unknown expectation {kind!r}; expected one of {KINDS}, or one of {LAW_KINDS} with "
+                     f":{'/:'.join(SHAPES)}")
 
 
 def expectations(keys: Iterable[tuple[str, str, int, int]], unit_means: Mapping | None = None) -> dict:

@@ -4,7 +4,7 @@ The gradient experiment's trial draws scores K q, values V (T, d_v) and an upstr
 measures ||J V g|| under each scale, J = diag(p) - p p^T. Given g, V g ~ N(0, |g|^2 I_T), so ||J V g|| = |g| ||J z||
 with z ~ N(0, I_T) independent of the scores and of |g|, the same z and |g| under both scales of a trial: the ratio
 of the two mean norms is E ||J_unscaled z|| / E ||J_scaled z||, whatever d_v (E |g| cancels). Each is averaged over
-|q| by the Gauss rule of claims.softmax_draws (K q = |q| u, u ~ N(0, I_T)), and each seeded draw of (u, z) exactly
+|q| by the Gauss rule of claims.expectations (K q = |q| u, u ~ N(0, I_T)), and each seeded draw of (u, z) exactly
 over its top score (claims.top_score: where the unscaled softmax saturates, a plain average is the noise of a few
 near-ties). Both means come from the same draws, so the ratio's Monte Carlo SE is the delta method's on the draws'
 paired values. Written with its own algebra, independent of the attention code the experiments run.
@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from sdpa_lab.claims.softmax_draws import STATISTICS, gamma_rule
+from sdpa_lab.claims.expectations import STATISTICS, gamma_rule
 from sdpa_lab.claims.top_score import conditional_gradient_norm
 
 # Draws of (u, z): about this many score entries (draws * T), from MIN_DRAWS to MAX_DRAWS draws (few keys: each
@@ -34,7 +34,7 @@ RATIO_TOP_NODES = 16
 
 def _draws(d_k: int, T: int) -> tuple[np.ndarray, np.ndarray]:
     """Seeded scores u and upstream gradients z, each (draws, T) ~ N(0, I): a stream of their own (key [d_k, T, the
-    statistic's place after claims.softmax_draws.STATISTICS, 5])."""
+    statistic's place after claims.expectations.STATISTICS, 5])."""
     rng = np.random.default_rng([d_k, T, len(STATISTICS), 5])
     draws = min(MAX_DRAWS, max(MIN_DRAWS, DRAW_ENTRIES // T))
     return rng.standard_normal((draws, T)), rng.standard_normal((draws, T))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sdpa_lab.claims.expectations import GRADIENT_RATIO, ONE_DRAW_FALLS, OVER_D_K, OVER_D_K_GAP, SHAPES
+from sdpa_lab.claims.expectation_kinds import GRADIENT_RATIO, ONE_DRAW_FALLS, OVER_D_K, OVER_D_K_GAP
+from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 
 # The expectation, then its law's shape (theory_spread).

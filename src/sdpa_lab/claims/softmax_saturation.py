@@ -11,9 +11,10 @@ from itertools import pairwise
 
 import numpy as np
 
-import sdpa_lab.claims.expectations as E
+import sdpa_lab.claims.expectation_kinds as K
 from sdpa_lab.claims.by_theory import positive_by_theory, theory_sign
 from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, variance_points, variance_shape
+from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
 from sdpa_lab.claims.saturation_expectations import (
     B5_SETTINGS,
@@ -76,7 +77,7 @@ def theory_spread(R: Results, base: str, name: str, d: int, T: int, trials: int,
     a skewed statistic moves with the mean and makes the studentized deviation skewed the other way), and its
     skewness and kurtosis for the Cornish-Fisher tolerance; and `mc_se`, the Monte Carlo SE of the expectation the
     mean is held to, as the check's expected_se (a bias bound, not noise: the same draws in every run)."""
-    sd, skewness, kurtosis = (R.expectation(f"{base}:{shape}", name, d, T)[0] for shape in E.SHAPES)
+    sd, skewness, kurtosis = (R.expectation(f"{base}:{shape}", name, d, T)[0] for shape in SHAPES)
     return {"se": sd / math.sqrt(trials), "skewness": skewness / math.sqrt(trials),
             "excess_kurtosis": kurtosis / trials, "expected_se": mc_se}
 
@@ -86,7 +87,7 @@ def fall_spread(R: Results, kind: str, name: str, a: int, b: int, T: int, trials
     (d_k = a and b draw their own trials) of statistic `name` of kind `kind`, from theory's law of one trial
     (expectations.law: not the sample's sd, which at wide heads and few trials rests on a handful of near-tied
     trials). Cumulants of independent means add: the third with the sign of each mean."""
-    sd, skew, kurt = zip(*[[R.expectation(f"{kind}:{shape}", name, d, T)[0] for shape in E.SHAPES] for d in (a, b)],
+    sd, skew, kurt = zip(*[[R.expectation(f"{kind}:{shape}", name, d, T)[0] for shape in SHAPES] for d in (a, b)],
                          strict=True)
     var = [s**2 / trials for s in sd]
     se = math.sqrt(sum(var))
@@ -154,7 +155,7 @@ def decide_b5(R: Results) -> list[Check]:
     n = int(R.value(src, "count", quantity="sequences"))
     fraction = R.value(src, "fraction", quantity="falls_at_every_step")
     # short of 1 the wording is not met per draw, but the fraction is still theory's chance of a fall at every step
-    chance, chance_se = R.expectation(E.ONE_DRAW_FALLS, "entropy", EXERCISE2_D_K[-1], EXERCISE2_T)
+    chance, chance_se = R.expectation(K.ONE_DRAW_FALLS, "entropy", EXERCISE2_D_K[-1], EXERCISE2_T)
     out.append(statistical("B5", LITERAL, "d_k=" + ",".join(str(d) for d in single_d_k) + f", n={n}",
                            fraction, 1.0, math.sqrt(0.25 / n), "not below", src, literal=True, theory=chance,
                            theory_se=chance_se,
@@ -260,7 +261,7 @@ def decide_b7(R: Results) -> list[Check]:
     # to theory's fall of the ratio (claims.gradient_expectation), so that an inconclusive fall is theory's too.
     for a, b in saturating:
         (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
-        (ta, tsa), (tb, tsb) = (R.expectation(E.GRADIENT_RATIO, "score_grad_norm", d, T) for d in (a, b))
+        (ta, tsa), (tb, tsb) = (R.expectation(K.GRADIENT_RATIO, "score_grad_norm", d, T) for d in (a, b))
         out.append(statistical("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}", ra - rb, 0.0, math.hypot(sa, sb),
                                "above", src, cell=ub.cell, theory=ta - tb, theory_se=math.hypot(tsa, tsb)))
     return out
@@ -283,12 +284,12 @@ def decide_b8(R: Results) -> list[Check]:
         later = _entropy(R, b, "inv_dk", "mean")
         rise = later - _entropy(R, a, "inv_dk", "mean")
         se = math.hypot(_entropy(R, a, "inv_dk", "se"), _entropy(R, b, "inv_dk", "se"))
-        (ma, sa), (mb, sb) = (R.expectation(E.OVER_D_K, "entropy", d, T) for d in (a, b))
+        (ma, sa), (mb, sb) = (R.expectation(K.OVER_D_K, "entropy", d, T) for d in (a, b))
         out.append(statistical("B8", OVER_D_K_RISE, f"d_k={a}->{b}, T={T}", rise, 0.0, se,
                                "above", src, cell=later.cell, theory=mb - ma, theory_se=math.hypot(sa, sb)))
     d = ds[-1]
     paired = scale_difference("inv_dk", "inv_sqrt_dk")  # same trials: the per-trial difference
-    gap, gap_se = R.expectation(E.OVER_D_K_GAP, "entropy", d, T)
+    gap, gap_se = R.expectation(K.OVER_D_K_GAP, "entropy", d, T)
     out.append(statistical("B8", OVER_D_K_GAP, f"d_k={d}, T={T}",
                            _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "above", src,
                            theory=gap, theory_se=gap_se,
