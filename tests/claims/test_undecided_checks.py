@@ -132,6 +132,20 @@ def test_the_correct_attention_never_fails_b8_nor_b5(d_k, T):
         assert all(math.isfinite(c.theory) for c in held if c.parameters != "d_k=1, T=8")
 
 
+@pytest.mark.parametrize("arm", BROKEN_ARMS)
+def test_every_broken_attention_fails_b5_and_b8_or_leaves_their_tables_as_the_correct_ones(arm):
+    """A broken scale fails both claims where their falls, rise and Exercise 2 read undecided; a Jacobian without
+    its p p^T term does not reach the entropy experiment at all: its tables are the correct arm's."""
+    d_k, T = [4, 64], 8
+    R, correct = entropy(arm, d_k, T, 0), entropy(CORRECT_ARM, d_k, T, 0)
+    if arm == "no_pp_term":
+        for name in ("entropy_sweep.csv", "entropy_exercise2.csv"):
+            pd.testing.assert_frame_equal(R[name], correct[name])
+        return
+    for claim in ("B5", "B8"):
+        assert C.claim_verdict(decide(claim, R, K_BROKEN)) == C.FAILS, (arm, claim)
+
+
 def test_no_broken_arm_moves_b8s_rise_nor_b5s_exercise_as_written():
     """The rise under 1/d_k takes that scale as a number, not the attention's own; Exercise 2 as written is the
     lesson's unscaled softmax: their rows are the correct arm's, whatever the arm (and so are their verdicts)."""
