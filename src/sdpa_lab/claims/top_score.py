@@ -15,8 +15,10 @@ m2 + y and z = exp(-c y), D = 1 + z A:
 
     ||J||_F^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2 = z^2 (A^2 + 2 B2 + B2 D^2 - 2 z B3 D + z^2 B2^2) / D^4,
 
-a sum of non-negative terms up to the -2 z B3 D (which A B2 >= B3 keeps from cancelling the rest). Written here
-with its own algebra, independent of the attention code and of expectations.softmax_statistic.
+a sum of non-negative terms up to the -2 z B3 D (which A B2 >= B3 keeps from cancelling the rest). The same
+integral gives the norm of J z, the gradient a softmax passes to its scores from an upstream gradient z on its
+weights, from five sums (conditional_gradient_norm; claims.gradient_expectation). Written here with its own algebra,
+independent of the attention code and of expectations.softmax_statistic.
 """
 
 from __future__ import annotations
