@@ -256,14 +256,14 @@ def decide_b7(R: Results) -> list[Check]:
         sd_diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), "score_grad_norm", "std")
         return u / s, paired_ratio_se(u, s, sd_u, sd_s, sd_diff, trials), u
 
-    # The gradient reaching the scores, relative to the scaled head's, falls: decided on the steps where theory
-    # says the unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made; and held
-    # to theory's fall of the ratio (claims.gradient_expectation), so that an inconclusive fall is theory's too.
+    # The gradient reaching the scores, relative to the scaled head's, falls: on the steps where theory says the
+    # unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made; decided, and held
+    # to theory's fall of the ratio (claims.gradient_expectation), as the falls above are.
     for a, b in saturating:
         (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
         (ta, tsa), (tb, tsb) = (R.expectation(K.GRADIENT_RATIO, "score_grad_norm", d, T) for d in (a, b))
-        out.append(statistical("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}", ra - rb, 0.0, math.hypot(sa, sb),
-                               "above", src, cell=ub.cell, theory=ta - tb, theory_se=math.hypot(tsa, tsb)))
+        out.append(positive_by_theory("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}", ra - rb, math.hypot(sa, sb),
+                                      ta - tb, math.hypot(tsa, tsb), src, ub.cell, trials=trials))
     return out
 
 
