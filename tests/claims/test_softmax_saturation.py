@@ -326,6 +326,25 @@ def test_b7_decides_a_difference_above_its_expectation_only_past_four_monte_carl
     assert unmet.premise_not_met and replace(unmet, measured=5.2, tolerance=0.5).verdict == M.CONDITION_NOT_MET
 
 
+@pytest.mark.parametrize("ratios, unclear, false", [((1.0, 1.0, 1.0), True, False), ((0.5, 0.6, 0.7), False, True)])
+def test_b7s_gradient_ratio_falls_follow_theorys_sign(monkeypatch, ratios, unclear, false):
+    """Where theory's own fall of the gradient ratio is within its Monte Carlo error of 0, or negative, the step is
+    not decided "above 0": the measurement is held within theory's value (as B7's other falls), and only a measurement
+    that departs from it fails."""
+    from sdpa_lab.claims import expectation_kinds
+
+    theory = dict(zip(G_D_K, ratios, strict=True))
+    monkeypatch.setattr(expectation_kinds, "gradient_ratio", lambda d_k, T: (theory[d_k], 0.01))
+    falls = [c for c in decide_b7(Results("mem", {"gradient.csv": gradient_table()}))
+             if c.check == "fall of unscaled / scaled gradient norm at the scores"]
+    assert falls and all(c.relation == "within" and c.theory_unclear == unclear and c.theory_says_false == false
+                         for c in falls)
+    for c in falls:
+        held = replace(c, tolerance=0.05)
+        assert replace(held, measured=c.expected).verdict == (M.INCONCLUSIVE if unclear else M.NOT_HERE)
+        assert replace(held, measured=c.expected + 0.2).verdict == M.FAILS
+
+
 def test_b7_over_64_keys_at_small_heads_is_outside_the_lesson_sentence():
     """T = 64, d_k 1, 2, 4 (the schema accepts it): the unscaled softmax is not yet saturated, its Jacobian norm rises
     with d_k (theory and measurement agree), so every check of the lesson's sentence is "condition not met": the
