@@ -231,9 +231,9 @@ class Results:
 
     def expectation(self, kind: str, statistic: str, d_k: int, T: int) -> tuple[float, float]:
         """Theory's expectation `kind` of `statistic` at d_k and T, and its Monte Carlo SE
-        (sdpa_lab.claims.expectations.expectation): from the expectations given, else computed here."""
+        (sdpa_lab.claims.expectation_kinds.expectation): from the expectations given, else computed here."""
         if self._expectations is None:
-            from sdpa_lab.claims.expectations import expectation  # the claims package imports this module
+            from sdpa_lab.claims.expectation_kinds import expectation  # the claims package imports this module
 
             return expectation(kind, statistic, d_k, T)
         key = (kind, statistic, d_k, T)

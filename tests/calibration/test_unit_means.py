@@ -10,6 +10,7 @@ import pytest
 from sdpa_lab.calibration.runner import batch_job, run_batch
 from sdpa_lab.calibration.studies import CORRECT_ARM, check_study
 from sdpa_lab.claims import expectations as E
+from sdpa_lab.claims.expectation_kinds import unit_variance_asked
 from sdpa_lab.claims.expectation_table import (
     expectations_job,
     read_unit_variance_means,
@@ -57,7 +58,8 @@ def test_a_sweep_s_expectations_on_given_unit_means_are_those_it_computes(study,
     for sweep, theirs in zip(sweeps, computed, strict=True):
         moved = sweep_expectations(sweep, {**means, (name, T): (mean + 1.0, se)})
         changed |= {key for key in theirs if moved[key] != theirs[key]}
-    assert changed and all(kind == "scaled" and (stat, t) == (name, T) for kind, stat, _, t in changed)
+    # (the scaled means, and the entropy's gap from 1/d_k to the scaled one: those unit_variance_asked names)
+    assert changed and all(unit_variance_asked([key]) == {(name, T)} for key in changed)
 
 
 def test_a_space_batch_on_the_study_s_unit_means_writes_the_rows_it_makes_without(study, tmp_path):

@@ -198,3 +198,23 @@ def test_b10_needs_exactly_one_best_learning_rate():
     t.loc[(t.scale == "none") & (t.lr == 0.1), "best_lr"] = 1
     with pytest.raises(ResultsError, match=r"learning\.csv: expected one best learning rate for d_k=4, scale=none"):
         decide_b10(Results("mem", {"learning.csv": t}))
+
+
+def test_b10s_page_lists_every_verdict_its_checks_can_reach():
+    """B10's checks have no theory value (docs/claims/learning.md says why): each is decided on its relation alone,
+    so what it can reach is what that relation gives beyond, within and below its tolerance, or not measured."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from tests.claims.test_broken_scale import NOT_SHOWN
+
+    success = {(d, sc): (0.2, 0.9, 0.5) for d in (4, 64) for sc in ("none", "inv_sqrt_dk")}
+    checks = decide_b10(Results("mem", {"learning.csv": learning_table(success, dict.fromkeys(success, 1))}))
+    assert checks and all(math.isnan(c.theory) and not c.undecided and not c.literal for c in checks)
+    reached = {replace(c, measured=c.expected + 2.0 * sign, tolerance=1.0).verdict
+               for c in checks for sign in (1, 0, -1)} | {M.NOT_MEASURED}
+    page = Path(__file__).parents[2] / "docs" / "claims" / "learning.md"
+    listed = page.read_text(encoding="utf-8").split("can reach exactly these verdicts:")[1].split(".")[0]
+    assert {v.strip(" `\n") for v in listed.split(",")} == reached == {M.HOLDS, M.INCONCLUSIVE, M.FAILS,
+                                                                       M.NOT_MEASURED}
+    assert NOT_SHOWN["none"] == {"B10"}  # the one claim a broken attention leaves undecided without failing it

@@ -432,3 +432,18 @@ def test_a_claimed_rise_held_to_theory_is_inconclusive_only_while_it_agrees_with
     assert (decided.margin_toward_fail > 1) == (verdict == M.FAILS)
     assert ("departs from theory" in V.describe(decided)) == (abs(measured - 0.5) > 0.3)  # the reason in words
     assert "held to theory's 0.50 ± 0.3 too" in V.describe(decided)  # to the digits its SE leaves
+
+
+@pytest.mark.parametrize("measured, verdict", [(0.4, M.NOT_PER_DRAW), (0.3, M.NOT_PER_DRAW), (0.1, M.FAILS),
+                                               (0.7, M.FAILS), (1.0, M.FAILS)])
+def test_a_per_draw_check_held_to_theorys_chance_reads_not_per_draw_only_while_it_agrees(measured, verdict):
+    """The lesson's literal every-draw statement (a fraction "not below" 1) whose chance theory gives (0.4): short of
+    1 it reads "holds on average, not per draw" only within theory's tolerance of 0.4, and fails beyond it (every
+    draw falling too, where theory says 0.4 of them do); its margin (the shortfall) never fails, so the margin toward
+    failing is the theory margin alone."""
+    c = M.statistical("B5", "fraction", "d_k=4,16", measured, 1.0, 0.05, "not below", "entropy_exercise2.csv",
+                      literal=True, theory=0.4)
+    (decided,) = D.decide(Results("mem", {}), claims=[_claim([c])], k=3.0).checks
+    assert decided.verdict == verdict and decided.theory_tolerance == pytest.approx(0.15)
+    assert (decided.margin_toward_fail > 1) == (verdict == M.FAILS)
+    assert decided.margin_toward_fail == pytest.approx(abs(measured - 0.4) / 0.15)

@@ -60,6 +60,10 @@ def test_standard_errors_match_the_spread_over_seeds(edge):
             z = (measured - runs[0][i].expected) / se
             if abs(z.mean()) > 4.5 / np.sqrt(seeds):
                 problems.append(f"{where}: mean z = {z.mean():.2f} over {seeds} seeds")
+        theory, theory_se = runs[0][i].theory, runs[0][i].theory_se
+        # held to theory's value besides its relation: centred on it too, up to its Monte Carlo error (a fixed offset)
+        if np.isfinite(theory) and abs(measured.mean() - theory) > 4.5 * se.mean() / np.sqrt(seeds) + 4 * theory_se:
+            problems.append(f"{where}: mean {measured.mean():.4g} over {seeds} seeds, theory's {theory:.4g}")
     assert not problems, "\n".join(problems)
 
 

@@ -20,7 +20,7 @@ def sweep_expectations(sweep: Mapping, unit_means: Mapping | None = None) -> dic
     (registry.expectations_asked: each claim's own), computed: key -> (mean, Monte Carlo SE), as Results takes them.
     Asked of the settings declared as read (registry.expectation_sweep), so the workflow reruns them when those change.
     `unit_means`: the unit-variance means they are built on, if computed already (read_unit_variance_means)."""
-    from sdpa_lab.claims.expectations import expectations
+    from sdpa_lab.claims.expectation_kinds import expectations
     from sdpa_lab.claims.registry import expectation_sweep, expectations_asked
 
     return expectations(expectations_asked(expectation_sweep(sweep)), unit_means)
@@ -33,7 +33,8 @@ UNIT_VARIANCE = "unit_variance"
 
 def unit_variance_means(sweeps: list[Mapping]) -> dict:
     """The unit-variance means the expectations of any of `sweeps` are built on: (statistic, T) -> (mean, SE)."""
-    from sdpa_lab.claims.expectations import unit_variance_asked, unit_variance_mean
+    from sdpa_lab.claims.expectation_kinds import unit_variance_asked
+    from sdpa_lab.claims.expectations import unit_variance_mean
     from sdpa_lab.claims.registry import expectation_sweep, expectations_asked
 
     asked = set().union(*(unit_variance_asked(expectations_asked(expectation_sweep(s))) for s in sweeps))

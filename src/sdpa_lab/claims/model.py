@@ -144,7 +144,10 @@ class Check:
 
     @property
     def margin_toward_fail(self) -> float:
-        """The larger of margin and theory_margin: the check fails exactly when this is above 1."""
+        """The larger of margin and theory_margin: the check fails exactly when this is above 1 (a literal per-draw
+        check's margin is a shortfall that never fails: its theory_margin alone, nan without one)."""
+        if self.literal:
+            return self.theory_margin
         return max(self.margin, self.theory_margin) if math.isfinite(self.theory_margin) else self.margin
 
     @property

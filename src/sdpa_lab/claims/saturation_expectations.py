@@ -1,4 +1,4 @@
-"""The finite-d_k expectations B5 and B7 ask for (Results.expectation's keys), each claim's own declaration
+"""The finite-d_k expectations B5, B7 and B8 ask for (Results.expectation's keys), each claim's own declaration
 (its `Claim.expectations`, with the settings they are made from): a study computes them once for all its runs.
 """
 
@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from sdpa_lab.claims.expectation_kinds import GRADIENT_RATIO, ONE_DRAW_FALLS, OVER_D_K, OVER_D_K_GAP
 from sdpa_lab.claims.expectations import SHAPES
+from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 
 # The expectation, then its law's shape (theory_spread).
 _LAWS = ("", *(f":{shape}" for shape in SHAPES))
@@ -14,6 +16,7 @@ _LAWS = ("", *(f":{shape}" for shape in SHAPES))
 # The settings each claim's expectations are made from: section -> its settings read.
 B5_SETTINGS = {"entropy_sweep": ("d_k", "T")}
 B7_SETTINGS = {"gradient": ("d_k", "T")}
+B8_SETTINGS = {"entropy_sweep": ("d_k", "T")}
 
 
 def b5_expectations(config: Mapping) -> list[tuple[str, str, int, int]]:
@@ -22,7 +25,8 @@ def b5_expectations(config: Mapping) -> list[tuple[str, str, int, int]]:
     entropy_d_k = sorted(set(entropy["d_k"]))
     return ([("scaled_minus_unit_variance" + law, "entropy", d, entropy["T"]) for law in _LAWS for d in entropy_d_k]
             + [("unscaled" + law, "entropy", d, entropy["T"]) for law in _LAWS  # the falls' value and law
-               for d in (entropy_d_k if len(entropy_d_k) > 1 else [])])
+               for d in (entropy_d_k if len(entropy_d_k) > 1 else [])]
+            + [(ONE_DRAW_FALLS, "entropy", EXERCISE2_D_K[-1], EXERCISE2_T)])  # Exercise 2 as written: its own sizes
 
 
 def b7_expectations(config: Mapping) -> list[tuple[str, str, int, int]]:
@@ -38,4 +42,15 @@ def b7_expectations(config: Mapping) -> list[tuple[str, str, int, int]]:
                for law in _LAWS for d in ds]  # the widest's too
             + [("scaled", "log10_jacobian_norm", ds[-1], T)]
             + [("scaled_minus_unscaled" + law, q, ds[-1], T) for q in jacobian for law in _LAWS[1:]
-               if ds[-1] > 1])  # the widest's spread (theory_spread); at d_k = 1 nothing is compared
+               if ds[-1] > 1]  # the widest's spread (theory_spread); at d_k = 1 nothing is compared
+            # the gradient ratio's falls, at both ends of every step (those decided are where theory says the norm
+            # falls: not known before the expectations are)
+            + [(GRADIENT_RATIO, "score_grad_norm", d, T) for d in (ds if len(ds) > 1 else [])])
+
+
+def b8_expectations(config: Mapping) -> list[tuple[str, str, int, int]]:
+    """The expectations decide_b8 asks for on the tables of `config` (its entropy_sweep section): the mean entropy
+    under 1/d_k at both ends of every step, and its gap to 1/sqrt(d_k)'s at the widest head."""
+    entropy = config["entropy_sweep"]
+    ds, T = sorted(set(entropy["d_k"])), entropy["T"]
+    return [(OVER_D_K, "entropy", d, T) for d in (ds if len(ds) > 1 else [])] + [(OVER_D_K_GAP, "entropy", ds[-1], T)]

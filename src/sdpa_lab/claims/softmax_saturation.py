@@ -11,12 +11,21 @@ from itertools import pairwise
 
 import numpy as np
 
+import sdpa_lab.claims.expectation_kinds as K
 from sdpa_lab.claims.by_theory import positive_by_theory, theory_sign
 from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import SHAPES
 from sdpa_lab.claims.model import Check, Claim, derived, missing, statistical
-from sdpa_lab.claims.saturation_expectations import B5_SETTINGS, B7_SETTINGS, b5_expectations, b7_expectations
+from sdpa_lab.claims.saturation_expectations import (
+    B5_SETTINGS,
+    B7_SETTINGS,
+    B8_SETTINGS,
+    b5_expectations,
+    b7_expectations,
+    b8_expectations,
+)
 from sdpa_lab.claims.standard_errors import ALPHA_CLAIM, paired_ratio_se, variance_se
+from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
 from sdpa_lab.scales import scale_difference
@@ -145,10 +154,15 @@ def decide_b5(R: Results) -> list[Check]:
     src = "entropy_exercise2.csv"
     n = int(R.value(src, "count", quantity="sequences"))
     fraction = R.value(src, "fraction", quantity="falls_at_every_step")
+    # short of 1 the wording is not met per draw, but the fraction is still theory's chance of a fall at every step
+    chance, chance_se = R.expectation(K.ONE_DRAW_FALLS, "entropy", EXERCISE2_D_K[-1], EXERCISE2_T)
     out.append(statistical("B5", LITERAL, "d_k=" + ",".join(str(d) for d in single_d_k) + f", n={n}",
-                           fraction, 1.0, math.sqrt(0.25 / n), "not below", src, literal=True,
-                           note=f"the lesson's own draw (np.random.seed(42), one continuing stream): entropies "
-                                f"{drawn}, {rises} of {len(entropies) - 1} steps not falling"))
+                           fraction, 1.0, math.sqrt(0.25 / n), "not below", src, literal=True, theory=chance,
+                           theory_se=chance_se,
+                           note=f"theory's chance of a fall at every step {number(chance, digits=3)} (Monte Carlo SE "
+                                f"{number(chance_se, digits=2)}), which the fraction is held to; the lesson's own "
+                                f"draw (np.random.seed(42), one continuing stream): entropies {drawn}, {rises} of "
+                                f"{len(entropies) - 1} steps not falling"))
     return out
 
 
@@ -242,12 +256,14 @@ def decide_b7(R: Results) -> list[Check]:
         sd_diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), "score_grad_norm", "std")
         return u / s, paired_ratio_se(u, s, sd_u, sd_s, sd_diff, trials), u
 
-    # The gradient reaching the scores, relative to the scaled head's, falls: decided on the steps where theory
-    # says the unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made.
+    # The gradient reaching the scores, relative to the scaled head's, falls: on the steps where theory says the
+    # unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made; decided, and held
+    # to theory's fall of the ratio (claims.gradient_expectation), as the falls above are.
     for a, b in saturating:
         (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
-        out.append(statistical("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}",
-                               ra - rb, 0.0, math.hypot(sa, sb), "above", src, cell=ub.cell))
+        (ta, tsa), (tb, tsb) = (R.expectation(K.GRADIENT_RATIO, "score_grad_norm", d, T) for d in (a, b))
+        out.append(positive_by_theory("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}", ra - rb, math.hypot(sa, sb),
+                                      ta - tb, math.hypot(tsa, tsb), src, ub.cell, trials=trials))
     return out
 
 
@@ -262,16 +278,21 @@ def decide_b8(R: Results) -> list[Check]:
     src = "entropy_sweep.csv"
     ds = _entropy_d_k(R)
     T = int(R.first(src, "T"))
+    # each held to theory's value besides (claims.entropy_expectations): a rise or gap too small to decide is
+    # inconclusive only while it is the one theory expects
     for a, b in pairwise(ds):  # 1/d_k flattens attention toward uniform as d_k grows
         later = _entropy(R, b, "inv_dk", "mean")
         rise = later - _entropy(R, a, "inv_dk", "mean")
         se = math.hypot(_entropy(R, a, "inv_dk", "se"), _entropy(R, b, "inv_dk", "se"))
+        (ma, sa), (mb, sb) = (R.expectation(K.OVER_D_K, "entropy", d, T) for d in (a, b))
         out.append(statistical("B8", OVER_D_K_RISE, f"d_k={a}->{b}, T={T}", rise, 0.0, se,
-                               "above", src, cell=later.cell))
+                               "above", src, cell=later.cell, theory=mb - ma, theory_se=math.hypot(sa, sb)))
     d = ds[-1]
     paired = scale_difference("inv_dk", "inv_sqrt_dk")  # same trials: the per-trial difference
+    gap, gap_se = R.expectation(K.OVER_D_K_GAP, "entropy", d, T)
     out.append(statistical("B8", OVER_D_K_GAP, f"d_k={d}, T={T}",
                            _entropy(R, d, paired, "mean"), 0.0, _entropy(R, d, paired, "se"), "above", src,
+                           theory=gap, theory_se=gap_se,
                            note=f"uniform bound log T = {number(math.log(T), decimals=4, integers=False)}"))
     return out
 
@@ -325,7 +346,8 @@ B8 = Claim(
     "Bonferroni split. Entropy differences between d_k values: root-sum-square SEs; between two scales on the same "
     "trials: the SE of the per-trial difference",
     decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE,
-    lead=(OVER_D_K_VARIANCE, OVER_D_K_RISE), alpha=ALPHA_CLAIM)
+    lead=(OVER_D_K_VARIANCE, OVER_D_K_RISE), expectations=b8_expectations, expectation_settings=B8_SETTINGS,
+    alpha=ALPHA_CLAIM)
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B5, B7, B8)

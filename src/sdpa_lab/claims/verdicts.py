@@ -57,7 +57,8 @@ def value_text(c: Check, value: float) -> str:
 
 
 # A literal single-draw check's margin is how far single draws fall short of the lesson's every-draw statement:
-# never a failure (its verdict is NOT_PER_DRAW), so its line says so where "above 1 it fails" would mislead.
+# never a failure (its verdict is NOT_PER_DRAW; it fails only departing from theory's chance, its theory margin), so
+# its line says so where "above 1 it fails" would mislead.
 MARGIN_KIND = "; a per-draw shortfall, not a failure"
 
 
@@ -179,7 +180,7 @@ def margin_rule(checks: Iterable[Check]) -> str:
     rule = "Margin: how far a check went toward failing, in units of its tolerance; above 1 it fails"
     if literal:
         rule += (", except a per-draw check (Exercise 2, literal), whose margin is how far single draws fall short "
-                 "of “every draw” and never a failure")
+                 "of “every draw” and never a failure (the check fails only departing from theory's chance)")
     if direction:
         rule += "; a claimed rise or fall holds only below −1 (between −1 and 1: inconclusive)"
     return rule + "."
