@@ -332,9 +332,12 @@ def test_b7s_gradient_ratio_falls_follow_theorys_sign(monkeypatch, ratios, uncle
     not decided "above 0": the measurement is held within theory's value (as B7's other falls), and only a measurement
     that departs from it fails."""
     from sdpa_lab.claims import expectation_kinds
+    from sdpa_lab.claims.saturation_expectations import GRADIENT_RATIO
 
     theory = dict(zip(G_D_K, ratios, strict=True))
-    monkeypatch.setattr(expectation_kinds, "gradient_ratio", lambda d_k, T: (theory[d_k], 0.01))
+    kinds = expectation_kinds.declared_kinds()
+    ratio = replace(kinds[GRADIENT_RATIO], compute=lambda d_k, T, unit_means=None: (theory[d_k], 0.01))
+    monkeypatch.setattr(expectation_kinds, "declared_kinds", lambda: {**kinds, GRADIENT_RATIO: ratio})
     falls = [c for c in decide_b7(Results("mem", {"gradient.csv": gradient_table()}))
              if c.check == "fall of unscaled / scaled gradient norm at the scores"]
     assert falls and all(c.relation == "within" and c.theory_unclear == unclear and c.theory_says_false == false

@@ -87,3 +87,32 @@ def test_every_declared_statistic_has_a_name_and_draws_of_its_own():
     assert not set(declared) & set(E.STATISTICS), declared
     keys = [s.key for s in declared.values()]
     assert len(keys) == len(set(keys)) and not set(keys) & set(range(len(E.STATISTICS))), declared
+
+
+def test_an_expectation_kind_a_claim_declares_is_computed_by_its_own_function(monkeypatch):
+    from sdpa_lab.claims import expectation_kinds
+    from sdpa_lab.claims.declared import ExpectationKind, kinds_of
+
+    calls = []
+    toy = ExpectationKind("toy", "entropy", lambda d_k, T, unit_means=None: calls.append((d_k, T)) or (0.5, 0.01))
+    claims = [dataclasses.replace(registry.CLAIMS[0], expectation_kinds=(toy,))]
+    monkeypatch.setattr(expectation_kinds, "declared_kinds", lambda: kinds_of([SimpleNamespace(CLAIMS=claims)]))
+    assert expectation_kinds.expectation("toy", "entropy", 4, 8) == (0.5, 0.01) and calls == [(4, 8)]
+    got = expectation_kinds.expectations([("toy", "entropy", 16, 8), ("unscaled", "entropy", 16, 8)])
+    assert got[("toy", "entropy", 16, 8)] == (0.5, 0.01) and got[("unscaled", "entropy", 16, 8)] == \
+        E.expectation("unscaled", "entropy", 16, 8)
+    with pytest.raises(ValueError, match="'toy' is of 'entropy', not of 'jacobian_norm'"):
+        expectation_kinds.expectation("toy", "jacobian_norm", 4, 8)
+    assert expectation_kinds.unit_variance_asked([("toy", "entropy", 4, 8)]) == set()
+
+
+def test_one_kind_declared_twice_differently_is_refused():
+    from sdpa_lab.claims.declared import ExpectationKind, kinds_of
+
+    one, other = (ExpectationKind("toy", name, lambda d_k, T, unit_means=None: (0.0, 0.0))
+                  for name in ("entropy", "jacobian_norm"))
+    same = [dataclasses.replace(c, expectation_kinds=(one,)) for c in registry.CLAIMS[:2]]
+    assert kinds_of([SimpleNamespace(CLAIMS=same, __name__="fake")]) == {"toy": one}  # two claims, one declaration
+    with pytest.raises(ValueError, match="'toy' is declared twice, differently"):
+        kinds_of([SimpleNamespace(CLAIMS=[same[0], dataclasses.replace(same[1], expectation_kinds=(other,))],
+                                  __name__="fake")])

@@ -1,21 +1,36 @@
-"""What the claims' modules declare beyond their claims, gathered as the registry gathers the claims: every module
-of the sdpa_lab.claims package, imported by `pkgutil` (`package_modules`, which the registry uses too).
+"""What the claims declare for their expectations beyond their claims, gathered as the registry gathers the claims:
+every module of the sdpa_lab.claims package, imported by `pkgutil` (`package_modules`, which the registry uses too).
 
-The statistics of the softmax weights a claim's expectations are of (`Claim.statistics`) are gathered here, not
-in the registry: the expectations ask for them, and the registry's claims import the expectations.
+The statistics of the softmax weights a claim's expectations are of (`Claim.statistics`) and the kinds of
+expectation it computes itself (`Claim.expectation_kinds`) are gathered here, not in the registry: the expectations
+ask for them, and the registry's claims import the expectations.
 """
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
 
 from sdpa_lab.claims.weight_statistics import Statistic
 
 PACKAGE = "sdpa_lab.claims"
+
+
+@dataclass(frozen=True)
+class ExpectationKind:
+    """An expectation a claim computes itself, beyond claims.expectations' kinds: its kind (Results.expectation's
+    first key), the statistic it is of, and `compute(d_k, T, unit_means) -> (mean, Monte Carlo SE)`, with
+    `unit_means` as claims.expectations.mean_statistic's; `unit_variance`: whether it is built on its statistic's
+    unit-variance mean (a study computes those once for all its configs)."""
+
+    kind: str
+    statistic: str
+    compute: Callable[[int, int, Mapping | None], tuple[float, float]] = field(repr=False)
+    unit_variance: bool = False
 
 
 def package_modules(package: str = PACKAGE) -> list[ModuleType]:
@@ -42,3 +57,22 @@ def statistics_of(modules: Iterable[ModuleType]) -> dict[str, Statistic]:
 def declared_statistics() -> dict[str, Statistic]:
     """Every statistic the package's claims declare, by name (gathered once)."""
     return statistics_of(package_modules())
+
+
+def kinds_of(modules: Iterable[ModuleType]) -> dict[str, ExpectationKind]:
+    """The expectation kinds the claims of `modules` (each one's `CLAIMS`) declare, by kind (several claims may
+    declare one). ValueError on two different declarations of one kind."""
+    out: dict[str, ExpectationKind] = {}
+    for module in modules:
+        for claim in getattr(module, "CLAIMS", ()):
+            for kind in claim.expectation_kinds:
+                if out.setdefault(kind.kind, kind) != kind:
+                    raise ValueError(f"expectation kind {kind.kind!r} is declared twice, differently (claim "
+                                     f"{claim.id} in {module.__name__}, and before)")
+    return out
+
+
+@cache
+def declared_kinds() -> dict[str, ExpectationKind]:
+    """Every expectation kind the package's claims declare, by kind (gathered once)."""
+    return kinds_of(package_modules())

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 import sdpa_lab.claims.standard_errors as standard_errors
+from sdpa_lab.claims.declared import ExpectationKind
 from sdpa_lab.claims.standard_errors import ALPHA_FAMILY
 from sdpa_lab.claims.weight_statistics import Statistic
 from sdpa_lab.results import Results
@@ -216,6 +217,8 @@ class Claim:
     expectation_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     # statistics of the softmax weights its expectations are of, beyond the built-in ones (expectations.STATISTICS)
     statistics: tuple[Statistic, ...] = field(default=(), repr=False)
+    # kinds of expectation it computes itself, beyond claims.expectations' (a closed form, a Monte Carlo of its own)
+    expectation_kinds: tuple[ExpectationKind, ...] = field(default=(), repr=False)
 
     def sentence(self, check: str) -> str:
         """The lesson's sentence the check named `check` decides; KeyError if the claim makes no such check."""

@@ -1,17 +1,39 @@
 """The finite-d_k expectations B5, B7 and B8 ask for (Results.expectation's keys), each claim's own declaration
-(its `Claim.expectations`, with the settings they are made from): a study computes them once for all its runs.
+(its `Claim.expectations`, with the settings they are made from): a study computes them once for all its runs. And
+the kinds of expectation they compute themselves (`Claim.expectation_kinds`): the mean entropy under 1/d_k and its
+gap to 1/sqrt(d_k)'s (claims.entropy_expectations), the chance that Exercise 2 as written falls at every step, and
+the unscaled over the scaled mean gradient at the scores (claims.gradient_expectation).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sdpa_lab.claims.expectation_kinds import GRADIENT_RATIO, ONE_DRAW_FALLS, OVER_D_K, OVER_D_K_GAP
+from sdpa_lab.claims.declared import ExpectationKind
+from sdpa_lab.claims.entropy_expectations import one_draw_falls, over_d_k_entropy, over_d_k_gap
 from sdpa_lab.claims.expectations import SHAPES
+from sdpa_lab.claims.gradient_expectation import gradient_ratio
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 
 # The expectation, then its law's shape (theory_spread).
 _LAWS = ("", *(f":{shape}" for shape in SHAPES))
+
+OVER_D_K, OVER_D_K_GAP, ONE_DRAW_FALLS = "inv_dk", "inv_dk_minus_scaled", "one_draw_falls"
+GRADIENT_RATIO = "unscaled_over_scaled"
+
+
+def _one_draw_falls(d_k: int, T: int, unit_means: Mapping | None = None) -> tuple[float, float]:
+    """The chance that Exercise 2 as written falls at every step: at its own d_k and T only."""
+    if (d_k, T) != (EXERCISE2_D_K[-1], EXERCISE2_T):
+        raise ValueError(f"expectation {ONE_DRAW_FALLS!r} is Exercise 2's, at d_k={EXERCISE2_D_K[-1]} and "
+                         f"T={EXERCISE2_T} only (got d_k={d_k}, T={T})")
+    return one_draw_falls()
+
+
+B5_KINDS = (ExpectationKind(ONE_DRAW_FALLS, "entropy", _one_draw_falls),)
+B7_KINDS = (ExpectationKind(GRADIENT_RATIO, "score_grad_norm", lambda d_k, T, unit_means=None: gradient_ratio(d_k, T)),)
+B8_KINDS = (ExpectationKind(OVER_D_K, "entropy", lambda d_k, T, unit_means=None: over_d_k_entropy(d_k, T)),
+            ExpectationKind(OVER_D_K_GAP, "entropy", over_d_k_gap, unit_variance=True))
 
 # The settings each claim's expectations are made from: section -> its settings read.
 B5_SETTINGS = {"entropy_sweep": ("d_k", "T")}

@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import numpy as np
 
-import sdpa_lab.claims.expectation_kinds as K
+import sdpa_lab.claims.saturation_expectations as K
 from sdpa_lab.claims.by_theory import positive_by_theory, theory_sign
 from sdpa_lab.claims.dot_product_growth import SE_VARIANCE, raw_variance_check, variance_points, variance_shape
 from sdpa_lab.claims.expectations import SHAPES
@@ -313,7 +313,8 @@ B5 = Claim(
     "whose Monte Carlo error is bounded as a bias. The literal exercise takes the worst-case binomial SE "
     "sqrt(1/4 / n)",
     decide_b5, sentences={ENTROPY_FALL: _EXERCISE2, SCALED_ENTROPY: _SCALED_ENTROPY, LITERAL: _EXERCISE2}, page=PAGE,
-    lead=(ENTROPY_FALL,), expectations=b5_expectations, expectation_settings=B5_SETTINGS, alpha=ALPHA_CLAIM)
+    lead=(ENTROPY_FALL,), expectations=b5_expectations, expectation_settings=B5_SETTINGS,
+    expectation_kinds=K.B5_KINDS, alpha=ALPHA_CLAIM)
 
 B7 = Claim(
     "B7", "A saturated softmax passes almost no gradient",
@@ -334,7 +335,7 @@ B7 = Claim(
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
                           SCALED_NORM: _DERIVATIVE}, page=PAGE, lead=(NORM_FALL,), expectations=b7_expectations,
-    expectation_settings=B7_SETTINGS, alpha=ALPHA_CLAIM)
+    expectation_settings=B7_SETTINGS, expectation_kinds=K.B7_KINDS, alpha=ALPHA_CLAIM)
 
 B8 = Claim(
     "B8", "Divide by sqrt(d_k), not by d_k",
@@ -347,6 +348,7 @@ B8 = Claim(
     "trials: the SE of the per-trial difference",
     decide_b8, sentences={OVER_D_K_VARIANCE: _DIVIDES, OVER_D_K_RISE: _NOT_D_K, OVER_D_K_GAP: _NOT_D_K}, page=PAGE,
     lead=(OVER_D_K_VARIANCE, OVER_D_K_RISE), expectations=b8_expectations, expectation_settings=B8_SETTINGS,
+    expectation_kinds=K.B8_KINDS,
     alpha=ALPHA_CLAIM)
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
