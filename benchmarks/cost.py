@@ -160,10 +160,17 @@ FIT_POINTS: dict[str, tuple[list[str], dict]] = {
 
 def generated_points(e: Experiment, root: dict) -> dict[str, tuple[list[str], dict]]:
     """Fit points of an experiment no hand-made point measures: its section at its defaults, and each integer setting
-    at a quarter and at four times its default (within its bounds), one at a time."""
+    at a quarter and at four times its default (within its bounds), and each list of sizes (d_k) as its smallest and
+    its largest entry alone, one at a time."""
     points = {f"{e.name} at its defaults": ([e.name], QUIET | {e.section: {}})}
     for key, prop in root["properties"][e.section]["properties"].items():
         prop = resolve(prop, root) | {k: v for k, v in prop.items() if k != "$ref"}  # its own default, beside a $ref
+        default = prop.get("default")
+        if prop.get("type") == "array" and isinstance(default, list) and len(set(default)) > 1 \
+                and all(isinstance(v, int) for v in default):  # a list of sizes (d_k): its ends alone, one entry
+            for value in (min(default), max(default)):
+                points[f"{e.name} {key} [{value}]"] = ([e.name], QUIET | {e.section: {key: [value]}})
+            continue
         if prop.get("type") != "integer" or "default" not in prop:
             continue
         for factor in (0.25, 4):
@@ -278,12 +285,13 @@ def rows_of(group: str, name: str, config: dict, only: list[str] | None) -> list
     return rows
 
 
-def kept_rows(path: Path, measured: set[str]) -> list[dict]:
-    """The rows of the CSV at `path` (if any) whose config is not among `measured`, in their order."""
+def kept_rows(path: Path, measured: set[str], current: set[str]) -> list[dict]:
+    """The rows of the CSV at `path` (if any) whose config is not among `measured` but still among `current` (a
+    point or config since removed is dropped), in their order."""
     if not path.exists():
         return []
     with open(path, newline="") as fh:
-        return [row for row in csv.DictReader(fh) if row["config"] not in measured]
+        return [row for row in csv.DictReader(fh) if row["config"] not in measured and row["config"] in current]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,8 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = step_repeats(args.step_repeats)
         args.out = str(HERE / "cost_step.csv")
     elif args.fit:  # the fit points alone, to benchmarks/cost_fit.csv; then paste each part's constants where it is
-        points = {name: point for name, point in fit_points().items()  # declared: an experiment's into its
-                  if not args.only or args.only in name}  # `ns_per`, the trial scores' into cost.py
+        current = set(fit_points())  # declared: an experiment's into its `ns_per`, the trial scores' into cost.py
+        points = {name: point for name, point in fit_points().items() if not args.only or args.only in name}
         rows = [row for name, (parts, config) in points.items()
                 for row in rows_of("fit", name, config, ["trial_scores", *parts])]
         asked = {part for parts, _ in points.values() for part in parts}  # the trial scores' only with them all
@@ -313,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         configs = [("config_space", n, c) for n, c in space_configs().items()]
         configs += [("large", n, c) for n, c in large_configs().items()]
+        current = {name for _, name, _ in configs}
         rows = [row for group, name, config in configs if not args.only or args.only in name
                 for row in rows_of(group, name, config, LARGE_PARTS.get(name))]
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
@@ -321,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
              "date": datetime.date.today().isoformat()}
     stamped = [row | stamp for row in rows]
     if args.only:  # a part measured again: the file's other rows kept, as they were measured
-        stamped = kept_rows(Path(args.out), {row["config"] for row in rows}) + stamped
+        stamped = kept_rows(Path(args.out), {row["config"] for row in rows}, current) + stamped
     with open(args.out, "w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=[*rows[0], *stamp])
         writer.writeheader()

@@ -101,11 +101,15 @@ def test_variance_time_follows_the_benchmarked_rate(default_config):
     assert 4 * 3600 < seconds < 7 * 3600
 
 
+# The sections whose experiments read the shared trial scores (their declarations say so).
+SHARING = [e.section for e in cost.EXPERIMENTS.values() if e.shares_trial_scores]
+
+
 def test_trial_scores_disk_is_their_npy_files(default_config):
-    for name in ("entropy_sweep", "ranking_invariance", "gradient"):
+    for name in SHARING:
         default_config[name] |= {"trials": 10**8, "T": 8, "d_k": [64]}
     estimate = cost.estimate(default_config)
-    one_file = 10**8 * (8 + 1) * 8  # float64 scores of 8 keys and |q| per trial: 7.2 GB, shared by the three
+    one_file = 10**8 * (8 + 1) * 8  # float64 scores of 8 keys and |q| per trial: 7.2 GB, shared by them all
     assert estimate.disk_bytes == one_file + cost.NPY_HEADER_BYTES + cost.LEFTOVER_BYTES
     default_config["gradient"]["T"] = 16  # no longer shared: a second file
     assert cost.estimate(default_config).disk_bytes == estimate.disk_bytes + 10**8 * 17 * 8 + cost.NPY_HEADER_BYTES
@@ -158,7 +162,7 @@ def test_the_default_run_needs_nothing(default_config):
 def test_trial_scores_already_drawn_are_not_counted(default_config):
     clean = cost.estimate(default_config)
     files = list(cost.trial_score_files(default_config))
-    assert len(files) == len(set(default_config["entropy_sweep"]["d_k"]) | set(default_config["gradient"]["d_k"]))
+    assert len(files) == len({(default_config[name]["T"], d) for name in SHARING for d in default_config[name]["d_k"]})
     again = cost.estimate(default_config, drawn=files[:2])
     assert again.reused == 2 and again.disk_bytes == clean.disk_bytes - 2 * (4000 * 9 * 8 + cost.NPY_HEADER_BYTES)
     assert again.cpu_s["trial_scores"] < clean.cpu_s["trial_scores"]
@@ -278,13 +282,16 @@ def test_generated_points_vary_a_setting_whose_default_stands_beside_its_ref():
     generated = _benchmark().generated_points(cost.EXPERIMENTS["entropy_sweep"], load_schema())
     Ts = {check_config(config)["entropy_sweep"]["T"] for _, config in generated.values()}
     assert Ts == {8, 2, 32}
+    # and its list of sizes as its smallest and its largest entry alone: the per-d_k term varies too
+    d_ks = {tuple(check_config(config)["entropy_sweep"]["d_k"]) for _, config in generated.values()}
+    assert {(4,), (4096,)} <= d_ks
 
 
 def test_a_part_measured_again_keeps_the_file_s_other_rows(tmp_path):
     path = tmp_path / "cost_fit.csv"
-    assert _benchmark().kept_rows(path, {"a"}) == []  # no file yet
-    path.write_text("config,part,measured_cpu_s\na,x,1.0\nb,x,2.0\na,total,3.0\nc,y,4.0\n")
-    kept = _benchmark().kept_rows(path, {"a"})
+    assert _benchmark().kept_rows(path, {"a"}, {"a", "b"}) == []  # no file yet
+    path.write_text("config,part,measured_cpu_s\na,x,1.0\nb,x,2.0\na,total,3.0\nc,y,4.0\ngone,x,5.0\n")
+    kept = _benchmark().kept_rows(path, {"a"}, {"a", "b", "c"})  # "gone": a point since removed
     assert [(r["config"], r["part"], r["measured_cpu_s"]) for r in kept] == [("b", "x", "2.0"), ("c", "y", "4.0")]
 
 

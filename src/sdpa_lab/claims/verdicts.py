@@ -179,8 +179,8 @@ def margin_rule(checks: Iterable[Check]) -> str:
     direction = any(c.relation in ("above", "below") and c.tolerance > 0 for c in checks)
     rule = "Margin: how far a check went toward failing, in units of its tolerance; above 1 it fails"
     if literal:
-        rule += (", except a per-draw check (Exercise 2, literal), whose margin is how far single draws fall short "
-                 "of “every draw” and never a failure (the check fails only departing from theory's chance)")
+        rule += (", except a per-draw check (Exercise 2, literal): how far single draws fall short of “every draw”, "
+                 "never a failure (it fails only off theory's chance)")
     if direction:
         rule += "; a claimed rise or fall holds only below −1 (between −1 and 1: inconclusive)"
     return rule + "."
