@@ -7,6 +7,7 @@ import pytest
 
 from sdpa_lab.claims.expectation_table import expectations_job, read_expectations, sweep_expectations
 from sdpa_lab.claims.registry import CLAIMS, expectation_settings, expectation_sweep, expectations_asked
+from sdpa_lab.expectation_inputs import EXPECTATION_SETTINGS
 
 
 def test_the_expectations_table_reads_back_the_same_floats(tmp_path, tiny_config):
@@ -42,3 +43,5 @@ def test_the_settings_the_workflow_reruns_the_expectations_on_are_the_claims_dec
     assert {(section, key) for section, keys in params.items() for key in keys} == declared
     assert all(params[section][key] == tiny_config[section][key] for section, key in declared)
     assert set(expectation_settings()) == {section for section, _ in declared}
+    # the Snakefile's parse-time copy (it loads no pandas) holds what the claims declare, no more, no less
+    assert EXPECTATION_SETTINGS == expectation_settings()

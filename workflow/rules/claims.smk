@@ -1,6 +1,6 @@
 # Decide every claim (sdpa_lab.claims) from the experiment CSVs.
 
-from sdpa_lab.claims.registry import expectation_sweep
+from sdpa_lab.expectation_inputs import expectation_sweep
 
 
 # The finite-d_k expectations the claims compare with (theory, no experiment's output): computed

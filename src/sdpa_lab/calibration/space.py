@@ -10,8 +10,7 @@ experiment the model leaves out keeps its defaults). The draws come from
 Python's `random.Random` with the space's seed (the same Mersenne Twister stream on every platform and
 version), so the same study file gives the same configs, and the same batches the same bytes.
 
-Standard library, the schema and the cost model only: the Snakefile imports this at parse time (the claims'
-declarations are read when a space is drawn).
+Standard library, the schema and the cost model only: the Snakefile imports this at parse time.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from functools import cache
 from typing import Any
 
 from sdpa_lab.config import ConfigError, build, choices, config_errors, load_schema, resolve
+from sdpa_lab.expectation_inputs import EXPECTATION_SETTINGS
 from sdpa_lab.workflow_support import cost
 
 # The chance that a bounded setting takes exactly its lower bound, and exactly its upper bound (each): the
@@ -94,11 +94,9 @@ def cpu_seconds(config: Mapping) -> float:
     """The cost model's CPU seconds of one in-process run of `config`: every experiment, without the fixed
     part (Snakemake's start-up, the lesson replications, report), which a calibration run does not pay, and
     with the finite-d_k expectations its claims ask for (EXPECTATIONS_PER_VALUE per distinct value of each list
-    setting the claims declare them made from: registry.expectation_settings)."""
-    from sdpa_lab.claims.registry import expectation_settings  # the claims load pandas: only when a space is drawn
-
+    setting the claims declare them made from: expectation_inputs, the Snakefile's light copy)."""
     c = cost.estimate(config)
-    values = sum(len(set(config[section][key])) for section, keys in expectation_settings().items() for key in keys
+    values = sum(len(set(config[section][key])) for section, keys in EXPECTATION_SETTINGS.items() for key in keys
                  if isinstance(config[section][key], list))
     return c.total_cpu_s - c.cpu_s["fixed"] + EXPECTATION_CPU_S * (EXPECTATIONS_PER_VALUE * values)
 

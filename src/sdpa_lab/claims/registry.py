@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 
+import sdpa_lab.expectation_inputs as inputs
 from sdpa_lab.claims.declared import package_modules
 from sdpa_lab.claims.model import Claim
 
@@ -57,7 +58,7 @@ def expectation_sweep(sweep: Mapping) -> dict:
     """The part of `sweep` the claims' expectations read (expectation_settings), in that order: the workflow's
     `expectations` job takes it as its params, so a change elsewhere does not rerun it, and computes from it
     alone, so reading an undeclared setting fails at once instead of going stale."""
-    return {section: {key: sweep[section][key] for key in keys} for section, keys in expectation_settings().items()}
+    return inputs.expectation_sweep(sweep, expectation_settings())
 
 
 def gather(modules: Iterable[ModuleType]) -> tuple[Claim, ...]:
