@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from sdpa_lab.claims import top_score as S
-from sdpa_lab.claims.expectation_kinds import expectation
 from sdpa_lab.claims.gradient_expectation import gradient_ratio
 
 
@@ -69,10 +68,7 @@ def test_the_ratio_matches_plain_monte_carlo_of_the_experiments_design(d_k, T, d
     assert 0 < se < 0.02 * ratio
 
 
-def test_one_head_has_ratio_one_exactly_and_the_kind_is_of_the_gradient_alone():
+def test_one_head_has_ratio_one_exactly():
     assert gradient_ratio(1, 8) == (1.0, 0.0)  # at d_k = 1 the scale is 1: the same norms draw by draw
-    assert expectation("unscaled_over_scaled", "score_grad_norm", 16, 8) == gradient_ratio(16, 8)
-    with pytest.raises(ValueError, match="'unscaled_over_scaled' is of 'score_grad_norm', not of 'entropy'"):
-        expectation("unscaled_over_scaled", "entropy", 16, 8)
     with pytest.raises(ValueError, match="d_k >= 1 and T >= 2"):
         gradient_ratio(4, 1)

@@ -13,6 +13,7 @@ import pytest
 from sdpa_lab import claims as C
 from sdpa_lab.claims.expectation_kinds import expectation
 from sdpa_lab.claims.expectations import law
+from sdpa_lab.claims.gradient_expectation import gradient_ratio
 from sdpa_lab.claims.softmax_saturation import LOG_NORM_FALL, NORM_FALL, WIDEST_NORM
 from sdpa_lab.results import Results
 
@@ -41,7 +42,7 @@ def _table(trials: int) -> pd.DataFrame:
         gap = expectation("scaled_minus_unit_variance", J, d, T)[0]
         add(d, "unit_variance_reference", J, expectation("scaled", J, d, T)[0] - gap, 0.005)
         add(d, "inv_sqrt_dk_minus_unit_variance_reference", J, gap, law("scaled_minus_unit_variance", J, d, T)[0][0])
-        grad = 1.5 * expectation("unscaled_over_scaled", G, d, T)[0]  # theory's ratio to the scaled head's
+        grad = 1.5 * gradient_ratio(d, T)[0]  # theory's ratio to the scaled head's
         add(d, "none", G, grad, 0.5 * grad)
         add(d, "inv_sqrt_dk", G, 1.5, 0.1)
         add(d, "inv_sqrt_dk_minus_none", G, 1.5 - grad, math.hypot(0.1, 0.5 * grad))

@@ -234,9 +234,7 @@ def test_b7_checks():
         c = b7["fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T=8"]
         assert_check(c, measured=ra - rb, expected=0.0, se=math.hypot(sa, sb), relation="above",
                      cell=gcell(b, "none", G, "mean"))
-        # held to theory's fall of the ratio besides (gradient_expectation)
-        (ta, tsa), (tb, tsb) = (expectation("unscaled_over_scaled", G, d, 8) for d in (a, b))
-        assert (c.theory, c.theory_se) == (ta - tb, math.hypot(tsa, tsb)) and ta > tb
+        assert math.isnan(c.theory)  # decided on the run alone: not held to theory's ratio (its SE, see the page)
     paired = "inv_sqrt_dk_minus_unit_variance_reference"
     for i, d in enumerate(G_D_K):
         gap, gap_se = scaled_minus_unit_variance(J, d, 8)
@@ -324,28 +322,6 @@ def test_b7_decides_a_difference_above_its_expectation_only_past_four_monte_carl
     assert replace(below, measured=-4.0, tolerance=0.5).verdict == M.NOT_HERE
     unmet = positive_by_theory(*args, 5.0, 1.0, "gradient.csv", None, saturated=False)
     assert unmet.premise_not_met and replace(unmet, measured=5.2, tolerance=0.5).verdict == M.CONDITION_NOT_MET
-
-
-@pytest.mark.parametrize("ratios, unclear, false", [((1.0, 1.0, 1.0), True, False), ((0.5, 0.6, 0.7), False, True)])
-def test_b7s_gradient_ratio_falls_follow_theorys_sign(monkeypatch, ratios, unclear, false):
-    """Where theory's own fall of the gradient ratio is within its Monte Carlo error of 0, or negative, the step is
-    not decided "above 0": the measurement is held within theory's value (as B7's other falls), and only a measurement
-    that departs from it fails."""
-    from sdpa_lab.claims import expectation_kinds
-    from sdpa_lab.claims.saturation_expectations import GRADIENT_RATIO
-
-    theory = dict(zip(G_D_K, ratios, strict=True))
-    kinds = expectation_kinds.declared_kinds()
-    ratio = replace(kinds[GRADIENT_RATIO], compute=lambda d_k, T, unit_means=None: (theory[d_k], 0.01))
-    monkeypatch.setattr(expectation_kinds, "declared_kinds", lambda: {**kinds, GRADIENT_RATIO: ratio})
-    falls = [c for c in decide_b7(Results("mem", {"gradient.csv": gradient_table()}))
-             if c.check == "fall of unscaled / scaled gradient norm at the scores"]
-    assert falls and all(c.relation == "within" and c.theory_unclear == unclear and c.theory_says_false == false
-                         for c in falls)
-    for c in falls:
-        held = replace(c, tolerance=0.05)
-        assert replace(held, measured=c.expected).verdict == (M.INCONCLUSIVE if unclear else M.NOT_HERE)
-        assert replace(held, measured=c.expected + 0.2).verdict == M.FAILS
 
 
 def test_b7_over_64_keys_at_small_heads_is_outside_the_lesson_sentence():

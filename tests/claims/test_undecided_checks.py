@@ -17,7 +17,7 @@ import pytest
 from sdpa_lab import claims as C
 from sdpa_lab.calibration.runner import attention_of
 from sdpa_lab.calibration.studies import BROKEN_ARMS, CORRECT_ARM
-from sdpa_lab.claims.softmax_saturation import GRADIENT_FALL, LITERAL, OVER_D_K_GAP, OVER_D_K_RISE
+from sdpa_lab.claims.softmax_saturation import LITERAL, OVER_D_K_GAP, OVER_D_K_RISE
 from sdpa_lab.pipeline import run_experiment
 from sdpa_lab.results import Results
 
@@ -60,44 +60,6 @@ def decide(claim: str, R: Results, k: float) -> list[C.Check]:
 
 def named(checks: list[C.Check], name: str) -> list[C.Check]:
     return [c for c in checks if c.check == name]
-
-
-# ---- B7: the gradient at the scores, unscaled over scaled ---------------------------------------------------------
-
-GRADIENT_CONFIGS = [([4, 64, 1024], 8), ([16, 256, 4096], 2)]
-
-
-@pytest.mark.parametrize("d_k, T", GRADIENT_CONFIGS)
-def test_b7s_gradient_falls_without_a_scale_fail_where_they_read_inconclusive(d_k, T):
-    """Without a scale the two heads are one: the ratio is 1 at every d_k, its fall exactly 0 with no spread, which
-    the sentence alone leaves inconclusive; theory's fall is far from 0."""
-    for seed in SEEDS:
-        falls = named(decide("B7", gradient("none", d_k, T, seed), K_BROKEN), GRADIENT_FALL)
-        assert falls and all(unheld(c) == C.INCONCLUSIVE and departs(c) for c in falls), (seed, falls)
-
-
-def test_b7s_gradient_fall_without_the_pp_term_fails_where_it_read_inconclusive():
-    """Two keys: the broken backward p * g passes the unscaled head's |z_top| however saturated, so the ratio does
-    not fall from d_k = 16 to 256, where theory's falls by 0.28."""
-    for seed in SEEDS:
-        (fall, _) = named(decide("B7", gradient("no_pp_term", [16, 256, 4096], 2, seed), K_BROKEN), GRADIENT_FALL)
-        assert unheld(fall) == C.INCONCLUSIVE and departs(fall), (seed, fall)
-
-
-@pytest.mark.parametrize("arm", BROKEN_ARMS)
-@pytest.mark.parametrize("d_k, T", GRADIENT_CONFIGS)
-def test_every_broken_attention_fails_b7_where_its_gradient_falls_were_undecided(arm, d_k, T):
-    for seed in SEEDS:
-        checks = decide("B7", gradient(arm, d_k, T, seed), K_BROKEN)
-        assert C.claim_verdict(checks) == C.FAILS, (arm, seed)
-
-
-@pytest.mark.parametrize("d_k, T", [*GRADIENT_CONFIGS, ([1, 2, 4], 2), ([4, 64], 64)])
-def test_the_correct_attention_never_fails_b7s_gradient_falls(d_k, T):
-    for seed in (*SEEDS, 2):
-        checks = decide("B7", gradient(CORRECT_ARM, d_k, T, seed), K_CORRECT)
-        assert not [c for c in checks if c.verdict == C.FAILS], (d_k, T, seed)
-        assert all(math.isfinite(c.theory) for c in named(checks, GRADIENT_FALL))
 
 
 # ---- B8: 1/d_k against 1/sqrt(d_k) -------------------------------------------------------------------------------

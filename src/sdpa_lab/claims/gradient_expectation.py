@@ -8,6 +8,11 @@ of the two mean norms is E ||J_unscaled z|| / E ||J_scaled z||, whatever d_v (E 
 over its top score (claims.top_score: where the unscaled softmax saturates, a plain average is the noise of a few
 near-ties). Both means come from the same draws, so the ratio's Monte Carlo SE is the delta method's on the draws'
 paired values. Written with its own algebra, independent of the attention code the experiments run.
+
+No check holds B7's gradient falls to it today: a pre-registered study over the config space found the run's side
+wanting (at wide heads a few trials' mean of the saturated gradient sits below this expectation, and the delta-method
+SE from their sds is far too small: 4 false fails in 1,700 runs), so those falls are decided "above 0" alone until
+the run's mean has an SE from theory's law of one trial (docs/claims/softmax-saturation.md).
 """
 
 from __future__ import annotations
