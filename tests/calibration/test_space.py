@@ -14,7 +14,7 @@ import pytest
 from sdpa_lab.calibration import space
 from sdpa_lab.calibration.report import build_report, worst_margins
 from sdpa_lab.calibration.runner import run_batch
-from sdpa_lab.calibration.studies import CORRECT_ARM, check_study, load_studies
+from sdpa_lab.calibration.studies import CORRECT_ARM, check_study, estimated_cpu_s, load_studies
 from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
 from sdpa_lab.config import ConfigError, check_config, choices, load_schema, resolve
 from sdpa_lab.io import write_csv
@@ -143,6 +143,23 @@ def test_every_budget_configs_are_drawn_under_is_above_the_cheapest_config():
                **{f"study {name}": s.space.max_cpu_s for name, s in load_studies().items() if s.space}}
     headroom = {name: round(budget - floor, 3) for name, budget in budgets.items()}
     assert min(headroom.values()) > 0, f"the cheapest config takes {floor:.3f} CPU s per run; headroom: {headroom}"
+
+
+# The pre-registered space study must run in an hour on 16 cores and in a night (12 hours) on 2: its batches' CPU within
+# three quarters of the 16 cores' hour, the rest for what is not a batch (each wave of jobs' Snakemake start-ups and
+# status checks, the draw and the unit-variance means before the batches, the tables after).
+CLUSTER_SHARE = 0.75
+
+
+@pytest.mark.house
+def test_the_preregistered_space_study_is_sized_to_show_the_promise_and_fits_its_hours():
+    study = load_studies()["space_preregistered"]
+    runs = study.runs(CORRECT_ARM)
+    assert upper_bound(0, runs) <= 1e-4 < upper_bound(1, runs)  # no fail shows the 1e-4 promise, one does not
+    assert f"{runs:,} runs" in study.preregistered and f"{study.space.configs:,} configs" in study.preregistered
+    assert study.batch % study.seeds == 0  # a config's runs in one batch: its expectations made once
+    cpu = estimated_cpu_s({study.name: study})
+    assert cpu / 16 <= CLUSTER_SHARE * 3600 and cpu / 2 <= 12 * 3600, f"{cpu / 3600:.1f} CPU hours"
 
 
 def space_study(configs=20, seeds=1, max_cpu_s=SPACE_STUDY_BUDGET, seed=20261201, **change) -> dict:
