@@ -14,7 +14,18 @@ import pytest
 from sdpa_lab.calibration import space
 from sdpa_lab.calibration.report import build_report, worst_margins
 from sdpa_lab.calibration.runner import run_batch
-from sdpa_lab.calibration.studies import CORRECT_ARM, check_study, estimated_cpu_s, load_studies
+from sdpa_lab.calibration.studies import (
+    BATCH,
+    CORRECT_ARM,
+    SECONDS_PER_DRAWN_CONFIG,
+    SECONDS_PER_JOB,
+    SWEEPS,
+    check_study,
+    estimated_cpu_s,
+    load_studies,
+    share_path,
+    targets_cpu_s,
+)
 from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
 from sdpa_lab.config import ConfigError, check_config, choices, load_schema, resolve
 from sdpa_lab.io import write_csv
@@ -165,6 +176,19 @@ def test_the_preregistered_space_study_is_sized_to_show_the_promise_and_fits_its
 def space_study(configs=20, seeds=1, max_cpu_s=SPACE_STUDY_BUDGET, seed=20261201, **change) -> dict:
     return {"space": {"seed": seed, "configs": configs, "max_cpu_s": max_cpu_s}, "seeds": seeds,
             "broken_seeds": 0, "batch": configs * seeds, **change}
+
+
+def test_a_run_of_some_batches_is_estimated_at_those_batches_and_their_draw():
+    s = check_study(space_study(configs=4, seeds=3, batch=5, seconds_per_run=0.5), "sp")  # batches of 5, 5 and 2 runs
+    studies = {"sp": s, "other": check_study(space_study(configs=2, seed=7, seconds_per_run=2.0), "other")}
+    named = [BATCH.format(study="sp", arm=CORRECT_ARM, batch=0), share_path(BATCH.format(study="sp", arm=CORRECT_ARM,
+                                                                                          batch=2))]
+    draw = SECONDS_PER_DRAWN_CONFIG * 4
+    assert targets_cpu_s(named, studies) == pytest.approx(2 * SECONDS_PER_JOB + 7 * 0.5 + draw, rel=1e-12)
+    made = {named[0], SWEEPS.format(study="sp")}
+    assert targets_cpu_s(named, studies, lambda path: path in made) == pytest.approx(SECONDS_PER_JOB + 2 * 0.5)
+    for whole in (["calibration"], [*named, "reports/calibration.html"]):  # the study, or more than batches: all
+        assert targets_cpu_s(whole, studies) == estimated_cpu_s(studies) > targets_cpu_s(named, studies)
 
 
 def test_a_space_study_makes_its_seeds_of_each_drawn_config():
