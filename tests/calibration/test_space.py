@@ -14,7 +14,18 @@ import pytest
 from sdpa_lab.calibration import space
 from sdpa_lab.calibration.report import build_report, worst_margins
 from sdpa_lab.calibration.runner import run_batch
-from sdpa_lab.calibration.studies import CORRECT_ARM, check_study, load_studies
+from sdpa_lab.calibration.studies import (
+    BATCH,
+    CORRECT_ARM,
+    SECONDS_PER_DRAWN_CONFIG,
+    SECONDS_PER_JOB,
+    SWEEPS,
+    check_study,
+    estimated_cpu_s,
+    load_studies,
+    share_path,
+    targets_cpu_s,
+)
 from sdpa_lab.calibration.summary import runs_table, summaries, upper_bound
 from sdpa_lab.config import ConfigError, check_config, choices, load_schema, resolve
 from sdpa_lab.io import write_csv
@@ -145,9 +156,40 @@ def test_every_budget_configs_are_drawn_under_is_above_the_cheapest_config():
     assert min(headroom.values()) > 0, f"the cheapest config takes {floor:.3f} CPU s per run; headroom: {headroom}"
 
 
+# The pre-registered space study must run in an hour on 16 cores and in a night (12 hours) on 2: its batches' CPU within
+# 60% of the 16 cores' hour, the rest for what is not a batch: the draw and the unit-variance means before the batches,
+# one job each (62 and 858 CPU s at its 3,000 configs, measured), each wave of jobs' Snakemake start-ups and status
+# checks (19 waves, about 4 minutes), the tables after.
+CLUSTER_SHARE = 0.6
+
+
+@pytest.mark.house
+def test_the_preregistered_space_study_is_sized_to_show_the_promise_and_fits_its_hours():
+    study = load_studies()["space_preregistered"]
+    runs = study.runs(CORRECT_ARM)
+    assert upper_bound(0, runs) <= 1e-4 < upper_bound(1, runs)  # no fail shows the 1e-4 promise, one does not
+    assert f"{runs:,} runs" in study.preregistered and f"{study.space.configs:,} configs" in study.preregistered
+    assert study.batch % study.seeds == 0  # a config's runs in one batch: its expectations made once
+    cpu = estimated_cpu_s({study.name: study})
+    assert cpu / 16 <= CLUSTER_SHARE * 3600 and cpu / 2 <= 12 * 3600, f"{cpu / 3600:.1f} CPU hours"
+
+
 def space_study(configs=20, seeds=1, max_cpu_s=SPACE_STUDY_BUDGET, seed=20261201, **change) -> dict:
     return {"space": {"seed": seed, "configs": configs, "max_cpu_s": max_cpu_s}, "seeds": seeds,
             "broken_seeds": 0, "batch": configs * seeds, **change}
+
+
+def test_a_run_of_some_batches_is_estimated_at_those_batches_and_their_draw():
+    s = check_study(space_study(configs=4, seeds=3, batch=5, seconds_per_run=0.5), "sp")  # batches of 5, 5 and 2 runs
+    studies = {"sp": s, "other": check_study(space_study(configs=2, seed=7, seconds_per_run=2.0), "other")}
+    named = [BATCH.format(study="sp", arm=CORRECT_ARM, batch=0), share_path(BATCH.format(study="sp", arm=CORRECT_ARM,
+                                                                                          batch=2))]
+    draw = SECONDS_PER_DRAWN_CONFIG * 4
+    assert targets_cpu_s(named, studies) == pytest.approx(2 * SECONDS_PER_JOB + 7 * 0.5 + draw, rel=1e-12)
+    made = {named[0], SWEEPS.format(study="sp")}
+    assert targets_cpu_s(named, studies, lambda path: path in made) == pytest.approx(SECONDS_PER_JOB + 2 * 0.5)
+    for whole in (["calibration"], [*named, "reports/calibration.html"]):  # the study, or more than batches: all
+        assert targets_cpu_s(whole, studies) == estimated_cpu_s(studies) > targets_cpu_s(named, studies)
 
 
 def test_a_space_study_makes_its_seeds_of_each_drawn_config():

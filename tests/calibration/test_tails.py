@@ -88,8 +88,11 @@ def test_a_study_file_says_its_registration_in_words():
         with pytest.raises(ConfigError, match="setting preregistered"):
             check_study({**raw, "preregistered": bad}, "r")
     shipped = load_studies()
-    assert [name for name, st in shipped.items() if st.preregistered] == ["preregistered"]
+    assert [name for name, st in shipped.items() if st.preregistered] == ["preregistered", "space_preregistered"]
     registered = shipped["preregistered"]
     assert registered.seeds == 30_000 and "30,000" in registered.preregistered
-    others = {st.sweep["seed"] for name, st in shipped.items() if st.sweep is not None and name != "preregistered"}
-    assert registered.sweep["seed"] not in others  # a seed root no other study uses
+    roots = [st.space.seed if st.space else st.sweep["seed"] for st in shipped.values()]
+    for name in ("preregistered", "space_preregistered"):
+        study = shipped[name]
+        root = study.space.seed if study.space else study.sweep["seed"]
+        assert roots.count(root) == 1 and str(root) in study.preregistered  # a seed root no other study uses

@@ -18,12 +18,12 @@ from sdpa_lab.calibration.studies import (
     SUMMARIES,
     SWEEPS,
     batch_files,
-    estimated_cpu_s,
     fixed_tables_files,
     is_calibration_target,
     load_study,
     load_studies,
     share_files,
+    targets_cpu_s,
 )
 from sdpa_lab.config import (
     ConfigError,
@@ -399,19 +399,30 @@ def refuse_costly_run():
         raise WorkflowError(f"sdpa-lab: refused before any job: {problem}")
 
 
+def calibration_targets():
+    """The targets of this snakemake call if each asks for the calibration study (or part of it), else none."""
+    targets = [str(t) for t in workflow.dag_settings.targets or ()]
+    return targets if targets and all(is_calibration_target(t) for t in targets) else []
+
+
+def calibration_estimate(targets):
+    """The line a run of calibration `targets` prints before any job: the CPU time of the batches it still has to
+    run (those the targets name, if they name batches), by each study's measured seconds_per_run.
+    """
+    seconds = targets_cpu_s(
+        targets, load_studies(), done=lambda path: Path(path).is_file()
+    )
+    return (
+        f"sdpa-lab: estimated cost of the calibration study: {cost.duration(seconds)} of CPU "
+        "(its batches still to run, by each study's measured seconds_per_run)"
+    )
+
+
 def announce_cost():
     """A run of the calibration study alone prints its own estimate (its batches still to run); any other
     run, the sweep's (refuse_costly_run)."""
-    targets = list(workflow.dag_settings.targets or ())
-    if targets and all(is_calibration_target(str(t)) for t in targets):
-        seconds = estimated_cpu_s(
-            load_studies(), done=lambda path: Path(path).is_file()
-        )
-        print(
-            f"sdpa-lab: estimated cost of the calibration study: {cost.duration(seconds)} of CPU "
-            "(its batches still to run, by each study's measured seconds_per_run)",
-            file=sys.stderr,
-        )
+    if targets := calibration_targets():
+        print(calibration_estimate(targets), file=sys.stderr)
     else:
         refuse_costly_run()
 

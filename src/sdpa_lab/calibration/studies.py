@@ -13,8 +13,9 @@ Standard library and the config check only: the Snakefile imports this when it i
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -273,6 +274,7 @@ STUDIES_DIR = "config/calibration"
 CALIBRATION_DIR = "results/calibration"
 BATCH = CALIBRATION_DIR + "/batches/{study}/{arm}/batch{batch}.csv"
 SHARE = BATCH.removesuffix(".csv") + ".share.json"  # a batch's share of the tables (calibration.shares), beside it
+SHARE_SUFFIX = SHARE.removeprefix(BATCH.removesuffix(".csv"))
 SWEEPS = CALIBRATION_DIR + "/sweeps/{study}.json"  # a space study's drawn sweep configs, for its batches
 EXPECTATIONS = CALIBRATION_DIR + "/expectations/{study}.csv"  # the claims' finite-d_k expectations, for every batch
 DRAWS = CALIBRATION_DIR + "/draws/{study}/batch{batch}.npz"  # what every arm of a batch makes the same (draws_input)
@@ -312,7 +314,12 @@ def share_path(batch: str | Path) -> str:
     batch = str(batch)
     if not batch.endswith(".csv"):
         raise ValueError(f"calibration batch {batch}: not a .csv file")
-    return batch.removesuffix(".csv") + SHARE.removeprefix(BATCH.removesuffix(".csv"))
+    return batch.removesuffix(".csv") + SHARE_SUFFIX
+
+
+def _batch_of(path: str) -> str:
+    """The batch CSV whose share `path` is (share_path's inverse); `path` itself if it is no share."""
+    return path.removesuffix(SHARE_SUFFIX) + ".csv" if path.endswith(SHARE_SUFFIX) else path
 
 
 def share_files(studies: Mapping[str, Study]) -> list[str]:
@@ -342,6 +349,28 @@ SECONDS_PER_DRAWN_CONFIG = 0.04
 def is_calibration_target(target: str) -> bool:
     """Whether a snakemake target asks for the calibration study (its rule, report or a file of its results)."""
     return target == "calibration" or target == CALIBRATION_REPORT or target.startswith(CALIBRATION_DIR + "/")
+
+
+def _batch_pattern() -> re.Pattern:
+    """BATCH as a regular expression naming its study, arm and batch."""
+    out = re.escape(BATCH)
+    for name, value in (("study", "[^/]+"), ("arm", "[^/]+"), ("batch", r"\d+")):
+        out = out.replace(re.escape("{" + name + "}"), f"(?P<{name}>{value})")
+    return re.compile(out)
+
+
+BATCH_PATTERN = _batch_pattern()
+
+
+def targets_cpu_s(targets: Sequence[str], studies: Mapping[str, Study], done=lambda path: False) -> float:
+    """The CPU seconds a run of calibration `targets` will take (estimated_cpu_s): where each names a batch (its CSV
+    or its share), those batches not yet `done` and their studies' draws; otherwise every batch of `studies`."""
+    named = [BATCH_PATTERN.fullmatch(_batch_of(str(t))) for t in targets]
+    if not named or not all(named):
+        return estimated_cpu_s(studies, done)
+    wanted = {m.group(0) for m in named} | {SWEEPS.format(study=m["study"]) for m in named}
+    return estimated_cpu_s({m["study"]: studies[m["study"]] for m in named if m["study"] in studies},
+                           lambda path: path not in wanted or done(path))
 
 
 def estimated_cpu_s(studies: Mapping[str, Study], done=lambda path: False) -> float:
