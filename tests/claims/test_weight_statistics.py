@@ -77,7 +77,8 @@ def test_two_statistics_of_one_name_are_refused_naming_the_claim():
     twin = Statistic("concentration", lambda p, rest: p.max(axis=-1))
     claims = [dataclasses.replace(c, statistics=(s,)) for c, s in zip(registry.CLAIMS[:2], (CONCENTRATION, twin),
                                                                         strict=True)]
-    with pytest.raises(ValueError, match=f"'concentration' is declared twice \\(claim {claims[1].id} in fake"):
+    words = f"'concentration' is declared twice, differently \\(claim {claims[1].id} in fake"
+    with pytest.raises(ValueError, match=words):
         statistics_of([SimpleNamespace(CLAIMS=claims, __name__="fake")])
 
 

@@ -40,17 +40,22 @@ def package_modules(package: str = PACKAGE) -> list[ModuleType]:
             for info in sorted(pkgutil.iter_modules(path), key=lambda info: info.name) if not info.ispkg]
 
 
-def statistics_of(modules: Iterable[ModuleType]) -> dict[str, Statistic]:
-    """The statistics the claims of `modules` (each one's `CLAIMS`) declare, by name. ValueError on two of one
-    name."""
-    out: dict[str, Statistic] = {}
+def _gathered(modules: Iterable[ModuleType], field_name: str, key: str, what: str) -> dict:
+    """The declarations in the `field_name` of the claims of `modules` (each one's `CLAIMS`), by their `key` (several
+    claims may make one declaration). ValueError naming the claim on two different declarations of one key."""
+    out: dict = {}
     for module in modules:
         for claim in getattr(module, "CLAIMS", ()):
-            for statistic in claim.statistics:
-                if out.setdefault(statistic.name, statistic) is not statistic:
-                    raise ValueError(f"statistic {statistic.name!r} is declared twice (claim {claim.id} in "
-                                     f"{module.__name__}, and before)")
+            for declared in getattr(claim, field_name):
+                if out.setdefault(getattr(declared, key), declared) != declared:
+                    raise ValueError(f"{what} {getattr(declared, key)!r} is declared twice, differently (claim "
+                                     f"{claim.id} in {module.__name__}, and before)")
     return out
+
+
+def statistics_of(modules: Iterable[ModuleType]) -> dict[str, Statistic]:
+    """The statistics the claims of `modules` declare, by name; ValueError on two of one name."""
+    return _gathered(modules, "statistics", "name", "statistic")
 
 
 @cache
@@ -60,16 +65,8 @@ def declared_statistics() -> dict[str, Statistic]:
 
 
 def kinds_of(modules: Iterable[ModuleType]) -> dict[str, ExpectationKind]:
-    """The expectation kinds the claims of `modules` (each one's `CLAIMS`) declare, by kind (several claims may
-    declare one). ValueError on two different declarations of one kind."""
-    out: dict[str, ExpectationKind] = {}
-    for module in modules:
-        for claim in getattr(module, "CLAIMS", ()):
-            for kind in claim.expectation_kinds:
-                if out.setdefault(kind.kind, kind) != kind:
-                    raise ValueError(f"expectation kind {kind.kind!r} is declared twice, differently (claim "
-                                     f"{claim.id} in {module.__name__}, and before)")
-    return out
+    """The expectation kinds the claims of `modules` declare, by kind; ValueError on two of one kind."""
+    return _gathered(modules, "expectation_kinds", "kind", "expectation kind")
 
 
 @cache
