@@ -258,8 +258,8 @@ def decide_b7(R: Results) -> list[Check]:
 
     # The gradient reaching the scores, relative to the scaled head's, falls: decided on the steps where theory
     # says the unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made. Not held
-    # to theory's ratio (claims.gradient_expectation): at wide heads a few trials' mean of the saturated gradient
-    # sits below its expectation and the delta-method SE from their sds is far too small (a study's false fails).
+    # to theory's ratio: at wide heads a few trials' mean of the saturated gradient sits below its expectation and
+    # the delta-method SE from their sds is far too small (a study's false fails; docs/claims/softmax-saturation.md).
     for a, b in saturating:
         (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
         out.append(statistical("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}",
