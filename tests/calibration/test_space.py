@@ -256,14 +256,18 @@ def test_a_false_fail_is_recorded_with_its_config(two):
     assert tables["false_fails"].set_index("config").loc["cs", "runs_with_fail"] == 1
 
 
-def test_the_worst_run_figure_plots_only_checks_that_can_fail(two, tmp_path):
+def test_the_worst_run_figure_plots_only_checks_that_can_fail_each_by_its_own_margin(two, tmp_path):
     sweeps, checks = two
-    # the lesson's literal single-draw Exercise 2 never fails: a huge z there moves no run's worst margin
+    # the lesson's literal single-draw Exercise 2: its z is a shortfall per draw, which never fails and moves no
+    # run's worst z; its margin is the one off theory's chance of a fall at every step, which can fail and counts
     literal = checks.literal.astype(bool)
-    assert literal.any()
-    loud = checks.assign(z=checks.z.where(~literal, 16.0), margin=checks.margin.where(~literal, 9.0))
+    assert literal.any() and checks.margin[literal].notna().all()
+    loud = checks.assign(z=checks.z.where(~literal, 16.0))
     assert runs_table(loud).max_margin_toward_fail.equals(runs_table(checks).max_margin_toward_fail)
     assert runs_table(loud).max_z_toward_fail.equals(runs_table(checks).max_z_toward_fail)
+    off_chance = runs_table(checks.assign(margin=checks.margin.where(~literal, 9.0), verdict=checks.verdict.where(
+        ~literal, "fails")))
+    assert (off_chance.max_margin_toward_fail == 9.0).all() and (off_chance.n_statistical_fails >= 1).all()
     # and its points above 1 are exactly the runs with a false fail of a check that can fail
     row = checks.index[(checks.sweep == 1) & checks.z.notna() & ~literal][0]
     failing = checks.copy()

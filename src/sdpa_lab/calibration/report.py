@@ -104,8 +104,8 @@ def qq_figure(tables):
 
 def worst_margins(tables) -> dict[str, np.ndarray]:
     """Per config: each correct run's largest margin toward failing over its checks that can fail (held to an SE;
-    not the lesson's literal single-draw statement, which never fails): a run fails such a check exactly when
-    its point is above 1 (summary.runs_table). What the worst-run figure plots."""
+    the lesson's literal single-draw statement by its margin off theory's chance, not its shortfall per draw): a run
+    fails such a check exactly when its point is above 1 (summary.runs_table). What the worst-run figure plots."""
     runs = tables["runs"]
     correct = runs[runs.arm == CORRECT_ARM]
     return {config: correct[correct.config == config].max_margin_toward_fail.to_numpy(dtype=float)
@@ -227,7 +227,8 @@ FIGURES = {
            "tolerance assumes; a shifted line, a biased expected value.")),
     "max_z": (max_z_figure, ("Each correct run's largest margin toward failing (deviation over tolerance, in the "
               "direction in which the check would fail) over its checks that can fail: held to a standard error, "
-              "not the lesson's literal single-draw Exercise 2, which reads \"not per draw\" and never fails. A "
+              "the lesson's literal single-draw Exercise 2 by how far it departs from theory's chance of a fall at "
+              "every step (its shortfall per draw reads \"not per draw\", never fails). A "
               "run fails by chance exactly when its point rises above the line.")),
     "space": (space_figure, ("The config-space study: each correct run's largest margin toward failing against "
               "the sizes of its config (log scale), coloured by the claim whose check came closest. Margins "

@@ -95,15 +95,20 @@ RUN = ["config", "arm", "run"]  # a run's identity in every table
 
 def runs_table(checks: pd.DataFrame) -> pd.DataFrame:
     """One row per run: its claims' smallest and largest k (each claim has its own), counts of checks and of failing
-    ones, failing claims, the largest |z| of its two-sided checks, and the largest z and margin toward failing of its
-    checks that can fail (held to an SE, not the lesson's literal single-draw statement, which reads "not per draw"
-    rather than fails): a run fails such a check exactly when its largest margin toward failing exceeds 1. The check
-    that came closest is named (closest_claim, closest_check, closest_parameters)."""
+    ones, failing claims, the largest |z| of its two-sided checks, the largest z toward failing of its checks held to
+    an SE (not the lesson's literal single-draw statement: its z is a shortfall per draw, which reads "not per draw"
+    rather than fails), and the largest margin toward failing of every check that can fail, the literal one's being
+    its margin off theory's chance of a fall at every step: a run fails such a check exactly when its largest margin
+    toward failing exceeds 1. The check that came closest is named (closest_claim, closest_check,
+    closest_parameters)."""
     two_sided = checks.relation.isin(TWO_SIDED)
-    # every check held to an SE can fail (one whose sentence theory leaves undecided is held to theory's value)
-    can_fail = checks.z.notna() & ~checks.literal.astype(bool)
+    literal = checks.literal.astype(bool)
+    # every check held to an SE can fail (one whose sentence theory leaves undecided is held to theory's value); the
+    # literal one only off theory's chance, its margin (claims.model.Check.margin_toward_fail; nan without a theory)
+    held = checks.z.notna() & ~literal
+    can_fail = held | (literal & checks.margin.notna())
     checks = checks.assign(fail=checks.verdict == FAILS, statistical_fail=(checks.verdict == FAILS) & can_fail,
-                           abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks).where(can_fail),
+                           abs_z=checks.z.abs().where(two_sided), toward_fail=toward_fail(checks).where(held),
                            margin_toward_fail=checks.margin.where(can_fail))  # toward failing already (Check.margin)
     g = checks.groupby(RUN, sort=False)
     runs = g.agg(sweep=("sweep", "first"), seed_index=("seed_index", "first"), seed=("seed", "first"),

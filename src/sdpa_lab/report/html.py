@@ -126,9 +126,11 @@ class CheckRow:
 
 def margin_kind(c: Check) -> str:
     """What a row's margin is, where "above 1 it fails" does not say it all: a literal single-draw check's margin
-    is a shortfall per draw, never a failure; a claimed rise or fall holds only below −1."""
+    is a shortfall per draw, never a failure (the check fails only off theory's chance, said in its note); a claimed
+    rise or fall holds only below −1."""
     if c.literal:
-        return "per draw: how far single draws fall short of “every draw”; not a failure"
+        return ("per draw: how far single draws fall short of “every draw”; not a failure (it fails only off the "
+                "chance theory gives)")
     if c.relation in ("above", "below") and c.tolerance > 0:
         return "a claimed direction: holds below −1"
     return ""
