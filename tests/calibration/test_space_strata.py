@@ -81,3 +81,15 @@ def test_a_bad_stratum_is_refused_naming_the_setting(strata, words):
            "batch": 7}
     with pytest.raises(ConfigError, match=words.replace(".", r"\.")):
         check_study(raw, "bad")
+
+
+def test_a_band_may_be_studied_alone_but_a_space_draws_something():
+    raw = {"space": {"seed": 5, "configs": 0, "max_cpu_s": 0.6,
+                     "strata": {"crossing": {"configs": 2, "max_cpu_s": 12.0}}},
+           "seeds": 2, "broken_seeds": 1, "batch": 3}
+    s = check_study(raw, "band")
+    assert s.n_sweeps == 2 and s.runs("inv_sqrt_dk") == 4 and s.runs("no_pp_term") == 2
+    assert [space.band_of(c) for c in s.sweeps()] == ["crossing"] * 2
+    assert check_study(s.settings(), "band") == s
+    with pytest.raises(ConfigError, match=r"space\.configs: got 0 and no stratum"):
+        check_study({**raw, "space": {"seed": 5, "configs": 0, "max_cpu_s": 0.6}}, "empty")

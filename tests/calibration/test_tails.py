@@ -88,11 +88,12 @@ def test_a_study_file_says_its_registration_in_words():
         with pytest.raises(ConfigError, match="setting preregistered"):
             check_study({**raw, "preregistered": bad}, "r")
     shipped = load_studies()
-    assert [name for name, st in shipped.items() if st.preregistered] == ["preregistered", "space_preregistered"]
+    registered_names = ["crossing", "preregistered", "space_preregistered"]
+    assert [name for name, st in shipped.items() if st.preregistered] == registered_names
     registered = shipped["preregistered"]
     assert registered.seeds == 30_000 and "30,000" in registered.preregistered
     roots = [st.space.seed if st.space else st.sweep["seed"] for st in shipped.values()]
-    for name in ("preregistered", "space_preregistered"):
+    for name in registered_names:
         study = shipped[name]
         root = study.space.seed if study.space else study.sweep["seed"]
         assert roots.count(root) == 1 and str(root) in study.preregistered  # a seed root no other study uses

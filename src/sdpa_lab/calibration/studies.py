@@ -43,11 +43,12 @@ STUDY_COUNTS = {
 # The settings of a space study's `space:`: name -> (minimum, maximum, what).
 SPACE_SETTINGS = {
     "seed": (0, 2**64 - 1, "the seed of the configs' draw (an integer)"),
-    "configs": (1, 100_000, "how many configs to draw (an integer)"),
+    "configs": (0, 100_000, "how many configs to draw (an integer; 0 only beside a stratum: a band's study alone)"),
     "max_cpu_s": (1e-3, 3600, "the cost model's CPU seconds of one run, at most (a number)"),
 }
 # The settings of a stratum of a space study (space.strata.<band>): its configs' count and budget.
-STRATUM_SETTINGS = {key: SPACE_SETTINGS[key] for key in ("configs", "max_cpu_s")}
+STRATUM_SETTINGS = {"configs": (1, 100_000, "how many configs to draw in the band (an integer)"),
+                    "max_cpu_s": SPACE_SETTINGS["max_cpu_s"]}
 MAX_RUNS = 10_000_000
 
 # One row per (run, check): the columns of the study's CSVs, in order.
@@ -234,6 +235,9 @@ def _space_errors(space, where: str) -> list[str]:
     if not isinstance(strata, Mapping):
         return [*errors, f"{where}: setting space.strata: got {strata!r}; expected a mapping of band names to "
                          f"{', '.join(STRATUM_SETTINGS)}"]
+    if space.get("configs") == 0 and not strata:
+        errors.append(f"{where}: setting space.configs: got 0 and no stratum; expected at least 1 config, or a "
+                      "stratum (space.strata) for the study to draw")
     from sdpa_lab.calibration.space import BANDS
 
     for name, stratum in strata.items():
