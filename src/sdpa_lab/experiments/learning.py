@@ -57,6 +57,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments import learning_premises as premises
 from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.experiments.sizes import D_V_MAX, gram_fits
 from sdpa_lab.rows import row_sum
@@ -77,6 +78,11 @@ STATISTICS = ("success_fraction", "mean_final_relative_loss", "median_steps_to_t
 # paired difference of the success fractions needs them.
 PAIRED_SCALE = "inv_sqrt_dk_minus_none"
 PAIRED_STATISTICS = ("only_scaled_succeeds", "only_unscaled_succeeds")
+
+# B10's premises at each scored run's start (experiments.learning_premises), per d_k and head, the largest over the
+# runs: each head's scale argument and its scale as the lesson writes it ("d_k": 1/sqrt(d_k)); rows at the head's best
+# learning rate (the premises do not depend on it).
+PREMISE_SCALES = {"none": (1.0, None), "inv_sqrt_dk": (None, "d_k")}
 
 # learning_curves.csv: step 0 and about this many log-spaced steps up to `steps`.
 N_CHECKPOINTS = 20
@@ -242,8 +248,9 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
                                                             value_dim(d_k), len(lrs))]
             chosen = lr_statistics(merge_tracks(selection))
             best[scale] = best_lr_index(chosen["success_fraction"], chosen["mean_final_relative_loss"], lrs)
-        tracks = {scale: [] for scale in LEARNING_SCALES}
+        tracks, starts = {scale: [] for scale in LEARNING_SCALES}, []
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
+            starts.append(premises.premise_values(q0, K, V, target, d_k, PREMISE_SCALES, attention))
             for scale in LEARNING_SCALES:  # the same runs under both scales
                 c = scale_arg(scale, d_k)
                 losses = descent(q0, K, V, target, c, lrs, steps, attention)  # (m, L) per step
@@ -268,14 +275,26 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
             rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
                          "loss_threshold": loss_threshold, "scale": PAIRED_SCALE, "lr": lrs[best["inv_sqrt_dk"]],
                          "best_lr": 1, "statistic": statistic, "value": float(np.sum(only[statistic]))})
+        largest = {key: float(np.max(np.concatenate([start[key] for start in starts]))) for key in starts[0]}
+        rows += premise_rows({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
+                              "loss_threshold": loss_threshold}, largest, {sc: lrs[best[sc]] for sc in LEARNING_SCALES})
     return rows, curve_rows
+
+
+def premise_rows(head: Mapping, largest: Mapping, best_lr: Mapping) -> Rows:
+    """The premise rows of one run and d_k: `head` then, per head of PREMISE_SCALES at its best learning rate
+    `best_lr[head]`, each statistic's largest value over the runs (`largest[head, statistic]`)."""
+    return [{**head, "scale": scale, "lr": best_lr[scale], "best_lr": 1, "statistic": statistic,
+             "value": largest[scale, statistic]}
+            for scale, (_, lesson) in PREMISE_SCALES.items() for statistic in premises.statistics_of(lesson == "d_k")]
 
 
 
 def learning_row_counts(settings: Mapping) -> dict[str, int]:
     """The rows learning_tables makes from `settings`: per d_k, one per scale, learning rate and statistic and
-    one per paired statistic; and the curves' one per scale and checkpoint."""
-    per_d_k = len(LEARNING_SCALES) * len(settings["learning_rates"]) * len(STATISTICS) + len(PAIRED_STATISTICS)
+    one per paired statistic; one per premise statistic of each head; and the curves' one per scale and checkpoint."""
+    per_d_k = (len(LEARNING_SCALES) * len(settings["learning_rates"]) * len(STATISTICS) + len(PAIRED_STATISTICS)
+               + sum(len(premises.statistics_of(lesson == "d_k")) for _, lesson in PREMISE_SCALES.values()))
     return {"table": len(settings["d_k"]) * per_d_k,
             "curves": len(settings["d_k"]) * len(LEARNING_SCALES) * len(checkpoints(settings["steps"]))}
 
