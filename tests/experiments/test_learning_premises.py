@@ -9,7 +9,7 @@ from scipy.special import softmax
 
 from sdpa_lab.calibration.runner import attention_of
 from sdpa_lab.experiments import learning_premises as P
-from sdpa_lab.experiments.learning import PREMISE_SCALES, learning_row_counts, learning_rows
+from sdpa_lab.experiments.learning import learning_row_counts, learning_rows, premises_at_start
 
 
 def draws(seed=0, runs=6, T=5, d_k=7, d_v=3):
@@ -30,7 +30,7 @@ def derivative_along_q(q, K, V, t, c, pp_term=True):
 def test_premise_values_against_the_formulas_written_out(arm):
     q0, K, V, t = draws()
     d_k = q0.shape[1]
-    got = P.premise_values(q0, K, V, t, d_k, PREMISE_SCALES, attention_of(arm))
+    got = premises_at_start(q0, K, V, t, d_k, attention_of(arm))
     c_att = {"inv_sqrt_dk": d_k**-0.5, "none": 1.0, "inv_dk": 1.0 / d_k, "no_pp_term": d_k**-0.5}[arm]
     for r in range(len(q0)):
         # the weights: the attention's own scale against the lesson's
@@ -66,7 +66,7 @@ def test_learning_csv_holds_the_largest_over_the_runs_at_each_heads_best_rate():
     from sdpa_lab.seeding import stream
     for d_k in ds:
         (q0, K, V, t), = run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs))
-        want = P.premise_values(q0, K, V, t, d_k, PREMISE_SCALES, attention_of("inv_sqrt_dk"))
+        want = premises_at_start(q0, K, V, t, d_k)
         best = {r["scale"]: r["lr"] for r in rows if r["d_k"] == d_k and r["best_lr"] == 1
                 and r["statistic"] == "success_fraction"}
         got = {(r["scale"], r["statistic"]): r for r in rows if r["d_k"] == d_k and r["statistic"] in

@@ -258,7 +258,7 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
         tracks = follow_scales(draws, d_k, s, attention, R)
         # the premises per run of each seed, its largest over that seed's runs (a maximum: the same in any order)
         starts = {key: values.reshape(R, -1).max(axis=1).tolist() for key, values in
-                  learning.premises.premise_values(*draws, d_k, learning.PREMISE_SCALES, attention).items()}
+                  learning.premises_at_start(*draws, d_k, attention).items()}
         # each statistic and curve as Python numbers once (R, L) and (R, len(at), L): the rows' values, not indexed
         stats = {scale: {k: v.tolist() for k, v in lr_statistics_stacked(track).items()}
                  for scale, track in tracks.items()}

@@ -250,7 +250,7 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
             best[scale] = best_lr_index(chosen["success_fraction"], chosen["mean_final_relative_loss"], lrs)
         tracks, starts = {scale: [] for scale in LEARNING_SCALES}, []
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
-            starts.append(premises.premise_values(q0, K, V, target, d_k, PREMISE_SCALES, attention))
+            starts.append(premises_at_start(q0, K, V, target, d_k, attention))
             for scale in LEARNING_SCALES:  # the same runs under both scales
                 c = scale_arg(scale, d_k)
                 losses = descent(q0, K, V, target, c, lrs, steps, attention)  # (m, L) per step
@@ -279,6 +279,12 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
         rows += premise_rows({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
                               "loss_threshold": loss_threshold}, largest, {sc: lrs[best[sc]] for sc in LEARNING_SCALES})
     return rows, curve_rows
+
+
+def premises_at_start(q0, K, V, target, d_k: int, attention: Attention = SHIPPED) -> dict:
+    """B10's premises per run (R,) of the runs' draws q0 (R, d_k), K (R, T, d_k), V (R, T, d_v), target (R, d_v):
+    learning_premises.premise_values under PREMISE_SCALES, with the descent's own loss and gradient."""
+    return premises.premise_values(q0, K, V, target, d_k, PREMISE_SCALES, attention, score_loss_and_grad)
 
 
 def premise_rows(head: Mapping, largest: Mapping, best_lr: Mapping) -> Rows:
@@ -325,7 +331,8 @@ def learning_work(settings: Mapping) -> dict[str, float]:
     and evaluates the loss steps + 1 times on (runs, L, T) scores and values (T, d_v), and each step moves the
     scores through the Gram matrix, (runs, L, T) @ (runs, T, T): the term that grows as T^2 per step; where that
     matrix would pass the per-array bound (sizes.gram_fits) there is none, and each step goes through the keys
-    (twice L T d_k per run). Each pass draws its queries, keys and values (the selection pass once per scale)."""
+    (twice L T d_k per run). Each pass draws its queries, keys and values (the selection pass once per scale); the
+    scored runs' premises (premises_at_start) go through their keys and values a few times more."""
     R, T, steps, L = settings["runs"], settings["T"], settings["steps"], len(settings["learning_rates"])
     terms = dict.fromkeys(COST_NS_PER, 0.0) | {"call": 1}  # the job's first call: imports, warm-up
     for d_k in settings["d_k"]:
@@ -338,6 +345,11 @@ def learning_work(settings: Mapping) -> dict[str, float]:
         terms["step"] += 4 * chunks * (steps + 1)
         terms["normal"] += 3 * R * ((T + 1) * d_k + T * d_v)
         terms["d_k"] += 1
+        # B10's premises at the scored runs' start (premises_at_start): 8 passes through the keys (the own scores of
+        # each head, sum |q_i k_i|, the descent's K q three times, dL/dz K per head) and 8 through the values (4 own
+        # losses, and the descent's loss and gradient per head, each p V and V r)
+        terms["gram"] += 8 * R * T * d_k
+        terms["descent_value"] += 8 * R * T * d_v
         if not gram_fits(T):  # each step through the keys: (R, L, T) @ (R, T, d_k), then back through K^T
             terms["descent_keys"] += 4 * R * L * steps * 2 * T * d_k
             continue

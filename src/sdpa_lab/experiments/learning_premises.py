@@ -57,13 +57,12 @@ def start_weight_error(q0, K, d_k: int, attention: Attention) -> np.ndarray:
     return np.abs(attention.weights(s0, d_k) - own_softmax(own_scores(q0, K, d_k))).max(axis=-1)
 
 
-def start_derivative(q0, K, V, target, d_k: int, scale, attention: Attention) -> np.ndarray:
+def start_derivative(q0, K, V, target, d_k: int, scale, attention: Attention, loss_and_grad) -> np.ndarray:
     """Per run (R,): q0 . dL/dq of the gradient the descent steps with, under `scale` (Attention.weights' argument),
-    dL/dq = c K^T dL/dz, dL/dz from score_loss_and_grad (the attention's weights and backward)."""
-    from sdpa_lab.experiments.learning import score_loss_and_grad  # the descent's own loss and gradient
-
+    dL/dq = c K^T dL/dz, dL/dz from `loss_and_grad` (the descent's, learning.score_loss_and_grad: the attention's
+    weights and backward)."""
     s0 = (K @ q0[:, :, None])[:, :, 0]  # (R, T)
-    _, g_z = score_loss_and_grad(s0[:, None, :], V, target[:, None, :], d_k, scale, attention)  # (R, 1, T)
+    _, g_z = loss_and_grad(s0[:, None, :], V, target[:, None, :], d_k, scale, attention)  # (R, 1, T)
     grad_q = attention.score_scale(d_k, scale) * (g_z @ K)[:, 0, :]  # (R, d_k)
     return (grad_q * q0).sum(axis=-1)
 
@@ -73,17 +72,18 @@ def finite_difference(z: np.ndarray, V, target) -> np.ndarray:
     return (own_loss((1 + FD_STEP) * z, V, target) - own_loss((1 - FD_STEP) * z, V, target)) / (2 * FD_STEP)
 
 
-def premise_values(q0, K, V, target, d_k: int, scales: dict, attention: Attention) -> dict:
+def premise_values(q0, K, V, target, d_k: int, scales: dict, attention: Attention, loss_and_grad) -> dict:
     """Per run (R,), each premise's quantities: {(head, statistic): values}, heads the keys of `scales` (head ->
     (Attention.weights' scale argument, the head's scale as the lesson writes it: "d_k" for 1/sqrt(d_k), None for
-    none)); the weights' under the head whose lesson scale is 1/sqrt(d_k)."""
+    none)); the weights' under the head whose lesson scale is 1/sqrt(d_k). `loss_and_grad`: the descent's loss and
+    gradient (start_derivative)."""
     out = {}
     abs_sum = (np.abs(K) * np.abs(q0)[:, None, :]).sum(axis=-1).max(axis=-1)  # (R,) largest sum_i |q_i k_i|
     value_norm = np.sqrt((V * V).sum(axis=-1)).max(axis=-1)  # (R,) largest ||v_j||
     for head, (scale, lesson) in scales.items():
         z = own_scores(q0, K, d_k if lesson == "d_k" else None)  # (R, T) the reference's scores
         fd = finite_difference(z, V, target)
-        measured = start_derivative(q0, K, V, target, d_k, scale, attention)
+        measured = start_derivative(q0, K, V, target, d_k, scale, attention, loss_and_grad)
         out |= {(head, "start_gradient_error"): np.abs(measured - fd), (head, "start_derivative_size"): np.abs(fd),
                 (head, "start_score_spread"): z.max(axis=-1) - z.min(axis=-1),
                 (head, "start_score_abs_sum"): abs_sum, (head, "start_value_norm"): value_norm,
