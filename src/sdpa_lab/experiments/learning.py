@@ -26,6 +26,12 @@ Statistics per (d_k, scale, lr), over the runs:
 - mean_initial_loss, mean_final_loss: absolute losses, to show where the runs
   start (an unscaled wide head can start saturated on the right key, with a
   tiny loss it cannot improve on).
+Per d_k and head, at the head's best lr, B10's premises at the scored runs'
+start, the largest over the runs (experiments.learning_premises): the scaled
+head's weights against softmax(K q / sqrt(d_k)), each head's derivative of the
+loss along q against a central finite difference, and the sizes their rounding
+bounds need.
+
 A run whose initial loss is exactly 0 never succeeds: its loss cannot fall, and
 it learned nothing (its relative loss is recorded as 0). In float64 that happens
 when an unscaled head starts saturated on the target key (the output rounds to
