@@ -142,9 +142,10 @@ def argsort_rows(f64=1.0, f32=1.0):
                      ignore_index=True)
 
 
-def learning_table(success, best, runs=64, lrs=(0.1, 1.0, 10.0), only=(20, 3), on_target=0.0):
+def learning_table(success, best, runs=64, lrs=(0.1, 1.0, 10.0), only=(20, 3), on_target=0.0, **premises):
     """success[(d_k, scale)] = success fraction per lr; best[(d_k, scale)] = index of the best lr; at each d_k the
-    paired counts of runs only the scaled (only[0]) or only the unscaled head (only[1]) learns."""
+    paired counts of runs only the scaled (only[0]) or only the unscaled head (only[1]) learns, and the premise
+    statistics (premise_values, those in `premises` changed)."""
     rows = []
     common = {"seed": 1, "T": 8, "runs": runs, "steps": 100, "loss_threshold": 0.1}
     for (d, scale), fractions in success.items():
@@ -156,7 +157,22 @@ def learning_table(success, best, runs=64, lrs=(0.1, 1.0, 10.0), only=(20, 3), o
         for statistic, n in zip(("only_scaled_succeeds", "only_unscaled_succeeds"), only, strict=True):
             rows.append({**common, "d_k": d, "scale": "inv_sqrt_dk_minus_none", "lr": lrs[1], "best_lr": 1,
                          "statistic": statistic, "value": n})
+        for scale in ("none", "inv_sqrt_dk"):
+            rows += [{**common, "d_k": d, "scale": scale, "lr": lrs[best[d, scale]], "best_lr": 1,
+                      "statistic": statistic, "value": value}
+                     for statistic, value in premise_values(d, scale, **premises).items()]
     return pd.DataFrame(rows)
+
+
+def premise_values(d_k, scale, **changed):
+    """B10's premise statistics of one d_k and head (experiments.learning_premises) as a correct run of 64 runs
+    of N(0, 1) draws makes them (sizes of that order, differences at rounding level), except those `changed`."""
+    values = {"start_gradient_error": 1e-9, "start_derivative_size": 5.0, "start_score_spread": 6.0 * d_k**0.5,
+              "start_score_abs_sum": float(d_k), "start_value_norm": 3.0 + min(d_k, 64) ** 0.5,
+              "finite_difference_step": 2.0**-19}
+    if scale == "inv_sqrt_dk":
+        values |= {"start_weight_error": 2e-16, "start_score_spread": 6.0}
+    return values | changed
 
 
 def forward_table(B=2, T=5, d=3, dtype="float32", T_k=None, d_v=None, T_q=None, **changed):

@@ -156,7 +156,8 @@ def test_run_learning_tables():
     assert list(table.columns) == ["seed", "d_k", "T", "runs", "steps", "loss_threshold", "scale", "lr",
                                    "best_lr", "statistic", "value"]
     assert list(curves.columns) == ["seed", "d_k", "T", "runs", "scale", "lr", "step", "mean_relative_loss"]
-    assert len(table) == 2 * 2 * len(lrs) * len(learning.STATISTICS) + 2 * len(learning.PAIRED_STATISTICS)
+    premise_rows = 2 * len(learning.premises.GRADIENT_STATISTICS) + len(learning.premises.WEIGHT_STATISTICS)
+    assert len(table) == 2 * (2 * len(lrs) * len(learning.STATISTICS) + len(learning.PAIRED_STATISTICS) + premise_rows)
     # the paired counts: (only scaled - only unscaled) / runs is the difference of the best-lr success fractions
     at_best = table[(table.best_lr == 1) & (table.statistic == "success_fraction")].set_index(["d_k", "scale"]).value
     paired = table[table.scale == learning.PAIRED_SCALE].set_index(["d_k", "statistic"]).value

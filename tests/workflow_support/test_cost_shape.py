@@ -52,8 +52,17 @@ def counted_learning(monkeypatch, d_k, T, runs, steps, rates) -> dict[str, float
             counts["normal"] += q0.size + K.size + V.size
             yield q0, K, V, target
 
+    real_premises = learning.premises_at_start
+
+    def premises_at_start(q0, K, V, target, d, attention=learning.SHIPPED):
+        R, T_, _ = K.shape
+        counts["gram"] += 8 * R * T_ * d  # the own scores of both heads, sum |q_i k_i|, K q thrice, dL/dz K twice
+        counts["descent_value"] += 8 * R * T_ * V.shape[-1]  # four own losses, the descent's loss and gradient twice
+        return real_premises(q0, K, V, target, d, attention)
+
     monkeypatch.setattr(learning, "descent", descent)
     monkeypatch.setattr(learning, "run_chunks", run_chunks)
+    monkeypatch.setattr(learning, "premises_at_start", premises_at_start)
     learning.learning_rows(1, d_k, T, runs, steps, rates, 0.1)
     counts["d_k"], counts["call"] = len(d_k), 1
     return counts

@@ -254,7 +254,11 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
             chosen = lr_statistics_stacked(track)
             best[scale] = [learning.best_lr_index(chosen["success_fraction"][r], chosen["mean_final_relative_loss"][r],
                                                   lrs) for r in range(R)]
-        tracks = follow_scales(learning_draws(seeds, "learning", s, d_k), d_k, s, attention, R)
+        draws = learning_draws(seeds, "learning", s, d_k)
+        tracks = follow_scales(draws, d_k, s, attention, R)
+        # the premises per run of each seed, its largest over that seed's runs (a maximum: the same in any order)
+        starts = {key: values.reshape(R, -1).max(axis=1).tolist() for key, values in
+                  learning.premises_at_start(*draws, d_k, attention).items()}
         # each statistic and curve as Python numbers once (R, L) and (R, len(at), L): the rows' values, not indexed
         stats = {scale: {k: v.tolist() for k, v in lr_statistics_stacked(track).items()}
                  for scale, track in tracks.items()}
@@ -277,6 +281,8 @@ def learning_stacked(seeds: Sequence[int], settings: Mapping, attention: Attenti
             rows[r] += [{**head, "scale": learning.PAIRED_SCALE, "lr": lrs[best["inv_sqrt_dk"][r]], "best_lr": 1,
                          "statistic": statistic, "value": float(np.sum(only[statistic]))}
                         for statistic in learning.PAIRED_STATISTICS]
+            rows[r] += learning.premise_rows(head, {key: values[r] for key, values in starts.items()},
+                                             {sc: lrs[best[sc][r]] for sc in learning.LEARNING_SCALES})
     return [{"table": table, "curves": curve} for table, curve in zip(rows, curves, strict=True)]
 
 

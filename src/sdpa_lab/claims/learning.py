@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from sdpa_lab.claims import learning_premises as premises
 from sdpa_lab.claims.model import Check, Claim, missing, statistical
 from sdpa_lab.claims.standard_errors import ALPHA_CLAIM, paired_proportion_se
 from sdpa_lab.numbers import number
@@ -22,6 +23,7 @@ WIDEST_GAP = "scaled minus unscaled success fraction at the widest head"
 
 # The lesson's sentence the checks decide, verbatim.
 _STOPS = "Without it, a self-attention layer stops learning as soon as the head grows wide"
+PREMISES = (premises.WEIGHTS, *(premises.GRADIENT.format(head=words) for words, _ in premises.HEADS.values()))
 
 # A head is wide from here: the unscaled scores' spread sqrt(d_k) is at least twice the scaled head's (1). Below
 # it the two heads are nearly the same head (at d_k = 1 exactly: the scale is 1), and what separates them is how
@@ -78,7 +80,8 @@ def decide_b10(R: Results) -> list[Check]:
                 f"{number(lrs[-1])}): a better one may lie outside it, and the lesson's experiment tunes the rate for "
                 "each head; widen learning_rates")
 
-    out = []
+    # the premises the sentence rests on, decided first: a broken attention fails them whatever the gaps read
+    out = premises.premise_checks(R, ds, runs)
     if len(wide) < 2:
         out.append(missing("B10", GAP_TREND, f"d_k={ds[0]}..{ds[-1]}, runs={runs}", src,
                            f"needs at least two wide heads (d_k >= {WIDE_D_K}) in the sweep"))
@@ -117,15 +120,20 @@ B10 = Claim(
     "with the learning rate tuned separately for each, the unscaled head falls further and further behind the scaled "
     "one as the head grows wide (a rising gap over the sweep's wide heads, d_k >= 4), and the scaled head beats the "
     "unscaled one at the widest head. Nothing is claimed of the scaled head's own trend: the lesson's sentence is "
-    "about the head without the scale.",
+    "about the head without the scale. It rests on two premises, checked on the same runs at their start: the "
+    "scaled head's weights are softmax(K q / sqrt(d_k)), and the descent follows the loss's true gradient.",
     "without it, a self-attention layer stops learning as soon as the head grows wide",
     "Welcome to Scaled Dot-Product Attention", ("learning.csv",),
     "k standard errors of paired differences: both heads learn on the same runs, so each d_k's SE comes from the "
     "runs only one head learns. The gap's trend is its OLS slope against log d_k over the wide heads (d_k >= 4), "
     "where the scale separates the two heads by more than the learning-rate grid's steps. A check that needs the "
-    "scaled head at its grid's edge is not decided",
-    decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS}, page=PAGE,
-    lead=(WIDEST_GAP,), alpha=ALPHA_CLAIM)
+    "scaled head at its grid's edge is not decided. The premises are deterministic: the scaled head's weights within "
+    "a worst-case rounding bound of an own softmax(K q / sqrt(d_k)), and each head's derivative of the loss along the "
+    "query within a derived truncation and rounding bound of a central finite difference of an own loss (not "
+    "measured for a head where no run's derivative exceeds that bound)",
+    decide_b10, sentences={GAP_TREND: _STOPS, GAP_TREND_PAIRED: _STOPS, WIDEST_GAP: _STOPS,
+                           **dict.fromkeys(PREMISES, _STOPS)},
+    page=PAGE, lead=(WIDEST_GAP,), alpha=ALPHA_CLAIM)
 
 # This section's claims, gathered by claims/registry.py: a new claim's block goes just above, into this tuple.
 CLAIMS = (B10,)

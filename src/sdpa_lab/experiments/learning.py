@@ -26,6 +26,12 @@ Statistics per (d_k, scale, lr), over the runs:
 - mean_initial_loss, mean_final_loss: absolute losses, to show where the runs
   start (an unscaled wide head can start saturated on the right key, with a
   tiny loss it cannot improve on).
+Per d_k and head, at the head's best lr, B10's premises at the scored runs'
+start, the largest over the runs (experiments.learning_premises): the scaled
+head's weights against softmax(K q / sqrt(d_k)), each head's derivative of the
+loss along q against a central finite difference, and the sizes their rounding
+bounds need.
+
 A run whose initial loss is exactly 0 never succeeds: its loss cannot fall, and
 it learned nothing (its relative loss is recorded as 0). In float64 that happens
 when an unscaled head starts saturated on the target key (the output rounds to
@@ -57,6 +63,7 @@ import numpy as np
 
 from sdpa_lab.attention import SHIPPED, Attention
 from sdpa_lab.chunks import chunk_rows
+from sdpa_lab.experiments import learning_premises as premises
 from sdpa_lab.experiments.declaration import Experiment, Output
 from sdpa_lab.experiments.sizes import D_V_MAX, gram_fits
 from sdpa_lab.rows import row_sum
@@ -77,6 +84,11 @@ STATISTICS = ("success_fraction", "mean_final_relative_loss", "median_steps_to_t
 # paired difference of the success fractions needs them.
 PAIRED_SCALE = "inv_sqrt_dk_minus_none"
 PAIRED_STATISTICS = ("only_scaled_succeeds", "only_unscaled_succeeds")
+
+# B10's premises at each scored run's start (experiments.learning_premises), per d_k and head, the largest over the
+# runs: each head's scale argument and its scale as the lesson writes it ("d_k": 1/sqrt(d_k)); rows at the head's best
+# learning rate (the premises do not depend on it).
+PREMISE_SCALES = {"none": (1.0, None), "inv_sqrt_dk": (None, "d_k")}
 
 # learning_curves.csv: step 0 and about this many log-spaced steps up to `steps`.
 N_CHECKPOINTS = 20
@@ -242,8 +254,9 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
                                                             value_dim(d_k), len(lrs))]
             chosen = lr_statistics(merge_tracks(selection))
             best[scale] = best_lr_index(chosen["success_fraction"], chosen["mean_final_relative_loss"], lrs)
-        tracks = {scale: [] for scale in LEARNING_SCALES}
+        tracks, starts = {scale: [] for scale in LEARNING_SCALES}, []
         for q0, K, V, target in run_chunks(stream(seed, "learning", d_k, T), runs, T, d_k, value_dim(d_k), len(lrs)):
+            starts.append(premises_at_start(q0, K, V, target, d_k, attention))
             for scale in LEARNING_SCALES:  # the same runs under both scales
                 c = scale_arg(scale, d_k)
                 losses = descent(q0, K, V, target, c, lrs, steps, attention)  # (m, L) per step
@@ -268,14 +281,32 @@ def learning_rows(seed: int, d_k_values: Sequence[int], T: int, runs: int, steps
             rows.append({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
                          "loss_threshold": loss_threshold, "scale": PAIRED_SCALE, "lr": lrs[best["inv_sqrt_dk"]],
                          "best_lr": 1, "statistic": statistic, "value": float(np.sum(only[statistic]))})
+        largest = {key: float(np.max(np.concatenate([start[key] for start in starts]))) for key in starts[0]}
+        rows += premise_rows({"seed": seed, "d_k": d_k, "T": T, "runs": runs, "steps": steps,
+                              "loss_threshold": loss_threshold}, largest, {sc: lrs[best[sc]] for sc in LEARNING_SCALES})
     return rows, curve_rows
+
+
+def premises_at_start(q0, K, V, target, d_k: int, attention: Attention = SHIPPED) -> dict:
+    """B10's premises per run (R,) of the runs' draws q0 (R, d_k), K (R, T, d_k), V (R, T, d_v), target (R, d_v):
+    learning_premises.premise_values under PREMISE_SCALES, with the descent's own loss and gradient."""
+    return premises.premise_values(q0, K, V, target, d_k, PREMISE_SCALES, attention, score_loss_and_grad)
+
+
+def premise_rows(head: Mapping, largest: Mapping, best_lr: Mapping) -> Rows:
+    """The premise rows of one run and d_k: `head` then, per head of PREMISE_SCALES at its best learning rate
+    `best_lr[head]`, each statistic's largest value over the runs (`largest[head, statistic]`)."""
+    return [{**head, "scale": scale, "lr": best_lr[scale], "best_lr": 1, "statistic": statistic,
+             "value": largest[scale, statistic]}
+            for scale, (_, lesson) in PREMISE_SCALES.items() for statistic in premises.statistics_of(lesson == "d_k")]
 
 
 
 def learning_row_counts(settings: Mapping) -> dict[str, int]:
     """The rows learning_tables makes from `settings`: per d_k, one per scale, learning rate and statistic and
-    one per paired statistic; and the curves' one per scale and checkpoint."""
-    per_d_k = len(LEARNING_SCALES) * len(settings["learning_rates"]) * len(STATISTICS) + len(PAIRED_STATISTICS)
+    one per paired statistic; one per premise statistic of each head; and the curves' one per scale and checkpoint."""
+    per_d_k = (len(LEARNING_SCALES) * len(settings["learning_rates"]) * len(STATISTICS) + len(PAIRED_STATISTICS)
+               + sum(len(premises.statistics_of(lesson == "d_k")) for _, lesson in PREMISE_SCALES.values()))
     return {"table": len(settings["d_k"]) * per_d_k,
             "curves": len(settings["d_k"]) * len(LEARNING_SCALES) * len(checkpoints(settings["steps"]))}
 
@@ -306,7 +337,8 @@ def learning_work(settings: Mapping) -> dict[str, float]:
     and evaluates the loss steps + 1 times on (runs, L, T) scores and values (T, d_v), and each step moves the
     scores through the Gram matrix, (runs, L, T) @ (runs, T, T): the term that grows as T^2 per step; where that
     matrix would pass the per-array bound (sizes.gram_fits) there is none, and each step goes through the keys
-    (twice L T d_k per run). Each pass draws its queries, keys and values (the selection pass once per scale)."""
+    (twice L T d_k per run). Each pass draws its queries, keys and values (the selection pass once per scale); the
+    scored runs' premises (premises_at_start) go through their keys and values a few times more."""
     R, T, steps, L = settings["runs"], settings["T"], settings["steps"], len(settings["learning_rates"])
     terms = dict.fromkeys(COST_NS_PER, 0.0) | {"call": 1}  # the job's first call: imports, warm-up
     for d_k in settings["d_k"]:
@@ -319,6 +351,11 @@ def learning_work(settings: Mapping) -> dict[str, float]:
         terms["step"] += 4 * chunks * (steps + 1)
         terms["normal"] += 3 * R * ((T + 1) * d_k + T * d_v)
         terms["d_k"] += 1
+        # B10's premises at the scored runs' start (premises_at_start): 8 passes through the keys (the own scores of
+        # each head, sum |q_i k_i|, the descent's K q three times, dL/dz K per head) and 8 through the values (4 own
+        # losses, and the descent's loss and gradient per head, each p V and V r)
+        terms["gram"] += 8 * R * T * d_k
+        terms["descent_value"] += 8 * R * T * d_v
         if not gram_fits(T):  # each step through the keys: (R, L, T) @ (R, T, d_k), then back through K^T
             terms["descent_keys"] += 4 * R * L * steps * 2 * T * d_k
             continue
