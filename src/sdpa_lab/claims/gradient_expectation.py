@@ -100,10 +100,11 @@ def _trial_norms(rng: np.random.Generator, d_k: int, T: int, n: int) -> tuple[np
 
 
 @lru_cache(maxsize=64)
-def _ratio_terms(d_k: int, T: int) -> tuple[np.ndarray, float]:
-    """Per plain draw, the raw moments L, L^2, L^3, L^4 (4, draws) of one trial's first-order term in the ratio of
-    means, L = (U - R S) / ES (R, ES the draws' own), and the ratio's second-order bias per trial, -Cov(L, S / ES)
-    (the ratio of n trials' means sits that over n above R: reported, not used)."""
+def _ratio_terms(d_k: int, T: int) -> tuple[tuple[tuple[float, float], ...], float]:
+    """The law of one trial's first-order term in the ratio of means, L = (U - R S) / ES (R, ES the draws' own), from
+    plain draws: its sd, skewness and excess kurtosis, each with its Monte Carlo SE (the spread of SHAPE_GROUPS groups
+    of the draws, as expectations.law's); and the ratio's second-order bias per trial, -Cov(L, S / ES) (the ratio of
+    n trials' means sits that over n above R: reported, not used). Only these numbers are kept, not the draws."""
     rng = np.random.default_rng([d_k, T, len(STATISTICS), 6])
     draws = min(LAW_MAX, max(LAW_MIN, LAW_ENTRIES // T))
     per_block = max(1, DRAW_ELEMENTS // T)
@@ -112,22 +113,20 @@ def _ratio_terms(d_k: int, T: int) -> tuple[np.ndarray, float]:
     ratio, es = u.mean() / s.mean(), s.mean()
     L = (u - ratio * s) / es
     bias = -float(np.mean((L - L.mean()) * (s / es - 1.0)))
-    return np.stack([L**m for m in range(1, 5)]), bias
+    moments = np.stack([L**m for m in range(1, 5)])  # (4, draws)
+    groups = np.array([_shape(g.mean(axis=1)) for g in np.array_split(moments, SHAPE_GROUPS, axis=1)])
+    value, se = _shape(moments.mean(axis=1)), groups.std(axis=0, ddof=1) / np.sqrt(SHAPE_GROUPS)
+    return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True)), bias
 
 
-@lru_cache(maxsize=64)
 def ratio_law(d_k: int, T: int) -> tuple[tuple[float, float], ...]:
     """The sd, skewness and excess kurtosis (expectations.SHAPES) of one trial's term L in the ratio of the unscaled
-    over the scaled mean ||J V g|| at head size d_k over T keys, each with its Monte Carlo SE (the spread of
-    SHAPE_GROUPS groups of the draws, as expectations.law's)."""
+    over the scaled mean ||J V g|| at head size d_k over T keys, each with its Monte Carlo SE."""
     if d_k < 1 or T < 2:
         raise ValueError(f"the gradient ratio's law needs d_k >= 1 and T >= 2 (got d_k={d_k}, T={T})")
     if d_k == 1:  # the scale is 1: U = S in every trial, the ratio is exactly 1 and L exactly 0
         return ((0.0, 0.0),) * 3
-    moments = _ratio_terms(d_k, T)[0]
-    groups = np.array([_shape(g.mean(axis=1)) for g in np.array_split(moments, SHAPE_GROUPS, axis=1)])
-    value, se = _shape(moments.mean(axis=1)), groups.std(axis=0, ddof=1) / np.sqrt(SHAPE_GROUPS)
-    return tuple((float(m), float(e)) for m, e in zip(value, se, strict=True))
+    return _ratio_terms(d_k, T)[0]
 
 
 def ratio_bias(d_k: int, T: int) -> float:
