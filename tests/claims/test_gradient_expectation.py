@@ -11,7 +11,7 @@ import pytest
 
 from sdpa_lab.claims import top_score as S
 from sdpa_lab.claims.expectation_kinds import expectation
-from sdpa_lab.claims.gradient_expectation import gradient_ratio, jz_norm, ratio_bias, ratio_law
+from sdpa_lab.claims.gradient_expectation import _trial_norms, gradient_ratio, jz_norm, ratio_bias, ratio_law
 
 
 def _jz_norm(s: np.ndarray, z: np.ndarray) -> float:
@@ -92,16 +92,42 @@ def test_the_jacobian_product_without_the_matrix_is_the_jacobian_written_out():
                                rtol=1e-10, atol=1e-15)
 
 
-@pytest.mark.parametrize("d_k, T", [(16, 5), (4, 8)])
-def test_the_law_of_one_trials_term_matches_plain_monte_carlo_of_the_experiments_design(d_k, T):
-    """L = (U - R S) / ES per plain trial of the design (|g| drawn, not cancelled): its sd within 4.5 of its own SEs
-    (sd sqrt((kurtosis + 2) / (4 n))), its skewness within 4.5 of sqrt(6 (1 + kurtosis / 4) / n)."""
-    (sd, _), (skewness, _), (kurtosis, _) = ratio_law(d_k, T)
-    a, b = _plain_trials(d_k, T, d_k, 6000, d_k + 1)
+def _first_order(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float]:
+    """From trials' unscaled and scaled norms (n,): sd, skewness and excess kurtosis of L = (a - R b) / Eb, and
+    beta = -Cov(L, b / Eb), the ratio of means' second-order coefficient, written out."""
     L = (a - a.mean() / b.mean() * b) / b.mean()
-    plain_sd, plain_skew = L.std(), np.mean((L - L.mean()) ** 3) / L.std() ** 3
-    assert abs(plain_sd - sd) < 4.5 * sd * math.sqrt((kurtosis + 2) / (4 * 6000)), (plain_sd, sd)
-    assert abs(plain_skew - skewness) < 4.5 * math.sqrt(6 * (1 + kurtosis / 4) / 6000), (plain_skew, skewness)
+    c = L - L.mean()
+    sd = np.sqrt(np.mean(c**2))
+    return sd, np.mean(c**3) / sd**3, np.mean(c**4) / sd**4 - 3.0, -np.mean(c * (b / b.mean() - 1.0))
+
+
+@pytest.mark.parametrize("d_k, T", [(16, 5), (4, 8)])
+def test_the_law_matches_plain_monte_carlo_of_the_experiments_design(d_k, T):
+    """Plain trials of the design (|g| drawn, not cancelled; the Jacobian written out): L's sd within 4.5 of its SEs
+    (sd sqrt((kurtosis + 2) / (4 n))), and the ratio's skewness, L's plus 6 beta / sd, within 4.5 of
+    sqrt(6 (1 + kurtosis / 4) / n) plus beta's share of it."""
+    (sd, _), (skewness, _), (kurtosis, _) = ratio_law(d_k, T)
+    n = 6000
+    plain_sd, plain_skew, _, beta = _first_order(*_plain_trials(d_k, T, d_k, n, d_k + 1))
+    assert abs(plain_sd - sd) < 4.5 * sd * math.sqrt((kurtosis + 2) / (4 * n)), (plain_sd, sd)
+    assert abs(plain_skew + 6 * beta / plain_sd - skewness) < 4.5 * math.sqrt(6 * (1 + kurtosis / 4) / n) + 0.1, (
+        plain_skew, beta, skewness)
+
+
+def test_the_ratios_skewness_takes_its_second_order_term():
+    """Two keys at d_k = 2: 40,000 ratios of means of 100 trials each (the schema's fewest) are skewed about -0.29,
+    as the law says (-0.28: L's own skewness -0.49 plus 6 beta / sd, over sqrt(100)), not as L alone (-0.05): the
+    ratio's second-order term is most of its skewness at small heads. Their sd is the law's over sqrt(100) too."""
+    (sd, _), (skewness, _), _ = ratio_law(2, 2)
+    u, s = _trial_norms(np.random.default_rng(7), 2, 2, 40_000 * 100)
+    ratios = u.reshape(-1, 100).mean(axis=1) / s.reshape(-1, 100).mean(axis=1)
+    c = ratios - ratios.mean()
+    measured = np.mean(c**3) / np.mean(c**2) ** 1.5 * 10  # times sqrt(100): the law's scale
+    se = math.sqrt(6 / 40_000) * 10 * 1.5  # the sample skewness's SE, widened for the ratios' kurtosis
+    assert abs(measured - skewness) < 4.5 * se, (measured, skewness)
+    first_order_only = _first_order(u[:1_000_000], s[:1_000_000])[1]
+    assert abs(measured - first_order_only) > 8 * se, (measured, first_order_only)
+    assert np.std(ratios) * 10 == pytest.approx(sd, rel=0.02)
 
 
 def test_the_law_at_one_head_is_a_point_and_the_kinds_are_of_the_gradient():
