@@ -13,6 +13,7 @@ import pytest
 from sdpa_lab import claims as C
 from sdpa_lab.claims.expectation_kinds import expectation
 from sdpa_lab.claims.expectations import law
+from sdpa_lab.claims.gradient_expectation import gradient_ratio
 from sdpa_lab.claims.softmax_saturation import LOG_NORM_FALL, NORM_FALL, WIDEST_NORM
 from sdpa_lab.results import Results
 
@@ -23,7 +24,7 @@ D_K, T = (4, 16, 64, 256, 1024, 4096), 1024  # the schema's default gradient d_k
 
 def _table(trials: int) -> pd.DataFrame:
     """The rows B7 reads, each mean at theory's expectation and each SE theory's sd of one trial over sqrt(trials);
-    the gradient at the scores halving at each step."""
+    the gradient at the scores at theory's ratio to the scaled head's."""
     rows = []
 
     def add(d, scale, quantity, mean, sd):
@@ -31,7 +32,7 @@ def _table(trials: int) -> pd.DataFrame:
             rows.append({"seed": 1, "d_k": d, "T": T, "trials": trials, "scale": scale, "quantity": quantity,
                          "statistic": statistic, "value": value})
 
-    for i, d in enumerate(D_K):
+    for d in D_K:
         for q in (J, LJ):
             (unscaled, _), (scaled, _) = expectation("unscaled", q, d, T), expectation("scaled", q, d, T)
             sd = law("unscaled", q, d, T)[0][0]  # the per-trial difference's spread: the unscaled head's
@@ -41,7 +42,7 @@ def _table(trials: int) -> pd.DataFrame:
         gap = expectation("scaled_minus_unit_variance", J, d, T)[0]
         add(d, "unit_variance_reference", J, expectation("scaled", J, d, T)[0] - gap, 0.005)
         add(d, "inv_sqrt_dk_minus_unit_variance_reference", J, gap, law("scaled_minus_unit_variance", J, d, T)[0][0])
-        grad = 2.0 * 0.5**i  # halving at each step, its spread half its mean
+        grad = 1.5 * gradient_ratio(d, T)[0]  # theory's ratio to the scaled head's
         add(d, "none", G, grad, 0.5 * grad)
         add(d, "inv_sqrt_dk", G, 1.5, 0.1)
         add(d, "inv_sqrt_dk_minus_none", G, 1.5 - grad, math.hypot(0.1, 0.5 * grad))

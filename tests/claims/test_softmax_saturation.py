@@ -15,6 +15,7 @@ from sdpa_lab.claims import deciding as D
 from sdpa_lab.claims import model as M
 from sdpa_lab.claims.expectation_kinds import expectation
 from sdpa_lab.claims.expectations import law, mean_statistic, scaled_minus_unit_variance
+from sdpa_lab.claims.gradient_expectation import gradient_ratio, ratio_law
 from sdpa_lab.claims.registry import CLAIMS as REGISTRY
 from sdpa_lab.claims.softmax_saturation import decide_b5, decide_b7, decide_b8
 from sdpa_lab.numbers import number
@@ -198,14 +199,15 @@ def gcell(d, scale, quantity, statistic):
             "value")
 
 
-def grad_ratio(t, d, trials=100):
-    """Unscaled / scaled mean gradient at the scores over the same trials, and its SE: the delta method
-    Var(u/s) = (u/s)^2 (Var u / u^2 + Var s / s^2 - 2 Cov(u, s) / (u s)) / trials, with
-    2 Cov = Var u + Var s - Var(s - u) read from the per-trial difference's spread."""
-    u, s = g(t, d, "none", G, "mean"), g(t, d, "inv_sqrt_dk", G, "mean")
-    vu, vs = g(t, d, "none", G, "std") ** 2, g(t, d, "inv_sqrt_dk", G, "std") ** 2
-    two_cov = vu + vs - g(t, d, "inv_sqrt_dk_minus_none", G, "std") ** 2
-    return u / s, u / s * math.sqrt((vu / u**2 + vs / s**2 - two_cov / (u * s)) / trials)
+def ratio_fall_spread(a: int, b: int, trials: int) -> tuple[float, float, float]:
+    """The SE, skewness and excess kurtosis of the fall of two independent ratios of means over `trials` trials each,
+    from theory's law of one trial's term in each ratio (gradient_expectation.ratio_law): the cumulants of the two
+    means add, the third with each one's sign."""
+    (sd_a, _), (sk_a, _), (ku_a, _) = ratio_law(a, 8)
+    (sd_b, _), (sk_b, _), (ku_b, _) = ratio_law(b, 8)
+    se = math.sqrt((sd_a**2 + sd_b**2) / trials)
+    return (se, (sk_a * sd_a**3 - sk_b * sd_b**3) / trials**2 / se**3,
+            (ku_a * sd_a**4 + ku_b * sd_b**4) / trials**3 / se**4)
 
 
 def theory_fall_se(q: str, a: int, b: int, trials: int) -> float:
@@ -230,11 +232,16 @@ def test_b7_checks():
                          cell=gcell(b, "none", q, "mean"))  # theory's law of one trial, not the table's se
             # a fall theory puts within 6 of this table's SEs (100 trials): the check says the run is too small
             assert c.note.startswith("theory's difference here is only") == (ma - mb < 6 * c.se), (c.note, ma - mb)
-        (ra, sa), (rb, sb) = grad_ratio(t, a), grad_ratio(t, b)
+        ratio = [g(t, d, "none", G, "mean") / g(t, d, "inv_sqrt_dk", G, "mean") for d in (a, b)]
         c = b7["fall of unscaled / scaled gradient norm at the scores", f"d_k={a}->{b}, T=8"]
-        assert_check(c, measured=ra - rb, expected=0.0, se=math.hypot(sa, sb), relation="above",
-                     cell=gcell(b, "none", G, "mean"))
-        assert math.isnan(c.theory)  # decided on the run alone: not held to theory's ratio (its SE, see the page)
+        se, skewness, kurtosis = ratio_fall_spread(a, b, 100)
+        assert_check(c, measured=ratio[0] - ratio[1], expected=0.0, se=se, relation="above",
+                     cell=gcell(b, "none", G, "mean"))  # theory's law of one trial's term, not the run's sds
+        assert (c.skewness, c.excess_kurtosis) == pytest.approx((skewness, kurtosis), rel=1e-12)
+        (ta, tsa), (tb, tsb) = gradient_ratio(a, 8), gradient_ratio(b, 8)  # held to theory's fall of the ratio
+        assert (c.theory, c.theory_se) == pytest.approx((ta - tb, math.hypot(tsa, tsb)), rel=1e-12)
+        assert c.note.startswith(f"theory's fall of the ratio E||J_unscaled V g|| / E||J_scaled V g||: from "
+                                 f"{number(ta, digits=3)} to {number(tb, digits=3)}")
     paired = "inv_sqrt_dk_minus_unit_variance_reference"
     for i, d in enumerate(G_D_K):
         gap, gap_se = scaled_minus_unit_variance(J, d, 8)

@@ -1,8 +1,8 @@
 """Every expectation the claims ask for, by kind (Results.expectation's key: kind, statistic, d_k, T): those of
 claims.expectations (the scaled and the unscaled softmax's statistics and their laws), and those a claim computes
 itself and declares beside its decide function (`Claim.expectation_kinds`; gathered by claims.declared), e.g. the
-mean entropy under 1/d_k (B8) and the chance that Exercise 2 as written falls at every step (B5):
-claims.saturation_expectations.
+mean entropy under 1/d_k (B8), the chance that Exercise 2 as written falls at every step (B5), the unscaled over the
+scaled mean gradient at the scores (B7): claims.saturation_expectations.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from sdpa_lab.claims.saturation_expectations import (
     b7_expectations,
     b8_expectations,
 )
-from sdpa_lab.claims.standard_errors import ALPHA_CLAIM, paired_ratio_se, variance_se
+from sdpa_lab.claims.standard_errors import ALPHA_CLAIM, variance_se
 from sdpa_lab.experiments.sizes import EXERCISE2_D_K, EXERCISE2_T
 from sdpa_lab.numbers import number
 from sdpa_lab.results import Results
@@ -249,21 +249,22 @@ def decide_b7(R: Results) -> list[Check]:
             c = replace(c, note="; ".join(filter(None, (c.note, typical + " (geometric means)"))))
         out.append(c)
 
-    def grad_ratio(d: int):
-        """Unscaled / scaled mean gradient at the scores, with its delta-method SE for the same trials."""
-        u, s = (_gradient(R, d, sc, "score_grad_norm", "mean") for sc in ("none", "inv_sqrt_dk"))
-        sd_u, sd_s = (_gradient(R, d, sc, "score_grad_norm", "std") for sc in ("none", "inv_sqrt_dk"))
-        sd_diff = _gradient(R, d, scale_difference("inv_sqrt_dk", "none"), "score_grad_norm", "std")
-        return u / s, paired_ratio_se(u, s, sd_u, sd_s, sd_diff, trials), u
-
-    # The gradient reaching the scores, relative to the scaled head's, falls: decided on the steps where theory
-    # says the unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made. Not held
-    # to theory's ratio: at wide heads a few trials' mean of the saturated gradient sits below its expectation and
-    # the delta-method SE from their sds is far too small (a study's false fails; docs/claims/softmax-saturation.md).
+    # The gradient reaching the scores, relative to the scaled head's, falls: decided ("above 0") on the steps where
+    # theory says the unscaled softmax saturates (its Jacobian norm falls), the only ones where the claim is made,
+    # and held to theory's fall of the ratio (claims.gradient_expectation). Its SE and shape from theory's law of one
+    # trial's term in the ratio of means, not the run's sds: at wide heads a few trials of the heavy-tailed saturated
+    # gradient rarely hold a near-tie, and their sd is then far too small (a study's false fails).
     for a, b in saturating:
-        (ra, sa, _), (rb, sb, ub) = grad_ratio(a), grad_ratio(b)
-        out.append(statistical("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}",
-                               ra - rb, 0.0, math.hypot(sa, sb), "above", src, cell=ub.cell))
+        (ua, sa), (ub, sb) = ([_gradient(R, d, sc, "score_grad_norm", "mean") for sc in ("none", "inv_sqrt_dk")]
+                              for d in (a, b))
+        (ta, tsa), (tb, tsb) = (R.expectation(K.GRADIENT_RATIO, "score_grad_norm", d, T) for d in (a, b))
+        spread = fall_spread(R, K.GRADIENT_RATIO, "score_grad_norm", a, b, T, trials)
+        out.append(statistical("B7", GRADIENT_FALL, f"d_k={a}->{b}, T={T}", ua / sa - ub / sb, 0.0,
+                               spread.pop("se"), "above", src, cell=ub.cell, theory=ta - tb,
+                               theory_se=math.hypot(tsa, tsb), **spread,
+                               note=f"theory's fall of the ratio E||J_unscaled V g|| / E||J_scaled V g||: from "
+                                    f"{number(ta, digits=3)} to {number(tb, digits=3)} (Monte Carlo SE "
+                                    f"{number(math.hypot(tsa, tsb), digits=2)}), which the fall is held to"))
     return out
 
 
@@ -329,13 +330,13 @@ B7 = Claim(
     "the softmax is saturated and passes essentially no gradient backward; the scale keeps softmax in its "
     "responsive, high-gradient regime", "Why Large Scores Break Softmax", ("gradient.csv",),
     "k SEs: a mean norm's (and at the widest head the two scales' per-trial difference's) from theory's law of one "
-    "trial, not the sample's; the gradient ratio's by the delta method on the run's sds. The scaled norm is held to "
-    "its exact finite-d_k expectation (Monte Carlo error bounded as a bias). Where theory says the unscaled softmax "
-    "is not yet saturated, a claimed fall is shown against theory's value and not decided",
+    "trial, not the sample's, and the gradient ratio's from theory's law of one trial's term in it. The scaled norm "
+    "is held to its exact finite-d_k expectation (Monte Carlo error bounded as a bias). Where theory says the "
+    "unscaled softmax is not yet saturated, a claimed fall is shown against theory's value and not decided",
     decide_b7, sentences={NORM_FALL: _SATURATED, LOG_NORM_FALL: _SATURATED, GRADIENT_FALL: _SATURATED,
                           SCALED_NORM_GAP: _RESPONSIVE, WIDEST_NORM: _RESPONSIVE, WIDEST_LOG_NORM: _RESPONSIVE,
                           SCALED_NORM: _DERIVATIVE}, page=PAGE, lead=(NORM_FALL,), expectations=b7_expectations,
-    expectation_settings=B7_SETTINGS, alpha=ALPHA_CLAIM)
+    expectation_settings=B7_SETTINGS, expectation_kinds=K.B7_KINDS, alpha=ALPHA_CLAIM)
 
 B8 = Claim(
     "B8", "Divide by sqrt(d_k), not by d_k",

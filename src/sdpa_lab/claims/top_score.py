@@ -15,8 +15,10 @@ m2 + y and z = exp(-c y), D = 1 + z A:
 
     ||J||_F^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2 = z^2 (A^2 + 2 B2 + B2 D^2 - 2 z B3 D + z^2 B2^2) / D^4,
 
-a sum of non-negative terms up to the -2 z B3 D (which A B2 >= B3 keeps from cancelling the rest). Written here
-with its own algebra, independent of the attention code and of expectations.softmax_statistic.
+a sum of non-negative terms up to the -2 z B3 D (which A B2 >= B3 keeps from cancelling the rest). The same
+integral gives the norm of J z, the gradient a softmax passes to its scores from an upstream gradient z on its
+weights, from five sums (conditional_gradient_norm; claims.gradient_expectation). Written here with its own algebra,
+independent of the attention code and of expectations.softmax_statistic.
 """
 
 from __future__ import annotations
@@ -91,3 +93,35 @@ def conditional_norm_moments(u: np.ndarray, scales: np.ndarray, moments: int = 4
             out[k, i] = np.sum(weight * norm ** (k + 1), axis=-1)
     return out
 
+
+def conditional_gradient_norm(u: np.ndarray, z: np.ndarray, scales: np.ndarray,
+                              nodes: int = TOP_NODES) -> np.ndarray:
+    """E[||J z|| | every score but the top, z] of J = diag(p) - p p^T, p the softmax of c u, per scale c of `scales`
+    (n,) and draw of u and z (m, T): (n, m). J z is the gradient a softmax passes to its scores from an upstream
+    gradient z on its weights. With d = z - z_top and S = sum_j p_j d_j (so that z_i - p.z = d_i - S, no
+    cancellation where p is near one-hot), ||J z||^2 = sum_i p_i^2 (d_i - S)^2; with the top score at m2 + y,
+    f = exp(-c y), e_j, A as in conditional_norm_moments and D = 1 + f A, p_top = 1 / D, p_j = f e_j / D and
+
+        ||J z||^2 = (S^2 + f^2 (E22 - 2 S E21 + S^2 B2)) / D^2,   S = f E1 / D,
+
+    from five sums over the others: A, B2 = sum e_j, e_j^2 and E1, E21, E22 = sum e_j d_j, e_j^2 d_j, e_j^2 d_j^2."""
+    T = u.shape[-1]
+    order = np.argpartition(u, T - 2, axis=-1)
+    others, top = order[:, : T - 1], order[:, T - 1 :]
+    rest = np.take_along_axis(u, others, axis=-1)  # (m, T - 1)
+    m2 = np.take_along_axis(u, order[:, T - 2 : T - 1], axis=-1)[:, 0]
+    d = np.take_along_axis(z, others, axis=-1) - np.take_along_axis(z, top, axis=-1)  # (m, T - 1)
+    density = _top_density(m2)
+    out = np.empty((len(scales), len(u)))
+    for i, c in enumerate(scales):
+        e = np.exp(np.maximum(c * (rest - m2[:, None]), FLOOR))  # floored as conditional_norm_moments's
+        e2 = e * e
+        A, B2, E1, E21, E22 = (x.sum(axis=-1)[:, None] for x in (e, e2, e * d, e2 * d, e2 * d * d))
+        y, weight = _top_excess(m2, density, c, nodes)
+        f = np.exp(-c * y)  # (m, nodes)
+        D = 1.0 + f * A
+        S = f * E1 / D
+        # the bracket is sum_j e_j^2 (d_j - S)^2 >= 0, expanded; floored at 0 against rounding
+        square = (S * S + f * f * np.maximum(E22 - 2.0 * S * E21 + S * S * B2, 0.0)) / (D * D)
+        out[i] = np.sum(weight * np.sqrt(square), axis=-1)
+    return out
