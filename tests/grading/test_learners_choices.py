@@ -8,10 +8,9 @@ sets up what a function reads; and two files that fake Exercise 1 without drawin
 
 from __future__ import annotations
 
-import os
+import json
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -246,35 +245,37 @@ def exercise_3(seed=42, d_k=256, T=8):
 '''
 
 
+# The starved call, made in a process of its own session: with autogroup scheduling a session shares a CPU as one,
+# and a test worker's session holds the other busy workers too, which left the grader itself too little of the loops'
+# CPU to hand the call its request (the call then neither ran nor waited, and timed out). Its own session is what a
+# grade run from the command line has.
+STARVED_CALL = """
+import json, os, subprocess, sys, time
+from sdpa_lab.grading.runner import Calls, LearnerProcess
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(15)]
+try:
+    with LearnerProcess("slow.py", sys.argv[1], time_limit=0.5, memory_mib=1024) as process:
+        started = time.monotonic()
+        outcome = Calls(process, "exercise_3")(seed=1, d_k=16, T=8)
+        took = time.monotonic() - started
+finally:
+    for hog in hogs:
+        hog.kill()
+        hog.wait()
+print(json.dumps({"status": outcome.status, "message": outcome.message, "took": took}))
+"""
+
+
 def test_a_call_starved_of_cpu_is_retried_and_then_left_ungraded_not_failed():
-    """Every process of the test on one CPU beside 15 busy loops: the learner's code waits far more than it runs.
-    Each loop in a cgroup of its own under the test's (sandbox.Cgroup), where the machine lets one be made: the
-    scheduler shares a CPU between the groups under a cgroup and its own processes alike, so the call gets about a
-    sixteenth of it however the machine groups the test's processes (left beside it in the test's cgroup, the loops
-    let the call finish, or time it out unstarved, in 2 of 3 tries here beside a busy other CPU)."""
-    before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {min(before)})
-    try:
-        cgroups = [sandbox.Cgroup.create(64 << 20) for _ in range(15)]
-    except OSError:  # no cgroup here: the loops as plain processes, each a session of its own
-        cgroups = [None] * 15
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True,  # on that CPU too
-                             preexec_fn=cgroup.join if cgroup else None) for cgroup in cgroups]
-    try:
-        with LearnerProcess("slow.py", SLOW, time_limit=0.5, memory_mib=1024) as process:
-            calls = Calls(process, "exercise_3")
-            started = time.monotonic()
-            outcome = calls(seed=1, d_k=16, T=8)
-            took = time.monotonic() - started
-    finally:
-        for hog in hogs:
-            hog.kill()
-            hog.wait()
-        for cgroup in filter(None, cgroups):
-            cgroup.remove()
-        os.sched_setaffinity(0, before)
-    assert outcome.status == "loaded" and "could not be graded" in outcome.message, outcome
-    assert "waited" in outcome.message and took >= machine.WALL_FACTOR * 0.5 * (machine.RETRIES + 1)
+    """Every process of the call on one CPU beside 15 busy loops, each a session of its own (the scheduler shares a
+    CPU between sessions first): the learner's code waits far more than it runs."""
+    made = subprocess.run([sys.executable, "-c", STARVED_CALL, SLOW], capture_output=True, text=True, timeout=300,
+                          start_new_session=True, check=True)
+    outcome = json.loads(made.stdout.splitlines()[-1])
+    took = outcome["took"]
+    assert outcome["status"] == "loaded" and "could not be graded" in outcome["message"], outcome
+    assert "waited" in outcome["message"] and took >= machine.WALL_FACTOR * 0.5 * (machine.RETRIES + 1)
 
 
 def test_the_same_slow_call_on_a_free_cpu_finishes():
