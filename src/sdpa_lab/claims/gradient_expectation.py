@@ -45,7 +45,7 @@ RATIO_TOP_NODES = 16
 # draws. At a saturated unscaled softmax L is near 0 but on the trials whose top two scores nearly tie (about 1 in
 # 10^3 at d_k 65,536 over 2 keys, excess kurtosis about 730): its sd's relative Monte Carlo error,
 # sqrt((kurtosis + 2) / (4 draws)), is then 2.6% at LAW_MAX draws, which few keys make cheap; 1% or less from 8 keys
-# up (kurtosis 66 at d_k 4096 over 8, 26 at 3400 over 1024). About 0.2 s a d_k at the default T = 8.
+# up (kurtosis 66 at d_k 4096 over 8, 26 at 3400 over 1024).
 LAW_ENTRIES = 1 << 21
 LAW_MIN, LAW_MAX = 1 << 16, 1 << 20
 
@@ -144,5 +144,6 @@ def ratio_law(d_k: int, T: int) -> tuple[tuple[float, float], ...]:
 
 
 def ratio_bias(d_k: int, T: int) -> float:
-    """The ratio of n trials' means' second-order bias, times n (its expectation is R + this / n + O(1 / n^2))."""
+    """The ratio of n trials' means' second-order bias, times n (its expectation is R + this / n + O(1 / n^2)): left
+    out of the checks' expected value, tests/claims/test_gradient_expectation.py shows it negligible."""
     return _ratio_terms(d_k, T)[1]
